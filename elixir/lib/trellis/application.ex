@@ -1,0 +1,16 @@
+defmodule Trellis.Application do
+  @moduledoc false
+
+  use Application
+
+  @impl true
+  def start(_type, _args) do
+    children = [
+      # Owners of the handles `Trellis.connect/1` opens (supervised handles,
+      # `{Trellis, opts}`, live in the host's own tree instead).
+      {DynamicSupervisor, name: Trellis.HandleSupervisor, strategy: :one_for_one}
+    ]
+
+    Supervisor.start_link(children, strategy: :one_for_one, name: Trellis.Supervisor)
+  end
+end

@@ -1,0 +1,87 @@
+// The engine's public API. A Session is one database connection plus the
+// engine operations that run on it; the port program keeps a pool of them and
+// runs each call on one. No libpq or msgpack type appears here.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "trellis/options.h"
+#include "trellis/status.h"
+#include "trellis/types.h"
+
+namespace trellis {
+
+namespace pg {
+class Connection;
+}
+
+inline constexpr std::string_view kEngineVersion = "0.1.0";
+
+struct ServerInfo {
+  std::string instance;        // "<database>/<catalog schema>"
+  std::string server_version;  // PostgreSQL's server_version, e.g. "15.18"
+  std::string engine_version;
+};
+
+// One connection and the operations on it. Not thread-safe: one call at a
+// time. RequestCancel() alone may be called from any thread, to stop the
+// statement another thread is running (deadlines, cancel frames, shutdown).
+class Session {
+ public:
+  static Result<std::unique_ptr<Session>> Open(const ConnectOptions& options);
+  ~Session();
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+
+  // Also makes a running AwaitConverged return a timeout error.
+  void RequestCancel();
+  // Clears a cancel request; the pool calls it before each call.
+  void ResetCancel() { cancelled_ = false; }
+  // True once the connection is unusable; the pool replaces such a session.
+  bool broken() const;
+
+  const ConnectOptions& options() const { return options_; }
+  // "<database>/<catalog schema>".
+  const std::string& instance() const { return instance_; }
+
+  Result<ServerInfo> Info();
+
+  // Creates or upgrades the catalog (idempotent; safe from many nodes).
+  Status Migrate();
+  // Ok when the catalog is migrated; not_migrated naming the fix otherwise.
+  Status CheckMigrated();
+  // Runs one statement of the grammar (spec/grammar.md). With `define_only`
+  // only TRANSFORM is accepted.
+  Result<ApplyResult> Apply(std::string_view statement, bool define_only);
+  Result<TransformStatus> ReadStatus(const std::string& transform);
+  Result<std::vector<Definition>> Definitions();
+  Result<bool> HasLiveDrainWorkers();
+  Result<bool> HasLiveStagingWorker();
+  Result<std::string> WatermarkToken();
+  // True when converged, false when `timeout` passed first.
+  Result<bool> AwaitConverged(const std::string& token, std::chrono::milliseconds timeout);
+  // Rebuilds a transform's target from its source.
+  Status RequestBackfill(const std::string& transform);
+
+  // Direct access for engine components. Not for the port program.
+  pg::Connection& connection() { return *conn_; }
+
+ private:
+  Session(ConnectOptions options, std::unique_ptr<pg::Connection> conn);
+  ConnectOptions options_;
+  std::unique_ptr<pg::Connection> conn_;
+  std::string instance_;
+  std::atomic<bool> cancelled_{false};
+};
+
+// The advisory lock key (pg_advisory_lock(bigint)) that migrations of the
+// catalog in `schema` take.
+int64_t MigrationLockKey(const std::string& schema);
+
+}  // namespace trellis

@@ -1,0 +1,170 @@
+#include "catalog/migrations.h"
+
+#include <functional>
+#include <string_view>
+
+#include "sql/quote.h"
+
+namespace trellis::catalog {
+namespace {
+
+// Each step upgrades the catalog from version (index) to version (index + 1).
+// "{schema}" stands for the quoted catalog schema. Steps are append-only: a
+// released step is never edited, a change is a new step.
+constexpr std::string_view kSteps[] = {
+    // 0 -> 1: the whole first catalog.
+    R"sql(
+CREATE TABLE {schema}.sources (
+  id            serial PRIMARY KEY,
+  relid         oid NOT NULL UNIQUE,
+  schema_name   text NOT NULL,
+  table_name    text NOT NULL,
+  key_columns   text[] NOT NULL,
+  key_types     text[] NOT NULL,
+  -- The columns whose values each capture row carries, key columns first.
+  routing_columns text[] NOT NULL,
+  UNIQUE (schema_name, table_name)
+);
+
+CREATE TABLE {schema}.transforms (
+  id              serial PRIMARY KEY,
+  target_schema   text NOT NULL,
+  target_name     text NOT NULL,
+  source_id       int NOT NULL REFERENCES {schema}.sources(id),
+  source_alias    text NOT NULL,
+  kind            text NOT NULL CHECK (kind IN ('projection', 'group_by', 'join')),
+  definition      text NOT NULL,
+  where_sql       text,
+  status          text NOT NULL DEFAULT 'waiting_to_backfill',
+  paused_kind     text,
+  paused_reason   text,
+  paused_at       timestamptz,
+  backfill_cursor text[],
+  backfill_columns text[],
+  backfill_done   bigint NOT NULL DEFAULT 0,
+  backfill_total  bigint,
+  backfill_started_at timestamptz,
+  backfill_finished_at timestamptz,
+  catch_up_page   bigint,
+  last_applied_at timestamptz,
+  created_at      timestamptz NOT NULL DEFAULT now(),
+  -- A transform is named by its target table's unqualified name.
+  UNIQUE (target_name)
+);
+
+CREATE TABLE {schema}.transform_columns (
+  transform_id  int NOT NULL REFERENCES {schema}.transforms(id) ON DELETE CASCADE,
+  ordinal       int NOT NULL,
+  name          text NOT NULL,
+  expr          text NOT NULL,
+  sql_type      text NOT NULL,
+  state         text NOT NULL DEFAULT 'live',
+  paused_kind   text,
+  paused_reason text,
+  PRIMARY KEY (transform_id, name)
+);
+
+-- The capture buffer: one row per writing statement, written by the capture
+-- triggers inside the writer's transaction. `routing` is a 2-D text array: one
+-- row per changed row version, one column per routing column of the source.
+CREATE TABLE {schema}.capture (
+  id        bigserial PRIMARY KEY,
+  source_id int NOT NULL,
+  xid       xid8 NOT NULL DEFAULT pg_current_xact_id(),
+  op        "char" NOT NULL,
+  routing   text[]
+);
+
+-- The ledger: dirty target keys per transform and key bucket, drained by
+-- recompute. `keys` is a 2-D text array: one row per key.
+CREATE TABLE {schema}.pages (
+  id           bigserial PRIMARY KEY,
+  transform_id int NOT NULL REFERENCES {schema}.transforms(id) ON DELETE CASCADE,
+  bucket       int NOT NULL,
+  keys         text[] NOT NULL,
+  key_count    int NOT NULL,
+  attempts     int NOT NULL DEFAULT 0,
+  retry_at     timestamptz,
+  last_error   text,
+  created_at   timestamptz NOT NULL DEFAULT now()
+);
+CREATE INDEX ON {schema}.pages (transform_id, id);
+
+CREATE TABLE {schema}.workers (
+  id           text PRIMARY KEY,
+  role         text NOT NULL CHECK (role IN ('staging', 'drain')),
+  host         text NOT NULL,
+  os_pid       int NOT NULL,
+  started_at   timestamptz NOT NULL DEFAULT now(),
+  heartbeat_at timestamptz NOT NULL DEFAULT now()
+);
+)sql",
+};
+
+Result<int> ReadVersion(pg::Connection& conn, const std::string& schema) {
+  auto exists = conn.Query(
+      "SELECT to_regclass($1) IS NOT NULL",
+      {sql::Ident(schema) + ".catalog_version"});
+  if (!exists.ok()) return exists.status();
+  if (exists->text(0, 0) != "t") return 0;
+  auto rows = conn.Query(sql::WithSchema("SELECT version FROM {schema}.catalog_version", schema));
+  if (!rows.ok()) return rows.status();
+  if (rows->empty()) return 0;
+  return std::stoi(rows->text(0, 0));
+}
+
+}  // namespace
+
+int64_t MigrationLockKey(const std::string& schema) {
+  // A stable 63-bit key derived from the schema name (FNV-1a), so catalogs in
+  // different schemas migrate independently.
+  uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : "trellis.migrate:" + schema) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  return static_cast<int64_t>(h >> 1);
+}
+
+Status Migrate(pg::Connection& conn, const std::string& schema) {
+  const std::string key = std::to_string(MigrationLockKey(schema));
+  auto tx = pg::Transaction::Begin(conn);
+  if (!tx.ok()) return tx.status();
+  TRELLIS_RETURN_IF_ERROR(conn.Exec("SELECT pg_advisory_xact_lock($1::bigint)", {key}));
+  TRELLIS_RETURN_IF_ERROR(conn.Exec("CREATE SCHEMA IF NOT EXISTS " + sql::Ident(schema)));
+  TRELLIS_RETURN_IF_ERROR(conn.Exec(sql::WithSchema(
+      "CREATE TABLE IF NOT EXISTS {schema}.catalog_version (version int NOT NULL)", schema)));
+  auto version = ReadVersion(conn, schema);
+  if (!version.ok()) return version.status();
+  int current = version.value();
+  if (current > kCatalogVersion) {
+    return Status::Validation("the catalog in schema " + sql::Ident(schema) + " is at version " +
+                              std::to_string(current) + ", newer than this engine's " +
+                              std::to_string(kCatalogVersion) + ": upgrade trellis_pg");
+  }
+  for (int v = current; v < kCatalogVersion; ++v) {
+    TRELLIS_RETURN_IF_ERROR(conn.ExecScript(sql::WithSchema(kSteps[v], schema)));
+  }
+  TRELLIS_RETURN_IF_ERROR(
+      conn.Exec(sql::WithSchema("DELETE FROM {schema}.catalog_version", schema)));
+  TRELLIS_RETURN_IF_ERROR(conn.Exec(
+      sql::WithSchema("INSERT INTO {schema}.catalog_version VALUES ($1::int)", schema),
+      {std::to_string(kCatalogVersion)}));
+  return tx.value()->Commit();
+}
+
+Status CheckMigrated(pg::Connection& conn, const std::string& schema) {
+  auto version = ReadVersion(conn, schema);
+  if (!version.ok()) return version.status();
+  if (version.value() == kCatalogVersion) return Status::OK();
+  if (version.value() == 0) {
+    return Status::NotMigrated("the Trellis catalog does not exist in schema " +
+                               sql::Ident(schema) + ": run Trellis.migrate/1 first");
+  }
+  return Status::NotMigrated("the Trellis catalog in schema " + sql::Ident(schema) +
+                             " is at version " + std::to_string(version.value()) +
+                             ", this engine needs " + std::to_string(kCatalogVersion) +
+                             ": run Trellis.migrate/1");
+}
+
+}  // namespace trellis::catalog

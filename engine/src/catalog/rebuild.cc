@@ -1,0 +1,34 @@
+#include "catalog/rebuild.h"
+
+#include "sql/quote.h"
+
+namespace trellis::catalog {
+
+Status RequestRebuild(pg::Connection& conn, const std::string& schema, int id,
+                      const std::optional<std::vector<std::string>>& columns) {
+  // A whole-row rebuild (NULL columns) absorbs any column rebuild; two column
+  // rebuilds merge. backfill_finished_at NULL marks the rebuild as pending.
+  return conn.Exec(sql::WithSchema(R"sql(
+UPDATE {schema}.transforms SET
+  backfill_columns = CASE
+    WHEN $2::text[] IS NULL THEN NULL
+    WHEN backfill_finished_at IS NULL AND backfill_started_at IS NOT NULL
+         AND backfill_columns IS NULL THEN NULL
+    WHEN backfill_finished_at IS NULL AND backfill_columns IS NOT NULL
+      THEN ARRAY(SELECT DISTINCT unnest(backfill_columns || $2::text[]))
+    ELSE $2::text[] END,
+  backfill_cursor = NULL,
+  backfill_done = 0,
+  backfill_total = NULL,
+  backfill_started_at = NULL,
+  backfill_finished_at = NULL,
+  catch_up_page = NULL,
+  status = CASE WHEN status = 'paused' THEN 'paused' ELSE 'waiting_to_backfill' END
+WHERE id = $1::int)sql",
+                                   schema),
+                   {std::to_string(id),
+                    columns ? std::optional<std::string>(sql::ArrayLiteral(*columns))
+                            : std::nullopt});
+}
+
+}  // namespace trellis::catalog

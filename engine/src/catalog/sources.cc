@@ -1,0 +1,82 @@
+#include "catalog/sources.h"
+
+#include "capture/triggers.h"
+#include "grammar/render.h"
+#include "sql/quote.h"
+
+namespace trellis::catalog {
+
+Result<ResolvedTable> ResolveTable(pg::Connection& conn, const grammar::QualifiedName& name) {
+  std::string quoted = name.schema ? sql::Qualified(*name.schema, name.name) : sql::Ident(name.name);
+  auto rows = conn.Query(R"sql(
+SELECT c.oid, n.nspname, c.relname, c.relkind::text
+FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+WHERE c.oid = to_regclass($1))sql",
+                         {quoted});
+  if (!rows.ok()) return rows.status();
+  const std::string shown = grammar::RenderQualified(name);
+  if (rows->empty()) return Status::NotFound("source table " + shown + " does not exist");
+  const std::string relkind = rows->text(0, 3);
+  if (relkind != "r" && relkind != "p") {
+    return Status::Validation(shown + " is not a table; a transform's source must be a table");
+  }
+  ResolvedTable table{rows->text(0, 0), rows->text(0, 1), rows->text(0, 2), {}, {}};
+  auto key = conn.Query(R"sql(
+SELECT a.attname, format_type(a.atttypid, a.atttypmod)
+FROM pg_index i
+CROSS JOIN LATERAL unnest(i.indkey) WITH ORDINALITY AS k(attnum, ord)
+JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = k.attnum
+WHERE i.indrelid = $1::oid AND i.indisprimary
+ORDER BY k.ord)sql",
+                        {table.oid});
+  if (!key.ok()) return key.status();
+  for (size_t r = 0; r < key->size(); ++r) {
+    table.key_columns.push_back(key->text(r, 0));
+    table.key_types.push_back(key->text(r, 1));
+  }
+  return table;
+}
+
+Result<Source> EnsureSource(pg::Connection& conn, const std::string& schema,
+                            const ResolvedTable& table) {
+  auto existing = conn.Query(
+      sql::WithSchema("SELECT id, routing_columns FROM {schema}.sources WHERE relid = $1::oid",
+                      schema),
+      {table.oid});
+  if (!existing.ok()) return existing.status();
+  Source source{0, table.schema_name, table.table_name, table.key_columns, table.key_types,
+                table.key_columns};
+  if (!existing->empty()) {
+    source.id = std::stoi(existing->text(0, 0));
+    source.routing_columns = sql::ParseTextArray(existing->text(0, 1));
+    return source;
+  }
+  auto inserted = conn.Query(sql::WithSchema(R"sql(
+INSERT INTO {schema}.sources (relid, schema_name, table_name, key_columns, key_types, routing_columns)
+VALUES ($1::oid, $2, $3, $4::text[], $5::text[], $4::text[]) RETURNING id)sql",
+                                             schema),
+                             {table.oid, table.schema_name, table.table_name,
+                              sql::ArrayLiteral(table.key_columns),
+                              sql::ArrayLiteral(table.key_types)});
+  if (!inserted.ok()) return inserted.status();
+  source.id = std::stoi(inserted->text(0, 0));
+  TRELLIS_RETURN_IF_ERROR(capture::Install(conn, schema, source));
+  return source;
+}
+
+Status ReleaseSourceIfUnused(pg::Connection& conn, const std::string& schema,
+                             const Source& source) {
+  auto readers = conn.Query(
+      sql::WithSchema("SELECT count(*) FROM {schema}.transforms WHERE source_id = $1::int", schema),
+      {std::to_string(source.id)});
+  if (!readers.ok()) return readers.status();
+  if (readers->text(0, 0) != "0") return Status::OK();
+  TRELLIS_RETURN_IF_ERROR(capture::Remove(conn, schema, source));
+  const std::string id = std::to_string(source.id);
+  TRELLIS_RETURN_IF_ERROR(conn.Exec(
+      sql::WithSchema("DELETE FROM {schema}.capture WHERE source_id = $1::int", schema), {id}));
+  return conn.Exec(sql::WithSchema("DELETE FROM {schema}.sources WHERE id = $1::int", schema),
+                   {id});
+}
+
+}  // namespace trellis::catalog

@@ -1,0 +1,50 @@
+#include "drain/drain_worker.h"
+
+#include "catalog/migrations.h"
+#include "drain/backfill_chunk.h"
+#include "drain/drain_page.h"
+
+namespace trellis::drain {
+namespace {
+constexpr auto kBusySkip = std::chrono::milliseconds(50);
+}
+
+DrainWorker::DrainWorker(ConnectOptions options)
+    : WorkerLoop(std::move(options), "drain", workers::MakeWorkerId("drain")) {}
+
+DrainWorker::~DrainWorker() { Stop(); }
+
+Result<bool> DrainWorker::Prepare(pg::Connection& conn) {
+  Status migrated = catalog::CheckMigrated(conn, options().schema);
+  if (migrated.code() == Code::kNotMigrated) return false;  // wait for migrate
+  if (!migrated.ok()) return migrated;
+  return true;
+}
+
+Result<bool> DrainWorker::Step(pg::Connection& conn) {
+  const auto now = std::chrono::steady_clock::now();
+  std::set<int> skip;
+  for (auto it = busy_.begin(); it != busy_.end();) {
+    if (it->second <= now) {
+      it = busy_.erase(it);
+    } else {
+      skip.insert(it->first);
+      ++it;
+    }
+  }
+  auto page = DrainOnePage(conn, options().schema, skip);
+  if (!page.ok()) return page.status();
+  switch (page->outcome) {
+    case PageOutcome::kDrained:
+    case PageOutcome::kFailed:
+      return true;
+    case PageOutcome::kBusy:
+      busy_[page->transform_id] = now + kBusySkip;
+      return true;
+    case PageOutcome::kNone:
+      break;
+  }
+  return BackfillOneChunk(conn, options().schema, kBackfillChunkRows);
+}
+
+}  // namespace trellis::drain

@@ -1,0 +1,30 @@
+// A drain worker: a thread that drains ledger pages and, when none is
+// waiting, advances backfills. Any number run, on any number of nodes.
+#pragma once
+
+#include <chrono>
+#include <map>
+
+#include "workers/worker_loop.h"
+
+namespace trellis::drain {
+
+class DrainWorker : public workers::WorkerLoop {
+ public:
+  explicit DrainWorker(ConnectOptions options);
+  ~DrainWorker() override;
+
+  // Source rows per backfill transaction.
+  static constexpr long kBackfillChunkRows = 20000;
+
+ protected:
+  Result<bool> Prepare(pg::Connection& conn) override;
+  Result<bool> Step(pg::Connection& conn) override;
+
+ private:
+  // Transforms whose pages were skipped because a backfill chunk held them,
+  // and until when to keep skipping.
+  std::map<int, std::chrono::steady_clock::time_point> busy_;
+};
+
+}  // namespace trellis::drain

@@ -1,0 +1,33 @@
+// The SQL that recomputes target rows from the current source state. One
+// builder serves the drain (a page of keys) and the backfill (a key range),
+// so both write targets the same way. Recompute by key is idempotent and
+// order-free: running it again, or late, never produces a wrong row.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "catalog/model.h"
+
+namespace trellis::drain {
+
+// Recomputes the keys of one page. $1: the keys as a 2-D text array (one row
+// per key, one column per key column). Returns one row: (written, deleted).
+std::string ApplyKeysSql(const catalog::Transform& t);
+
+// Recomputes every key in the range (lo, hi] of the source key order. $1 and
+// $2 are text[] cursors (NULL: unbounded). `only_columns`, when set, limits
+// the update of existing rows to those columns. Returns (written, deleted).
+std::string ApplyRangeSql(const catalog::Transform& t,
+                          const std::optional<std::vector<std::string>>& only_columns);
+
+// The key `$2` rows past cursor $1 (NULL: from the start), as text[]; no row
+// when fewer remain.
+std::string NextCursorSql(const catalog::Transform& t);
+
+// The fresh recompute of the whole definition, for comparisons: the rows the
+// target must hold, with the target's column names.
+std::string DefinitionQuerySql(const catalog::Transform& t);
+
+}  // namespace trellis::drain

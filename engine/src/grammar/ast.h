@@ -1,0 +1,124 @@
+// The statement AST of Trellis's grammar (spec/grammar.md). Plain values:
+// copyable, comparable, and safe to share between threads once built.
+//
+// Every name is held unquoted, exactly as PostgreSQL would store it (plain
+// identifiers folded to lower case, quoted ones kept as written). Code that
+// puts a name into SQL must quote it (grammar/quote.h). Expressions are held
+// as the exact source text the user wrote; PostgreSQL validates them when the
+// transform is defined.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <utility>
+#include <variant>
+#include <vector>
+
+namespace trellis::grammar {
+
+// A table name, optionally schema-qualified: `schema.table` or `table`.
+struct QualifiedName {
+  std::optional<std::string> schema;
+  std::string name;
+
+  bool operator==(const QualifiedName&) const = default;
+};
+
+// A table in FROM or JOIN with the alias it was given, if any.
+struct TableRef {
+  QualifiedName table;
+  std::optional<std::string> alias;
+
+  // The name columns of this table are qualified with: the alias if there is
+  // one, else the bare table name.
+  const std::string& Qualifier() const { return alias ? *alias : table.name; }
+
+  bool operator==(const TableRef&) const = default;
+};
+
+// `JOIN table [AS alias] ON f.a = j.b AND ...`. Each pair of `on` is
+// (column of the FROM table, column of the joined table), whatever order the
+// equality was written in.
+struct JoinClause {
+  TableRef table;
+  std::vector<std::pair<std::string, std::string>> on;
+
+  bool operator==(const JoinClause&) const = default;
+};
+
+// `expr AS alias`. `position` is the byte offset of the expression in the
+// statement it was parsed from, for error messages at define time.
+struct SelectItem {
+  std::string expr;
+  std::string alias;
+  std::size_t position = 0;
+
+  // Equality compares the definition, not where it was written: the same item
+  // parsed from two differently formatted statements is equal.
+  bool operator==(const SelectItem& other) const {
+    return expr == other.expr && alias == other.alias;
+  }
+};
+
+struct TransformStmt {
+  QualifiedName target;
+  TableRef source;
+  std::optional<JoinClause> join;
+  std::vector<SelectItem> select;  // never empty; aliases are distinct
+  std::optional<std::string> where;
+  std::vector<std::string> group_by;
+  bool without_source_index = false;
+
+  bool operator==(const TransformStmt&) const = default;
+};
+
+// PAUSE/RESUME TRANSFORM take an address of one to three raw name parts; the
+// engine resolves it against the catalog (see grammar/address.h).
+struct PauseStmt {
+  std::vector<std::string> address;
+
+  bool operator==(const PauseStmt&) const = default;
+};
+
+struct ResumeStmt {
+  std::vector<std::string> address;
+
+  bool operator==(const ResumeStmt&) const = default;
+};
+
+struct DropStmt {
+  QualifiedName target;
+
+  bool operator==(const DropStmt&) const = default;
+};
+
+// ALTER TRANSFORM target ADD COLUMN expr AS col
+struct AlterAddColumnStmt {
+  QualifiedName target;
+  SelectItem column;
+
+  bool operator==(const AlterAddColumnStmt&) const = default;
+};
+
+// ALTER TRANSFORM target DROP COLUMN col
+struct AlterDropColumnStmt {
+  QualifiedName target;
+  std::string column;
+
+  bool operator==(const AlterDropColumnStmt&) const = default;
+};
+
+// ALTER TRANSFORM target ALTER COLUMN col AS expr. `column.alias` is the
+// column, `column.expr` its new expression.
+struct AlterColumnStmt {
+  QualifiedName target;
+  SelectItem column;
+
+  bool operator==(const AlterColumnStmt&) const = default;
+};
+
+using Statement = std::variant<TransformStmt, PauseStmt, ResumeStmt, DropStmt, AlterAddColumnStmt,
+                               AlterDropColumnStmt, AlterColumnStmt>;
+
+}  // namespace trellis::grammar

@@ -1,0 +1,73 @@
+#include "grammar/expression.h"
+
+#include <vector>
+
+namespace trellis::grammar {
+namespace {
+
+// True when the current token ends an expression written at bracket depth 0.
+bool AtDelimiter(const TokenCursor& cursor, bool after_dot) {
+  const Token& token = cursor.Peek();
+  if (token.kind == TokenKind::kEnd) return true;
+  if (cursor.AtPunctuation(",") || cursor.AtPunctuation(";")) return true;
+  if (after_dot) return false;
+  return cursor.AtKeyword("as") || cursor.AtKeyword("where") ||
+         (cursor.AtKeyword("group") && cursor.AtKeyword("by", 1)) ||
+         (cursor.AtKeyword("without") && cursor.AtKeyword("source", 1));
+}
+
+const char* Closer(std::string_view opener) { return opener == "(" ? ")" : "]"; }
+
+}  // namespace
+
+std::variant<ExprSpan, ParseError> ScanExpression(TokenCursor& cursor, std::string_view what) {
+  // Open brackets not yet closed, innermost last.
+  std::vector<const Token*> open;
+  const Token* first = nullptr;
+  const Token* last = nullptr;
+  bool after_dot = false;
+  while (true) {
+    const Token& token = cursor.Peek();
+    if (token.kind == TokenKind::kError) return cursor.ErrorAt(token.begin, token.value);
+    if (open.empty() && AtDelimiter(cursor, after_dot)) break;
+    if (token.kind == TokenKind::kEnd) {
+      const Token& opener = *open.back();
+      return cursor.ErrorAt(opener.begin,
+                            "unbalanced parentheses: \"" + opener.value + "\" is never closed");
+    }
+    if (token.kind == TokenKind::kPunctuation) {
+      if (token.value == "(" || token.value == "[") {
+        open.push_back(&token);
+      } else if (token.value == ")" || token.value == "]") {
+        if (open.empty()) {
+          return cursor.ErrorAt(token.begin, "unbalanced parentheses: \"" + token.value +
+                                                 "\" has no matching opening bracket");
+        }
+        if (token.value != Closer(open.back()->value)) {
+          return cursor.ErrorAt(token.begin, "unbalanced parentheses: \"" + token.value +
+                                                 "\" cannot close \"" + open.back()->value +
+                                                 "\" at position " +
+                                                 std::to_string(open.back()->begin));
+        }
+        open.pop_back();
+      } else if (token.value == ";") {
+        // No SQL expression holds a bare ';'; letting one through would let
+        // a statement smuggle a second one into the SQL built from it.
+        const Token& opener = *open.back();
+        return cursor.ErrorAt(opener.begin, "unbalanced parentheses: \"" + opener.value +
+                                                "\" is not closed before \";\" at position " +
+                                                std::to_string(token.begin));
+      }
+    }
+    after_dot = token.kind == TokenKind::kPunctuation && token.value == ".";
+    if (first == nullptr) first = &token;
+    last = &token;
+    cursor.Advance();
+  }
+  if (first == nullptr) return cursor.Expected(what);
+  const std::string_view statement = cursor.Statement();
+  return ExprSpan{std::string(statement.substr(first->begin, last->end - first->begin)),
+                  first->begin};
+}
+
+}  // namespace trellis::grammar

@@ -1,0 +1,70 @@
+#include "grammar/render.h"
+
+#include "grammar/keywords.h"
+#include "grammar/quote.h"
+
+namespace trellis::grammar {
+namespace {
+
+bool IsPlainLowerIdentifier(std::string_view name) {
+  if (name.empty()) return false;
+  const char first = name.front();
+  if (!((first >= 'a' && first <= 'z') || first == '_')) return false;
+  for (char c : name) {
+    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '$')) return false;
+  }
+  return true;
+}
+
+std::string RenderTableRef(const TableRef& ref) {
+  std::string text = RenderQualified(ref.table);
+  if (ref.alias) text += " AS " + RenderName(*ref.alias);
+  return text;
+}
+
+std::string RenderJoin(const TableRef& from, const JoinClause& join) {
+  std::string text = " JOIN " + RenderTableRef(join.table) + " ON ";
+  const std::string from_qualifier = RenderName(from.Qualifier());
+  const std::string join_qualifier = RenderName(join.table.Qualifier());
+  for (std::size_t i = 0; i < join.on.size(); ++i) {
+    if (i > 0) text += " AND ";
+    text += from_qualifier + "." + RenderName(join.on[i].first) + " = " + join_qualifier + "." +
+            RenderName(join.on[i].second);
+  }
+  return text;
+}
+
+}  // namespace
+
+std::string RenderName(std::string_view name) {
+  if (IsPlainLowerIdentifier(name) && !IsKeyword(name)) return std::string(name);
+  return QuoteIdent(name);
+}
+
+std::string RenderQualified(const QualifiedName& name) {
+  if (!name.schema) return RenderName(name.name);
+  return RenderName(*name.schema) + "." + RenderName(name.name);
+}
+
+std::string Render(const TransformStmt& statement) {
+  std::string text = "TRANSFORM " + RenderQualified(statement.target) + " FROM " +
+                     RenderTableRef(statement.source);
+  if (statement.join) text += RenderJoin(statement.source, *statement.join);
+  text += " SELECT ";
+  for (std::size_t i = 0; i < statement.select.size(); ++i) {
+    if (i > 0) text += ", ";
+    text += statement.select[i].expr + " AS " + RenderName(statement.select[i].alias);
+  }
+  if (statement.where) text += " WHERE " + *statement.where;
+  if (!statement.group_by.empty()) {
+    text += " GROUP BY ";
+    for (std::size_t i = 0; i < statement.group_by.size(); ++i) {
+      if (i > 0) text += ", ";
+      text += statement.group_by[i];
+    }
+  }
+  if (statement.without_source_index) text += " WITHOUT SOURCE INDEX";
+  return text;
+}
+
+}  // namespace trellis::grammar

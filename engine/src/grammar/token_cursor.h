@@ -1,0 +1,60 @@
+// A read position over one statement's tokens, with the helpers the parser
+// and the expression scanner share: lookahead, keyword tests and
+// "expected X, found Y" errors. Not thread-safe; one per Parse call.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "grammar/lexer.h"
+#include "grammar/parse_error.h"
+
+namespace trellis::grammar {
+
+class TokenCursor {
+ public:
+  // REQUIRES: `tokens` came from Tokenize(text) and `text` outlives the cursor.
+  TokenCursor(std::string_view text, std::vector<Token> tokens);
+
+  // The token `ahead` places after the current one; past the end, the final
+  // kEnd or kError token.
+  const Token& Peek(std::size_t ahead = 0) const;
+
+  // Returns the current token and moves past it (never past the final token).
+  const Token& Advance();
+
+  // True if the token `ahead` is the unquoted keyword `word` (lower case).
+  bool AtKeyword(std::string_view word, std::size_t ahead = 0) const;
+
+  // True if the token `ahead` is the punctuation `mark`, e.g. "(" or ";".
+  bool AtPunctuation(std::string_view mark, std::size_t ahead = 0) const;
+
+  // The source text of `token`.
+  std::string_view Text(const Token& token) const;
+  std::string_view Statement() const { return text_; }
+
+  // An error at byte `position`.
+  ParseError ErrorAt(std::size_t position, std::string_view what) const;
+
+  // "expected <expected>, found <current token>" at the current token; if
+  // the current token is a lexical error, that error instead.
+  ParseError Expected(std::string_view expected) const;
+
+  // Accepts an optional ';' and then requires the end of the statement.
+  // Otherwise returns "expected <expected>, found ..." (after a ';':
+  // "expected end of statement after ";", found ...").
+  std::optional<ParseError> ExpectEnd(std::string_view expected);
+
+  // How a token reads in an error message: `"FORM"` or `end of statement`.
+  std::string Describe(const Token& token) const;
+
+ private:
+  std::string_view text_;
+  std::vector<Token> tokens_;
+  std::size_t index_ = 0;
+};
+
+}  // namespace trellis::grammar

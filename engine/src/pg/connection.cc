@@ -1,0 +1,176 @@
+#include "pg/connection.h"
+
+#include <libpq-fe.h>
+
+#include <regex>
+
+namespace trellis::pg {
+namespace {
+
+// Turns a failed result (or a failed connection) into a Status carrying the
+// server's diagnostics. SQLSTATE class 08 (connection exception) and a lost
+// connection are connection errors; everything else is the database's refusal.
+Status StatusFromResult(PGconn* conn, const PGresult* res) {
+  // The primary message alone: the full text adds "LINE n:" context that
+  // points into SQL the engine generated, which means nothing to the user.
+  const char* primary = res ? PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY) : nullptr;
+  std::string message = primary ? primary : PQerrorMessage(conn);
+  while (!message.empty() && (message.back() == '\n' || message.back() == ' ')) message.pop_back();
+  const char* sqlstate = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : nullptr;
+  Status status;
+  if (PQstatus(conn) == CONNECTION_BAD || (sqlstate && std::string_view(sqlstate).substr(0, 2) == "08")) {
+    status = Status::Connection(message.empty() ? "the connection to the database was lost" : message);
+  } else {
+    status = Status::Database(message);
+  }
+  if (sqlstate) status.sqlstate = sqlstate;
+  if (res) {
+    if (const char* d = PQresultErrorField(res, PG_DIAG_MESSAGE_DETAIL)) status.detail = d;
+    if (const char* h = PQresultErrorField(res, PG_DIAG_MESSAGE_HINT)) status.hint = h;
+  }
+  return status;
+}
+
+void IgnoreNotice(void*, const char*) {}
+
+struct ResultDeleter {
+  void operator()(PGresult* r) const { PQclear(r); }
+};
+using ResultPtr = std::unique_ptr<PGresult, ResultDeleter>;
+
+ResultPtr RunParams(PGconn* conn, std::string_view sql, const Params& params) {
+  std::vector<const char*> values;
+  values.reserve(params.size());
+  for (const auto& p : params) values.push_back(p ? p->c_str() : nullptr);
+  std::string text(sql);
+  return ResultPtr(PQexecParams(conn, text.c_str(), static_cast<int>(params.size()), nullptr,
+                                values.data(), nullptr, nullptr, 0));
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Connection>> Connection::Open(const std::string& conninfo,
+                                                     const std::string& application_name) {
+  // Parse first so a malformed URL is a validation error, not a network one.
+  char* parse_error = nullptr;
+  PQconninfoOption* parsed = PQconninfoParse(conninfo.c_str(), &parse_error);
+  if (!parsed) {
+    std::string why = parse_error ? parse_error : "unparseable connection string";
+    PQfreemem(parse_error);
+    while (!why.empty() && why.back() == '\n') why.pop_back();
+    return Status::Validation("invalid database URL " + RedactConninfo(conninfo) + ": " + why);
+  }
+  PQconninfoFree(parsed);
+
+  const char* keys[] = {"dbname", "application_name", "fallback_application_name", nullptr};
+  const char* values[] = {conninfo.c_str(), application_name.c_str(), "trellis", nullptr};
+  PGconn* conn = PQconnectdbParams(keys, values, /*expand_dbname=*/1);
+  if (!conn) return Status::Connection("out of memory while connecting to the database");
+  if (PQstatus(conn) != CONNECTION_OK) {
+    std::string message = PQerrorMessage(conn);
+    PQfinish(conn);
+    while (!message.empty() && message.back() == '\n') message.pop_back();
+    return Status::Connection("could not connect to the database at " +
+                              RedactConninfo(conninfo) + ": " + message);
+  }
+  PQsetNoticeProcessor(conn, IgnoreNotice, nullptr);
+  return std::unique_ptr<Connection>(new Connection(conn));
+}
+
+Connection::Connection(PGconn* conn) : conn_(conn), cancel_(PQgetCancel(conn)) {}
+
+Connection::~Connection() {
+  {
+    std::lock_guard lock(cancel_mu_);
+    if (cancel_) PQfreeCancel(cancel_);
+    cancel_ = nullptr;
+  }
+  PQfinish(conn_);
+}
+
+Result<Rows> Connection::Query(std::string_view sql, const Params& params) {
+  ResultPtr res = RunParams(conn_, sql, params);
+  ExecStatusType st = res ? PQresultStatus(res.get()) : PGRES_FATAL_ERROR;
+  if (st != PGRES_TUPLES_OK && st != PGRES_COMMAND_OK) return StatusFromResult(conn_, res.get());
+  Rows rows;
+  int ncols = PQnfields(res.get());
+  int nrows = PQntuples(res.get());
+  rows.columns.reserve(ncols);
+  for (int c = 0; c < ncols; ++c) rows.columns.emplace_back(PQfname(res.get(), c));
+  rows.rows.resize(nrows);
+  for (int r = 0; r < nrows; ++r) {
+    auto& row = rows.rows[r];
+    row.reserve(ncols);
+    for (int c = 0; c < ncols; ++c) {
+      if (PQgetisnull(res.get(), r, c)) {
+        row.emplace_back(std::nullopt);
+      } else {
+        row.emplace_back(std::string(PQgetvalue(res.get(), r, c), PQgetlength(res.get(), r, c)));
+      }
+    }
+  }
+  const char* affected = PQcmdTuples(res.get());
+  rows.affected = (affected && *affected) ? std::atol(affected) : 0;
+  return rows;
+}
+
+Status Connection::Exec(std::string_view sql, const Params& params) {
+  auto rows = Query(sql, params);
+  return rows.ok() ? Status::OK() : rows.status();
+}
+
+Status Connection::ExecScript(std::string_view sql) {
+  std::string text(sql);
+  ResultPtr res(PQexec(conn_, text.c_str()));
+  ExecStatusType st = res ? PQresultStatus(res.get()) : PGRES_FATAL_ERROR;
+  if (st != PGRES_TUPLES_OK && st != PGRES_COMMAND_OK) return StatusFromResult(conn_, res.get());
+  return Status::OK();
+}
+
+void Connection::RequestCancel() {
+  std::lock_guard lock(cancel_mu_);
+  if (!cancel_) return;
+  char errbuf[256];
+  PQcancel(cancel_, errbuf, sizeof errbuf);
+}
+
+bool Connection::broken() const { return PQstatus(conn_) != CONNECTION_OK; }
+
+bool Connection::in_transaction() const {
+  return PQtransactionStatus(conn_) != PQTRANS_IDLE;
+}
+
+std::string Connection::database() const { return PQdb(conn_); }
+
+int Connection::server_version_num() const { return PQserverVersion(conn_); }
+
+int Connection::backend_pid() const { return PQbackendPID(conn_); }
+
+Result<std::unique_ptr<Transaction>> Transaction::Begin(Connection& conn,
+                                                        std::string_view begin_sql) {
+  Status st = conn.Exec(begin_sql);
+  if (!st.ok()) return st;
+  return std::unique_ptr<Transaction>(new Transaction(conn));
+}
+
+Transaction::~Transaction() {
+  if (!done_ && !conn_.broken()) (void)conn_.Exec("ROLLBACK");
+}
+
+Status Transaction::Commit() {
+  done_ = true;
+  return conn_.Exec("COMMIT");
+}
+
+std::string RedactConninfo(std::string_view conninfo) {
+  std::string text(conninfo);
+  // URL form: scheme://user:password@host
+  static const std::regex url_password(R"(^([a-zA-Z][a-zA-Z0-9+.-]*://[^:@/?#]*):[^@/?#]*@)");
+  text = std::regex_replace(text, url_password, "$1:***@");
+  // Query or key=value form: password=secret
+  static const std::regex kv_password(R"((password\s*=\s*)('[^']*'|[^&\s]*))",
+                                      std::regex::icase);
+  return std::regex_replace(text, kv_password, "$1***");
+}
+
+}  // namespace trellis::pg

@@ -1,0 +1,89 @@
+// RAII over one libpq connection: the only code in the project that calls PQ*
+// functions. Statements run in text mode with text parameters; the engine's
+// heavy lifting happens in SQL, so results are small.
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "trellis/status.h"
+
+typedef struct pg_conn PGconn;
+typedef struct pg_cancel PGcancel;
+
+namespace trellis::pg {
+
+using Param = std::optional<std::string>;  // nullopt is SQL NULL
+using Params = std::vector<Param>;
+
+// The rows of one statement's result, as text (NULL as nullopt).
+struct Rows {
+  std::vector<std::string> columns;
+  std::vector<std::vector<std::optional<std::string>>> rows;
+  long affected = 0;  // rows touched by INSERT/UPDATE/DELETE
+
+  size_t size() const { return rows.size(); }
+  bool empty() const { return rows.empty(); }
+  // REQUIRES: r < size(), c < columns.size().
+  const std::optional<std::string>& at(size_t r, size_t c) const { return rows[r][c]; }
+  // The cell as a string, "" for NULL.
+  std::string text(size_t r, size_t c) const { return rows[r][c].value_or(""); }
+};
+
+// One open connection. Not thread-safe, except RequestCancel(), which any
+// thread may call while another runs a statement.
+class Connection {
+ public:
+  // Connects and checks the connection. `conninfo` is a URL or key=value
+  // string; the error message never contains the password.
+  static Result<std::unique_ptr<Connection>> Open(const std::string& conninfo,
+                                                  const std::string& application_name);
+  ~Connection();
+  Connection(const Connection&) = delete;
+  Connection& operator=(const Connection&) = delete;
+
+  Result<Rows> Query(std::string_view sql, const Params& params = {});
+  Status Exec(std::string_view sql, const Params& params = {});
+  // Runs several statements separated by ';' (simple protocol, no params).
+  Status ExecScript(std::string_view sql);
+
+  // Asks the server to cancel the statement running now, if any. Thread-safe.
+  void RequestCancel();
+
+  // True once the connection is unusable and must be replaced.
+  bool broken() const;
+  bool in_transaction() const;
+  std::string database() const;
+  int server_version_num() const;
+  // The server's backend pid, for diagnostics.
+  int backend_pid() const;
+
+ private:
+  explicit Connection(PGconn* conn);
+  PGconn* conn_;
+  std::mutex cancel_mu_;
+  PGcancel* cancel_ = nullptr;  // guarded by cancel_mu_
+};
+
+// RAII transaction: BEGIN on Begin(), ROLLBACK on destruction unless Commit().
+class Transaction {
+ public:
+  static Result<std::unique_ptr<Transaction>> Begin(Connection& conn,
+                                                    std::string_view begin_sql = "BEGIN");
+  ~Transaction();
+  Status Commit();
+
+ private:
+  explicit Transaction(Connection& conn) : conn_(conn) {}
+  Connection& conn_;
+  bool done_ = false;
+};
+
+// The URL or conninfo with any password replaced by "***".
+std::string RedactConninfo(std::string_view conninfo);
+
+}  // namespace trellis::pg

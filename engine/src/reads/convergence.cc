@@ -1,0 +1,81 @@
+#include "reads/convergence.h"
+
+#include <thread>
+
+#include "catalog/migrations.h"
+#include "sql/quote.h"
+
+namespace trellis::reads {
+namespace {
+
+constexpr auto kPollEvery = std::chrono::milliseconds(10);
+
+// Phase 1: capture rows of writers committed before the token, not yet
+// staged, and builds that have not finished. Paused transforms are left out:
+// their writes are accounted for in their paused state.
+constexpr std::string_view kPendingCapture = R"sql(
+SELECT EXISTS (
+  SELECT 1 FROM {schema}.capture c
+  WHERE pg_visible_in_snapshot(c.xid, $1::pg_snapshot)
+    AND EXISTS (SELECT 1 FROM {schema}.transforms t
+                WHERE t.source_id = c.source_id AND t.status <> 'paused'))
+OR EXISTS (
+  SELECT 1 FROM {schema}.transforms
+  WHERE status IN ('waiting_to_backfill', 'backfilling')))sql";
+
+// Phase 2: once nothing before the token is left in capture, every key it
+// dirtied sits in a page that exists now; wait until those pages are gone.
+constexpr std::string_view kLastPage = R"sql(
+SELECT coalesce(max(p.id), 0) FROM {schema}.pages p
+JOIN {schema}.transforms t ON t.id = p.transform_id WHERE t.status <> 'paused')sql";
+
+constexpr std::string_view kPagesLeft = R"sql(
+SELECT EXISTS (SELECT 1 FROM {schema}.pages p
+               JOIN {schema}.transforms t ON t.id = p.transform_id
+               WHERE t.status <> 'paused' AND p.id <= $1::bigint))sql";
+
+}  // namespace
+
+Result<std::string> WatermarkToken(pg::Connection& conn, const std::string& schema) {
+  TRELLIS_RETURN_IF_ERROR(catalog::CheckMigrated(conn, schema));
+  auto rows = conn.Query("SELECT pg_current_snapshot()::text");
+  if (!rows.ok()) return rows.status();
+  return rows->text(0, 0);
+}
+
+Result<bool> AwaitConverged(pg::Connection& conn, const std::string& schema,
+                            const std::string& token, std::chrono::milliseconds timeout,
+                            const std::atomic<bool>& cancelled) {
+  TRELLIS_RETURN_IF_ERROR(catalog::CheckMigrated(conn, schema));
+  auto valid = conn.Query("SELECT $1::pg_snapshot IS NOT NULL", {token});
+  if (!valid.ok()) {
+    return Status::Validation(
+        "not a watermark token: pass back exactly what watermark_token/1 returned");
+  }
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  auto wait = [&]() -> Result<bool> {
+    if (cancelled.load()) return Status::Timeout("await_converged was cancelled");
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(kPollEvery);
+    return true;
+  };
+  while (true) {
+    auto pending = conn.Query(sql::WithSchema(kPendingCapture, schema), {token});
+    if (!pending.ok()) return pending.status();
+    if (pending->text(0, 0) == "f") break;
+    auto more = wait();
+    if (!more.ok() || !more.value()) return more;
+  }
+  auto last = conn.Query(sql::WithSchema(kLastPage, schema));
+  if (!last.ok()) return last.status();
+  const std::string last_page = last->text(0, 0);
+  while (true) {
+    auto left = conn.Query(sql::WithSchema(kPagesLeft, schema), {last_page});
+    if (!left.ok()) return left.status();
+    if (left->text(0, 0) == "f") return true;
+    auto more = wait();
+    if (!more.ok() || !more.value()) return more;
+  }
+}
+
+}  // namespace trellis::reads

@@ -1,0 +1,83 @@
+#include "reads/status.h"
+
+#include "catalog/migrations.h"
+#include "catalog/model.h"
+#include "sql/quote.h"
+
+namespace trellis::reads {
+namespace {
+
+std::optional<int64_t> Micros(const std::optional<std::string>& text) {
+  if (!text) return std::nullopt;
+  return std::stoll(*text);
+}
+
+}  // namespace
+
+Result<TransformStatus> ReadStatus(pg::Connection& conn, const std::string& schema,
+                                   const std::string& name) {
+  TRELLIS_RETURN_IF_ERROR(catalog::CheckMigrated(conn, schema));
+  auto t = catalog::LoadTransform(conn, schema, name);
+  if (!t.ok()) return t.status();
+  TransformStatus s;
+  s.name = t->name();
+  s.target_table = t->target_schema + "." + t->target_name;
+  s.status = t->status;
+  s.paused_kind = t->paused_kind;
+  s.paused_reason = t->paused_reason;
+  s.paused_at_us = Micros(t->paused_at);
+  for (const auto& c : t->columns) {
+    s.columns.push_back(ColumnStatus{c.name, c.state, c.paused_kind, c.paused_reason});
+  }
+  s.last_applied_at_us = Micros(t->last_applied_at);
+  auto backlog = conn.Query(sql::WithSchema(R"sql(
+SELECT (SELECT count(*) FROM {schema}.pages WHERE transform_id = $1::int),
+       (SELECT coalesce(sum(key_count), 0) FROM {schema}.pages WHERE transform_id = $1::int),
+       (SELECT count(*) FROM {schema}.capture WHERE source_id = $2::int),
+       (SELECT (extract(epoch FROM backfill_started_at) * 1000000)::bigint
+        FROM {schema}.transforms WHERE id = $1::int),
+       (SELECT (extract(epoch FROM backfill_finished_at) * 1000000)::bigint
+        FROM {schema}.transforms WHERE id = $1::int))sql",
+                                            schema),
+                            {std::to_string(t->id), std::to_string(t->source.id)});
+  if (!backlog.ok()) return backlog.status();
+  s.backlog_pages = std::stoll(backlog->text(0, 0));
+  s.backlog_keys = std::stoll(backlog->text(0, 1));
+  s.capture_backlog = std::stoll(backlog->text(0, 2));
+  s.backfill.rows_done = t->backfill_done;
+  s.backfill.rows_total = t->backfill_total;
+  s.backfill.started_at_us = Micros(backlog->at(0, 3));
+  s.backfill.finished_at_us = Micros(backlog->at(0, 4));
+  s.backfill.columns = t->backfill_columns;
+  return s;
+}
+
+Result<std::vector<Definition>> ReadDefinitions(pg::Connection& conn, const std::string& schema) {
+  TRELLIS_RETURN_IF_ERROR(catalog::CheckMigrated(conn, schema));
+  auto rows = conn.Query(sql::WithSchema(R"sql(
+SELECT target_name, target_schema || '.' || target_name, definition, status,
+       (extract(epoch FROM created_at) * 1000000)::bigint
+FROM {schema}.transforms ORDER BY target_name)sql",
+                                         schema));
+  if (!rows.ok()) return rows.status();
+  std::vector<Definition> out;
+  for (size_t r = 0; r < rows->size(); ++r) {
+    out.push_back(Definition{rows->text(r, 0), rows->text(r, 1), rows->text(r, 2),
+                             rows->text(r, 3), Micros(rows->at(r, 4))});
+  }
+  return out;
+}
+
+Result<bool> HasLiveWorkers(pg::Connection& conn, const std::string& schema,
+                            const std::string& role) {
+  TRELLIS_RETURN_IF_ERROR(catalog::CheckMigrated(conn, schema));
+  auto rows = conn.Query(
+      sql::WithSchema("SELECT EXISTS (SELECT 1 FROM {schema}.workers WHERE role = $1 AND "
+                      "heartbeat_at > now() - make_interval(secs => $2::int))",
+                      schema),
+      {role, std::to_string(kLiveWindowSeconds)});
+  if (!rows.ok()) return rows.status();
+  return rows->text(0, 0) == "t";
+}
+
+}  // namespace trellis::reads

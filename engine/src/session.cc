@@ -1,0 +1,85 @@
+#include "catalog/migrations.h"
+#include "catalog/model.h"
+#include "catalog/rebuild.h"
+#include "pg/connection.h"
+#include "reads/convergence.h"
+#include "reads/status.h"
+#include "statements/apply.h"
+#include "trellis/engine.h"
+
+namespace trellis {
+
+std::string RedactUrl(const std::string& url) { return pg::RedactConninfo(url); }
+
+int64_t MigrationLockKey(const std::string& schema) { return catalog::MigrationLockKey(schema); }
+
+Result<std::unique_ptr<Session>> Session::Open(const ConnectOptions& options) {
+  if (options.schema.empty()) return Status::Validation("the catalog schema name is empty");
+  auto conn = pg::Connection::Open(options.url, options.application_name);
+  if (!conn.ok()) return conn.status();
+  return std::unique_ptr<Session>(new Session(options, std::move(conn.value())));
+}
+
+Session::Session(ConnectOptions options, std::unique_ptr<pg::Connection> conn)
+    : options_(std::move(options)), conn_(std::move(conn)) {
+  instance_ = conn_->database() + "/" + options_.schema;
+}
+
+Session::~Session() = default;
+
+void Session::RequestCancel() {
+  cancelled_ = true;
+  conn_->RequestCancel();
+}
+
+bool Session::broken() const { return conn_->broken(); }
+
+Result<ServerInfo> Session::Info() {
+  auto rows = conn_->Query("SELECT current_setting('server_version')");
+  if (!rows.ok()) return rows.status();
+  return ServerInfo{instance_, rows->text(0, 0), std::string(kEngineVersion)};
+}
+
+Status Session::Migrate() { return catalog::Migrate(*conn_, options_.schema); }
+
+Status Session::CheckMigrated() { return catalog::CheckMigrated(*conn_, options_.schema); }
+
+Result<ApplyResult> Session::Apply(std::string_view statement, bool define_only) {
+  return statements::Apply(*conn_, options_.schema, statement, define_only);
+}
+
+Result<TransformStatus> Session::ReadStatus(const std::string& transform) {
+  return reads::ReadStatus(*conn_, options_.schema, transform);
+}
+
+Result<std::vector<Definition>> Session::Definitions() {
+  return reads::ReadDefinitions(*conn_, options_.schema);
+}
+
+Result<bool> Session::HasLiveDrainWorkers() {
+  return reads::HasLiveWorkers(*conn_, options_.schema, "drain");
+}
+
+Result<bool> Session::HasLiveStagingWorker() {
+  return reads::HasLiveWorkers(*conn_, options_.schema, "staging");
+}
+
+Result<std::string> Session::WatermarkToken() {
+  return reads::WatermarkToken(*conn_, options_.schema);
+}
+
+Result<bool> Session::AwaitConverged(const std::string& token, std::chrono::milliseconds timeout) {
+  return reads::AwaitConverged(*conn_, options_.schema, token, timeout, cancelled_);
+}
+
+Status Session::RequestBackfill(const std::string& transform) {
+  auto tx = pg::Transaction::Begin(*conn_);
+  if (!tx.ok()) return tx.status();
+  TRELLIS_RETURN_IF_ERROR(CheckMigrated());
+  auto t = catalog::LoadTransform(*conn_, options_.schema, transform, /*lock=*/true);
+  if (!t.ok()) return t.status();
+  TRELLIS_RETURN_IF_ERROR(catalog::RequestRebuild(*conn_, options_.schema, t->id, std::nullopt));
+  return tx.value()->Commit();
+}
+
+}  // namespace trellis

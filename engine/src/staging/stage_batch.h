@@ -1,0 +1,19 @@
+// One staging transaction: consume a batch of committed capture rows, fan
+// them out into ledger pages, and delete them, atomically.
+#pragma once
+
+#include <string>
+
+#include "pg/connection.h"
+#include "trellis/status.h"
+
+namespace trellis::staging {
+
+// Returns how many capture rows were consumed (0: nothing to do).
+Result<long> StageBatch(pg::Connection& conn, const std::string& schema, int batch_rows,
+                        int page_keys);
+
+// Moves catching_up transforms whose pre-backfill backlog is drained to live.
+Status PromoteCaughtUp(pg::Connection& conn, const std::string& schema);
+
+}  // namespace trellis::staging

@@ -1,0 +1,26 @@
+// The staging worker: the one process per catalog (elected by an advisory
+// lock; others wait as standbys) that turns committed capture rows into
+// ledger pages of dirty target keys, and moves transforms from catching_up
+// to live once their backlog is drained.
+#pragma once
+
+#include "workers/worker_loop.h"
+
+namespace trellis::staging {
+
+class StagingWorker : public workers::WorkerLoop {
+ public:
+  explicit StagingWorker(ConnectOptions options);
+  ~StagingWorker() override;
+
+  // Capture rows consumed per transaction.
+  static constexpr int kBatchRows = 500;
+  // Keys per ledger page.
+  static constexpr int kPageKeys = 1000;
+
+ protected:
+  Result<bool> Prepare(pg::Connection& conn) override;
+  Result<bool> Step(pg::Connection& conn) override;
+};
+
+}  // namespace trellis::staging

@@ -1,0 +1,179 @@
+#include "statements/alter.h"
+
+#include <algorithm>
+#include <functional>
+#include <variant>
+
+#include "catalog/migrations.h"
+#include "catalog/model.h"
+#include "catalog/rebuild.h"
+#include "grammar/parser.h"
+#include "grammar/render.h"
+#include "sql/quote.h"
+#include "statements/expression_check.h"
+
+namespace trellis::statements {
+namespace {
+
+// The transform an ALTER names, locked, inside a fresh transaction.
+struct Altering {
+  std::unique_ptr<pg::Transaction> tx;
+  catalog::Transform transform;
+};
+
+Result<Altering> Begin(pg::Connection& conn, const std::string& schema,
+                       const grammar::QualifiedName& target) {
+  auto tx = pg::Transaction::Begin(conn);
+  if (!tx.ok()) return tx.status();
+  TRELLIS_RETURN_IF_ERROR(catalog::CheckMigrated(conn, schema));
+  auto t = catalog::LoadTransform(conn, schema, target.name, /*lock=*/true);
+  if (!t.ok()) return t.status();
+  if (target.schema && *target.schema != t->target_schema) {
+    return Status::NotFound("no transform named " + grammar::RenderQualified(target));
+  }
+  return Altering{std::move(tx.value()), std::move(t.value())};
+}
+
+std::string TargetTable(const catalog::Transform& t) {
+  return sql::Qualified(t.target_schema, t.target_name);
+}
+
+std::string SourceFrom(const catalog::Transform& t) {
+  return sql::Qualified(t.source.schema_name, t.source.table_name) + " AS " +
+         sql::Ident(t.source_alias);
+}
+
+bool HasColumn(const catalog::Transform& t, const std::string& name) {
+  return std::any_of(t.columns.begin(), t.columns.end(),
+                     [&](const catalog::Column& c) { return c.name == name; });
+}
+
+bool IsKey(const catalog::Transform& t, const std::string& name) {
+  const auto& keys = t.source.key_columns;
+  return std::find(keys.begin(), keys.end(), name) != keys.end();
+}
+
+// Checks one expression against the source; returns its type.
+Result<std::string> CheckOne(pg::Connection& conn, const catalog::Transform& t,
+                             const std::string& expr) {
+  auto types = CheckExpressions(conn, t.name(), SourceFrom(t), {expr}, std::nullopt);
+  if (!types.ok()) return types.status();
+  return types->front();
+}
+
+// Rewrites the stored definition so definitions/1 shows the statement that
+// would create the transform as it now is.
+Status StoreDefinition(pg::Connection& conn, const std::string& schema, int id,
+                       const std::string& old_definition,
+                       const std::function<void(grammar::TransformStmt&)>& change) {
+  auto parsed = grammar::Parse(old_definition);
+  if (auto* error = std::get_if<grammar::ParseError>(&parsed)) {
+    return Status::Internal("stored definition does not parse: " + error->message);
+  }
+  auto* stmt = std::get_if<grammar::TransformStmt>(&std::get<grammar::Statement>(parsed));
+  if (!stmt) return Status::Internal("stored definition is not a TRANSFORM");
+  change(*stmt);
+  return conn.Exec(
+      sql::WithSchema("UPDATE {schema}.transforms SET definition = $2 WHERE id = $1::int", schema),
+      {std::to_string(id), grammar::Render(*stmt)});
+}
+
+Result<ApplyResult> Finish(Altering& a) {
+  TRELLIS_RETURN_IF_ERROR(a.tx->Commit());
+  return ApplyResult{"altered", a.transform.name(), {}};
+}
+
+}  // namespace
+
+Result<ApplyResult> AlterAddColumn(pg::Connection& conn, const std::string& schema,
+                                   const grammar::AlterAddColumnStmt& stmt) {
+  auto a = Begin(conn, schema, stmt.target);
+  if (!a.ok()) return a.status();
+  const catalog::Transform& t = a->transform;
+  const std::string& name = stmt.column.alias;
+  if (HasColumn(t, name) || IsKey(t, name)) {
+    return Status::AlreadyExists("transform " + sql::Ident(t.name()) + " already has a column " +
+                                 sql::Ident(name));
+  }
+  auto type = CheckOne(conn, t, stmt.column.expr);
+  if (!type.ok()) return type.status();
+  TRELLIS_RETURN_IF_ERROR(conn.Exec("ALTER TABLE " + TargetTable(t) + " ADD COLUMN " +
+                                    sql::Ident(name) + " " + type.value()));
+  TRELLIS_RETURN_IF_ERROR(conn.Exec(sql::WithSchema(R"sql(
+INSERT INTO {schema}.transform_columns (transform_id, ordinal, name, expr, sql_type)
+SELECT $1::int, coalesce(max(ordinal), 0) + 1, $2, $3, $4
+FROM {schema}.transform_columns WHERE transform_id = $1::int)sql",
+                                                    schema),
+                                    {std::to_string(t.id), name, stmt.column.expr, type.value()}));
+  TRELLIS_RETURN_IF_ERROR(StoreDefinition(conn, schema, t.id, t.definition,
+                                          [&](grammar::TransformStmt& s) {
+                                            s.select.push_back(stmt.column);
+                                          }));
+  TRELLIS_RETURN_IF_ERROR(
+      catalog::RequestRebuild(conn, schema, t.id, std::vector<std::string>{name}));
+  return Finish(a.value());
+}
+
+Result<ApplyResult> AlterDropColumn(pg::Connection& conn, const std::string& schema,
+                                    const grammar::AlterDropColumnStmt& stmt) {
+  auto a = Begin(conn, schema, stmt.target);
+  if (!a.ok()) return a.status();
+  const catalog::Transform& t = a->transform;
+  if (IsKey(t, stmt.column)) {
+    return Status::Validation("column " + sql::Ident(stmt.column) + " is the key of transform " +
+                              sql::Ident(t.name()) + " and cannot be dropped");
+  }
+  if (!HasColumn(t, stmt.column)) {
+    return Status::NotFound("transform " + sql::Ident(t.name()) + " has no column " +
+                            sql::Ident(stmt.column));
+  }
+  TRELLIS_RETURN_IF_ERROR(
+      conn.Exec("ALTER TABLE " + TargetTable(t) + " DROP COLUMN " + sql::Ident(stmt.column)));
+  TRELLIS_RETURN_IF_ERROR(conn.Exec(
+      sql::WithSchema(
+          "DELETE FROM {schema}.transform_columns WHERE transform_id = $1::int AND name = $2",
+          schema),
+      {std::to_string(t.id), stmt.column}));
+  TRELLIS_RETURN_IF_ERROR(StoreDefinition(
+      conn, schema, t.id, t.definition, [&](grammar::TransformStmt& s) {
+        std::erase_if(s.select, [&](const grammar::SelectItem& i) { return i.alias == stmt.column; });
+      }));
+  return Finish(a.value());
+}
+
+Result<ApplyResult> AlterColumn(pg::Connection& conn, const std::string& schema,
+                                const grammar::AlterColumnStmt& stmt) {
+  auto a = Begin(conn, schema, stmt.target);
+  if (!a.ok()) return a.status();
+  const catalog::Transform& t = a->transform;
+  const std::string& name = stmt.column.alias;
+  auto existing = std::find_if(t.columns.begin(), t.columns.end(),
+                               [&](const catalog::Column& c) { return c.name == name; });
+  if (existing == t.columns.end()) {
+    return Status::NotFound("transform " + sql::Ident(t.name()) + " has no column " +
+                            sql::Ident(name));
+  }
+  auto type = CheckOne(conn, t, stmt.column.expr);
+  if (!type.ok()) return type.status();
+  if (type.value() != existing->sql_type) {
+    // The old values cannot be trusted in the new type; the rebuild refills them.
+    TRELLIS_RETURN_IF_ERROR(conn.Exec("ALTER TABLE " + TargetTable(t) + " ALTER COLUMN " +
+                                      sql::Ident(name) + " TYPE " + type.value() + " USING NULL"));
+  }
+  TRELLIS_RETURN_IF_ERROR(conn.Exec(sql::WithSchema(R"sql(
+UPDATE {schema}.transform_columns SET expr = $3, sql_type = $4
+WHERE transform_id = $1::int AND name = $2)sql",
+                                                    schema),
+                                    {std::to_string(t.id), name, stmt.column.expr, type.value()}));
+  TRELLIS_RETURN_IF_ERROR(StoreDefinition(conn, schema, t.id, t.definition,
+                                          [&](grammar::TransformStmt& s) {
+                                            for (auto& item : s.select) {
+                                              if (item.alias == name) item.expr = stmt.column.expr;
+                                            }
+                                          }));
+  TRELLIS_RETURN_IF_ERROR(
+      catalog::RequestRebuild(conn, schema, t.id, std::vector<std::string>{name}));
+  return Finish(a.value());
+}
+
+}  // namespace trellis::statements

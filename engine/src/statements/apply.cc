@@ -1,0 +1,60 @@
+#include "statements/apply.h"
+
+#include <variant>
+
+#include "grammar/parser.h"
+#include "statements/alter.h"
+#include "statements/define.h"
+#include "statements/lifecycle.h"
+
+namespace trellis::statements {
+namespace {
+
+// Visits a parsed statement with the function that runs it.
+struct Runner {
+  pg::Connection& conn;
+  const std::string& schema;
+
+  Result<ApplyResult> operator()(const grammar::TransformStmt& s) const {
+    auto target = Define(conn, schema, s);
+    if (!target.ok()) return target.status();
+    return ApplyResult{"transform_defined", target.value(), {}};
+  }
+  Result<ApplyResult> operator()(const grammar::PauseStmt& s) const {
+    return Pause(conn, schema, s);
+  }
+  Result<ApplyResult> operator()(const grammar::ResumeStmt& s) const {
+    return Resume(conn, schema, s);
+  }
+  Result<ApplyResult> operator()(const grammar::DropStmt& s) const {
+    return Drop(conn, schema, s);
+  }
+  Result<ApplyResult> operator()(const grammar::AlterAddColumnStmt& s) const {
+    return AlterAddColumn(conn, schema, s);
+  }
+  Result<ApplyResult> operator()(const grammar::AlterDropColumnStmt& s) const {
+    return AlterDropColumn(conn, schema, s);
+  }
+  Result<ApplyResult> operator()(const grammar::AlterColumnStmt& s) const {
+    return AlterColumn(conn, schema, s);
+  }
+};
+
+}  // namespace
+
+Result<ApplyResult> Apply(pg::Connection& conn, const std::string& schema, std::string_view text,
+                          bool define_only) {
+  auto parsed = grammar::Parse(text);
+  if (auto* error = std::get_if<grammar::ParseError>(&parsed)) {
+    return Status::Validation(error->message);
+  }
+  const auto& statement = std::get<grammar::Statement>(parsed);
+  if (define_only && !std::holds_alternative<grammar::TransformStmt>(statement)) {
+    return Status::Validation(
+        "define/2 takes only a TRANSFORM statement; use apply/2 for PAUSE, RESUME, DROP and "
+        "ALTER");
+  }
+  return std::visit(Runner{conn, schema}, statement);
+}
+
+}  // namespace trellis::statements

@@ -1,0 +1,29 @@
+// Checks the expressions of a definition with PostgreSQL itself: they must
+// parse and type-check against the source, and must not call volatile
+// functions, aggregates, window functions or subqueries (a recompute by key
+// must give the same row every time it runs over the same source row).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "pg/connection.h"
+#include "trellis/status.h"
+
+namespace trellis::statements {
+
+// `select_exprs` and `where` are raw SQL over `source_from` ("tbl" AS "a").
+// Returns the type PostgreSQL infers for each select expression
+// (format_type text, e.g. "numeric" or "character varying(20)").
+// REQUIRES: inside a transaction (a temporary view is created and dropped).
+Result<std::vector<std::string>> CheckExpressions(pg::Connection& conn, const std::string& transform_name,
+                        const std::string& source_from,
+                        const std::vector<std::string>& select_exprs,
+                        const std::optional<std::string>& where);
+
+// Rewrites a database error raised while checking a definition into a
+// validation error that names the transform.
+Status DefinitionError(const std::string& transform_name, const Status& db_error);
+
+}  // namespace trellis::statements

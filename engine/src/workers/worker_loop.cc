@@ -1,0 +1,129 @@
+#include "workers/worker_loop.h"
+
+#include <unistd.h>
+
+#include <spdlog/spdlog.h>
+
+#include "catalog/migrations.h"
+#include "sql/quote.h"
+
+namespace trellis::workers {
+namespace {
+
+constexpr auto kIdleSleep = std::chrono::milliseconds(10);
+constexpr auto kHeartbeatEvery = std::chrono::seconds(1);
+constexpr auto kMaxBackoff = std::chrono::milliseconds(5000);
+
+std::string HostName() {
+  char buf[256] = {0};
+  if (gethostname(buf, sizeof buf - 1) != 0) return "unknown";
+  return buf;
+}
+
+}  // namespace
+
+std::string MakeWorkerId(const std::string& role) {
+  static std::atomic<int> counter{0};
+  return HostName() + ":" + std::to_string(getpid()) + ":" + role + ":" +
+         std::to_string(counter.fetch_add(1));
+}
+
+WorkerLoop::WorkerLoop(ConnectOptions options, std::string role, std::string id)
+    : options_(std::move(options)), role_(std::move(role)), id_(std::move(id)) {}
+
+WorkerLoop::~WorkerLoop() { Stop(); }
+
+void WorkerLoop::Start() { thread_ = std::thread([this] { Run(); }); }
+
+void WorkerLoop::Stop() {
+  {
+    std::lock_guard lock(mu_);
+    stopping_ = true;
+    if (current_) current_->RequestCancel();
+  }
+  wake_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+void WorkerLoop::SleepFor(std::chrono::milliseconds d) {
+  std::unique_lock lock(mu_);
+  wake_.wait_for(lock, d, [this] { return stopping_.load(); });
+}
+
+Status WorkerLoop::Heartbeat(pg::Connection& conn) {
+  return conn.Exec(sql::WithSchema(R"sql(
+INSERT INTO {schema}.workers (id, role, host, os_pid) VALUES ($1, $2, $3, $4::int)
+ON CONFLICT (id) DO UPDATE SET heartbeat_at = now())sql",
+                                   options_.schema),
+                   {id_, role_, HostName(), std::to_string(getpid())});
+}
+
+void WorkerLoop::Run() {
+  auto backoff = std::chrono::milliseconds(100);
+  const std::string instance_tag = "trellis_instance=?/" + options_.schema;
+  while (!stopping()) {
+    ConnectOptions worker_options = options_;
+    worker_options.application_name = options_.application_name + " " + role_;
+    auto conn = pg::Connection::Open(worker_options.url, worker_options.application_name);
+    if (!conn.ok()) {
+      spdlog::warn("{} {} worker cannot connect: {}", instance_tag, role_,
+                   conn.status().message());
+      SleepFor(backoff);
+      backoff = std::min(backoff * 2, kMaxBackoff);
+      continue;
+    }
+    {
+      std::lock_guard lock(mu_);
+      current_ = conn->get();
+    }
+    pg::Connection& c = *conn.value();
+    auto last_beat = std::chrono::steady_clock::time_point{};
+    bool ready = false;
+    while (!stopping() && !c.broken()) {
+      if (!ready) {
+        auto prepared = Prepare(c);
+        if (!prepared.ok()) {
+          spdlog::warn("{} {} worker: {}", instance_tag, role_, prepared.status().message());
+          break;
+        }
+        ready = prepared.value();
+        if (!ready) {
+          SleepFor(std::chrono::milliseconds(500));
+          continue;
+        }
+      }
+      auto now = std::chrono::steady_clock::now();
+      if (now - last_beat >= kHeartbeatEvery) {
+        Status beat = Heartbeat(c);
+        if (!beat.ok()) {
+          spdlog::warn("{} {} worker heartbeat failed: {}", instance_tag, role_, beat.message());
+          break;
+        }
+        last_beat = now;
+      }
+      auto worked = Step(c);
+      if (!worked.ok()) {
+        if (!stopping()) {
+          spdlog::warn("{} {} worker step failed: {}", instance_tag, role_,
+                       worked.status().message());
+        }
+        break;
+      }
+      backoff = std::chrono::milliseconds(100);
+      if (!worked.value()) SleepFor(kIdleSleep);
+    }
+    {
+      std::lock_guard lock(mu_);
+      current_ = nullptr;
+    }
+    if (!stopping()) {
+      SleepFor(backoff);
+      backoff = std::min(backoff * 2, kMaxBackoff);
+    } else if (!c.broken()) {
+      (void)c.Exec(sql::WithSchema("DELETE FROM {schema}.workers WHERE id = $1", options_.schema),
+                   {id_});
+    }
+  }
+}
+
+}  // namespace trellis::workers

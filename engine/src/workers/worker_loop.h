@@ -1,0 +1,65 @@
+// The shared skeleton of a background worker: a thread with its own database
+// connection, reconnecting with backoff, heartbeating into the catalog, and
+// stopping promptly when asked.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "pg/connection.h"
+#include "trellis/options.h"
+#include "trellis/status.h"
+
+namespace trellis::workers {
+
+// Thread-safe: Stop() may be called from any thread; everything else runs on
+// the worker's own thread.
+class WorkerLoop {
+ public:
+  WorkerLoop(ConnectOptions options, std::string role, std::string id);
+  virtual ~WorkerLoop();
+  WorkerLoop(const WorkerLoop&) = delete;
+  WorkerLoop& operator=(const WorkerLoop&) = delete;
+
+  void Start();
+  // Asks the thread to stop, cancels its running statement, and joins it.
+  void Stop();
+
+ protected:
+  // One unit of work. Returns true when it found work (the loop runs again at
+  // once) and false when idle (the loop sleeps a little first). An error
+  // drops the connection and reconnects after a backoff.
+  virtual Result<bool> Step(pg::Connection& conn) = 0;
+  // Called once per connection before the first Step; false to retry later.
+  virtual Result<bool> Prepare(pg::Connection&) { return true; }
+
+  bool stopping() const { return stopping_.load(); }
+  const ConnectOptions& options() const { return options_; }
+  const std::string& role() const { return role_; }
+  const std::string& id() const { return id_; }
+  // Sleeps up to `d`, waking early on Stop().
+  void SleepFor(std::chrono::milliseconds d);
+  Status Heartbeat(pg::Connection& conn);
+
+ private:
+  void Run();
+
+  ConnectOptions options_;
+  std::string role_;
+  std::string id_;
+  std::atomic<bool> stopping_{false};
+  std::mutex mu_;
+  std::condition_variable wake_;
+  pg::Connection* current_ = nullptr;  // guarded by mu_, for Stop()'s cancel
+  std::thread thread_;
+};
+
+// A process-unique worker id: "<host>:<pid>:<role>:<n>".
+std::string MakeWorkerId(const std::string& role);
+
+}  // namespace trellis::workers

@@ -1,0 +1,44 @@
+// Reading an op's arguments. Each helper returns the value or a validation
+// Status naming the argument and the type it expects, so a handler's
+// argument checks read as one line each:
+//
+//   auto target = RequireString(args, "target");
+//   if (!target.ok()) return target.status();
+//
+// An optional argument that is absent or nil takes its default.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <string_view>
+
+#include "trellis/protocol/value.h"
+#include "trellis/status.h"
+
+namespace trellis::port {
+
+// The argument's value, or nullptr when `args` has no such key.
+const protocol::Value* FindArg(const protocol::Map& args, std::string_view name);
+
+// "nil", "bool", "integer", "float", "string", "binary", "array" or "map".
+std::string_view TypeName(const protocol::Value& value);
+
+// Any value, nil included; missing is an error.
+Result<protocol::Value> RequireValue(const protocol::Map& args, std::string_view name);
+
+Result<std::string> RequireString(const protocol::Map& args, std::string_view name);
+Result<std::string> OptionalString(const protocol::Map& args, std::string_view name,
+                                   std::string fallback);
+
+Result<int64_t> RequireInt(const protocol::Map& args, std::string_view name,
+                           int64_t min = std::numeric_limits<int64_t>::min(),
+                           int64_t max = std::numeric_limits<int64_t>::max());
+Result<int64_t> OptionalInt(const protocol::Map& args, std::string_view name, int64_t fallback,
+                            int64_t min = std::numeric_limits<int64_t>::min(),
+                            int64_t max = std::numeric_limits<int64_t>::max());
+
+Result<bool> RequireBool(const protocol::Map& args, std::string_view name);
+Result<bool> OptionalBool(const protocol::Map& args, std::string_view name, bool fallback);
+
+}  // namespace trellis::port

@@ -1,0 +1,63 @@
+// connect: validates the handle's options, creates the session pool, and
+// opens and checks the first session. The one op that runs before the handle
+// is connected; its admit hook creates the pool the call then runs on, and its
+// finish hook keeps the pool (success) or drops it so connect can be retried.
+#include "args.h"
+#include "op_registry.h"
+#include "ops/server_info.h"
+#include "port_context.h"
+
+namespace trellis::port {
+namespace {
+
+constexpr int64_t kMaxPoolSize = 100;
+constexpr int64_t kMaxDrainThreads = 100;
+
+Status AdmitConnect(PortContext& port, const protocol::Map& args) {
+  HandleConfig config;
+  auto url = RequireString(args, "url");
+  if (!url.ok()) return url.status();
+  if (url.value().empty()) return Status::Validation("argument \"url\" is empty");
+  auto schema = OptionalString(args, "schema", "trellis");
+  if (!schema.ok()) return schema.status();
+  if (schema.value().empty()) return Status::Validation("argument \"schema\" is empty");
+  auto application_name = OptionalString(args, "application_name", "trellis");
+  if (!application_name.ok()) return application_name.status();
+  auto pool_size = OptionalInt(args, "pool_size", 10, 1, kMaxPoolSize);
+  if (!pool_size.ok()) return pool_size.status();
+  auto staging = OptionalBool(args, "staging", false);
+  if (!staging.ok()) return staging.status();
+  auto drain_threads = OptionalInt(args, "drain_threads", 0, 0, kMaxDrainThreads);
+  if (!drain_threads.ok()) return drain_threads.status();
+
+  config.options = ConnectOptions{url.value(), schema.value(), application_name.value()};
+  config.pool_size = pool_size.value();
+  config.staging = staging.value();
+  config.drain_threads = drain_threads.value();
+  return port.BeginConnect(std::move(config));
+}
+
+// Runs on the first session the pool opened, which proves the URL works.
+Result<protocol::Value> Connect(Session& session, const protocol::Map&) {
+  auto info = session.Info();
+  if (!info.ok()) return info.status();
+  protocol::Map reply = ServerInfoMap(info.value());
+  reply.emplace_back("protocol",
+                     protocol::Array{protocol::kProtocolMajor, protocol::kProtocolMinor});
+  return protocol::Value(std::move(reply));
+}
+
+void FinishConnect(PortContext& port, const Status& outcome) { port.EndConnect(outcome.ok()); }
+
+Op ConnectOp() {
+  Op op = DatabaseOp("connect", Connect);
+  op.admit = AdmitConnect;
+  op.finish = FinishConnect;
+  op.needs_connection = false;
+  return op;
+}
+
+const OpRegistrar kConnect(ConnectOp());
+
+}  // namespace
+}  // namespace trellis::port

@@ -1,0 +1,655 @@
+// Tests of Trellis's statement grammar (engine/src/grammar, spec/grammar.md).
+#include <catch2/catch.hpp>
+
+#include <string>
+#include <string_view>
+#include <variant>
+
+#include "grammar/address.h"
+#include "grammar/parser.h"
+#include "grammar/quote.h"
+#include "grammar/render.h"
+
+namespace trellis::grammar {
+namespace {
+
+using Catch::Matchers::Contains;
+
+template <typename T>
+T ParseAs(std::string_view text) {
+  auto result = Parse(text);
+  if (auto* error = std::get_if<ParseError>(&result)) FAIL(error->message);
+  auto& statement = std::get<Statement>(result);
+  REQUIRE(std::holds_alternative<T>(statement));
+  return std::get<T>(statement);
+}
+
+ParseError ParseFails(std::string_view text) {
+  auto result = Parse(text);
+  REQUIRE(std::holds_alternative<ParseError>(result));
+  return std::get<ParseError>(result);
+}
+
+QualifiedName Name(std::string name) { return QualifiedName{std::nullopt, std::move(name)}; }
+
+QualifiedName Name(std::string schema, std::string name) {
+  return QualifiedName{std::move(schema), std::move(name)};
+}
+
+// ---------------------------------------------------------------- TRANSFORM
+
+TEST_CASE("minimal transform parses into target, source and one select item", "[grammar]") {
+  auto s = ParseAs<TransformStmt>("TRANSFORM widget_prices FROM widgets SELECT price AS price");
+  CHECK(s.target == Name("widget_prices"));
+  CHECK(s.source.table == Name("widgets"));
+  CHECK_FALSE(s.source.alias);
+  CHECK_FALSE(s.join);
+  REQUIRE(s.select.size() == 1);
+  CHECK(s.select[0].expr == "price");
+  CHECK(s.select[0].alias == "price");
+  CHECK(s.select[0].position == 44);
+  CHECK_FALSE(s.where);
+  CHECK(s.group_by.empty());
+  CHECK_FALSE(s.without_source_index);
+}
+
+TEST_CASE("keywords are case-insensitive and plain names fold to lower case", "[grammar]") {
+  auto s = ParseAs<TransformStmt>("transform Widget_Prices from WIDGETS select Price as PRICE");
+  CHECK(s.target == Name("widget_prices"));
+  CHECK(s.source.table == Name("widgets"));
+  CHECK(s.select[0].expr == "Price");  // expressions keep their text; PostgreSQL folds them
+  CHECK(s.select[0].alias == "price");
+}
+
+TEST_CASE("quoted names keep their case and undouble embedded quotes", "[grammar]") {
+  auto s = ParseAs<TransformStmt>(
+      R"(TRANSFORM "Mixed Case"."Tbl""x" FROM "Src" SELECT a AS "Col A", b AS "from")");
+  CHECK(s.target == Name("Mixed Case", "Tbl\"x"));
+  CHECK(s.source.table == Name("Src"));
+  CHECK(s.select[0].alias == "Col A");
+  CHECK(s.select[1].alias == "from");
+}
+
+TEST_CASE("schema-qualified target and source, quoted or plain per part", "[grammar]") {
+  auto s = ParseAs<TransformStmt>("TRANSFORM Reports.\"Daily\" FROM app.orders SELECT id AS id");
+  CHECK(s.target == Name("reports", "Daily"));
+  CHECK(s.source.table == Name("app", "orders"));
+}
+
+TEST_CASE("source alias with or without AS", "[grammar]") {
+  CHECK(ParseAs<TransformStmt>("TRANSFORM t FROM s AS a SELECT a.x AS x").source.alias == "a");
+  CHECK(ParseAs<TransformStmt>("TRANSFORM t FROM s a SELECT a.x AS x").source.alias == "a");
+  // Unreserved keywords are ordinary names.
+  CHECK(ParseAs<TransformStmt>("TRANSFORM t FROM s source SELECT 1 AS x").source.alias == "source");
+}
+
+TEST_CASE("select items keep exact text, trimmed, and their byte positions", "[grammar]") {
+  auto s = ParseAs<TransformStmt>("TRANSFORM t FROM s SELECT  a  +  b   AS sum , lower(name) AS n");
+  REQUIRE(s.select.size() == 2);
+  CHECK(s.select[0].expr == "a  +  b");
+  CHECK(s.select[0].position == 27);
+  CHECK(s.select[0].alias == "sum");
+  CHECK(s.select[1].expr == "lower(name)");
+  CHECK(s.select[1].position == 46);
+}
+
+TEST_CASE("AS inside brackets is not a delimiter", "[grammar]") {
+  auto s = ParseAs<TransformStmt>(
+      "TRANSFORM t FROM s SELECT CAST(price AS numeric(10, 2)) AS p, qty::int AS q, "
+      "ARRAY[CAST(a AS text), b][1] AS c, (x) AS x");
+  REQUIRE(s.select.size() == 4);
+  CHECK(s.select[0].expr == "CAST(price AS numeric(10, 2))");
+  CHECK(s.select[1].expr == "qty::int");
+  CHECK(s.select[2].expr == "ARRAY[CAST(a AS text), b][1]");
+  CHECK(s.select[3].expr == "(x)");
+}
+
+TEST_CASE("string literals hide delimiters and quotes", "[grammar]") {
+  auto s = ParseAs<TransformStmt>(
+      "TRANSFORM t FROM s SELECT 'a, b AS c' AS a, 'it''s; (' AS b, E'x\\' AS ) WHERE' AS c, "
+      "$$ AS , ; $$ AS d, $fn$ it's $$ ) $fn$ AS e, e'\\\\' AS f");
+  REQUIRE(s.select.size() == 6);
+  CHECK(s.select[0].expr == "'a, b AS c'");
+  CHECK(s.select[1].expr == "'it''s; ('");
+  CHECK(s.select[2].expr == "E'x\\' AS ) WHERE'");
+  CHECK(s.select[3].expr == "$$ AS , ; $$");
+  CHECK(s.select[4].expr == "$fn$ it's $$ ) $fn$");
+  CHECK(s.select[5].expr == "e'\\\\'");
+}
+
+TEST_CASE("positional parameters and identifiers with $ are not dollar quotes", "[grammar]") {
+  auto s = ParseAs<TransformStmt>("TRANSFORM t FROM s SELECT a$b$ + $1 AS x, c AS y");
+  REQUIRE(s.select.size() == 2);
+  CHECK(s.select[0].expr == "a$b$ + $1");
+}
+
+TEST_CASE("comments are allowed between tokens and trimmed off expression ends", "[grammar]") {
+  auto s = ParseAs<TransformStmt>(
+      "/* lead */ TRANSFORM -- the target\n t FROM s SELECT /* a /* nested AS */ , */ a -- AS z\n"
+      " + b /* tail */ AS x -- done");
+  REQUIRE(s.select.size() == 1);
+  CHECK(s.select[0].expr == "a -- AS z\n + b");
+  CHECK(s.select[0].alias == "x");
+}
+
+TEST_CASE("quoted identifiers inside expressions hide delimiters", "[grammar]") {
+  auto s = ParseAs<TransformStmt>(R"(TRANSFORM t FROM s SELECT "weird AS, col" AS w)");
+  CHECK(s.select[0].expr == R"("weird AS, col")");
+}
+
+TEST_CASE("a keyword right after a dot is a column name", "[grammar]") {
+  auto s = ParseAs<TransformStmt>("TRANSFORM t FROM s SELECT s.where + s.as AS x WHERE s.group");
+  CHECK(s.select[0].expr == "s.where + s.as");
+  CHECK(s.where == "s.group");
+}
+
+TEST_CASE("WHERE, GROUP BY and WITHOUT SOURCE INDEX", "[grammar]") {
+  auto s = ParseAs<TransformStmt>(
+      "TRANSFORM totals FROM orders SELECT region AS region, sum(amount) AS total "
+      "WHERE status = 'paid' AND amount > 0 GROUP BY region, date_trunc('day', at) "
+      "WITHOUT SOURCE INDEX;");
+  CHECK(s.where == "status = 'paid' AND amount > 0");
+  REQUIRE(s.group_by.size() == 2);
+  CHECK(s.group_by[0] == "region");
+  CHECK(s.group_by[1] == "date_trunc('day', at)");
+  CHECK(s.without_source_index);
+}
+
+TEST_CASE("FROM and GROUP inside SQL expressions are not clause keywords", "[grammar]") {
+  auto s = ParseAs<TransformStmt>(
+      "TRANSFORM t FROM s SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY v) AS m, "
+      "extract(year FROM at) AS y WHERE a IS DISTINCT FROM b GROUP BY k");
+  CHECK(s.select[0].expr == "percentile_cont(0.5) WITHIN GROUP (ORDER BY v)");
+  CHECK(s.select[1].expr == "extract(year FROM at)");
+  CHECK(s.where == "a IS DISTINCT FROM b");
+}
+
+TEST_CASE("a column named without is not the WITHOUT SOURCE INDEX clause", "[grammar]") {
+  auto s = ParseAs<TransformStmt>(
+      "TRANSFORM t FROM s SELECT without AS w WHERE without > 1 WITHOUT SOURCE INDEX");
+  CHECK(s.select[0].expr == "without");
+  CHECK(s.where == "without > 1");
+  CHECK(s.without_source_index);
+}
+
+TEST_CASE("a trailing semicolon and comments after it are allowed", "[grammar]") {
+  auto s = ParseAs<TransformStmt>("TRANSFORM t FROM s SELECT a AS a ; -- bye\n/* end */");
+  CHECK(s.select[0].alias == "a");
+}
+
+TEST_CASE("plain identifiers may contain UTF-8 and fold only ASCII", "[grammar]") {
+  auto s = ParseAs<TransformStmt>("TRANSFORM Größen FROM Maße SELECT Länge AS Länge");
+  CHECK(s.target == Name("größen"));
+  CHECK(s.source.table == Name("maße"));
+  CHECK(s.select[0].alias == "länge");
+}
+
+// --------------------------------------------------------------------- JOIN
+
+TEST_CASE("JOIN pairs come out FROM column first whatever the written order", "[grammar]") {
+  auto s = ParseAs<TransformStmt>(
+      "TRANSFORM t FROM widgets w JOIN makers AS m ON m.id = w.maker_id AND w.region = m.region "
+      "SELECT w.id AS id, m.name AS maker");
+  REQUIRE(s.join);
+  CHECK(s.join->table.table == Name("makers"));
+  CHECK(s.join->table.alias == "m");
+  REQUIRE(s.join->on.size() == 2);
+  CHECK(s.join->on[0] == std::pair<std::string, std::string>("maker_id", "id"));
+  CHECK(s.join->on[1] == std::pair<std::string, std::string>("region", "region"));
+}
+
+TEST_CASE("JOIN without aliases qualifies by table name, schema left out", "[grammar]") {
+  auto s = ParseAs<TransformStmt>(
+      "TRANSFORM t FROM app.widgets JOIN app.makers ON makers.id = widgets.maker_id "
+      "SELECT widgets.id AS id");
+  CHECK(s.source.table == Name("app", "widgets"));
+  CHECK(s.join->table.table == Name("app", "makers"));
+  CHECK(s.join->on[0] == std::pair<std::string, std::string>("maker_id", "id"));
+}
+
+TEST_CASE("a self join works with two distinct aliases", "[grammar]") {
+  auto s = ParseAs<TransformStmt>(
+      "TRANSFORM t FROM nodes child JOIN nodes parent ON child.parent_id = parent.id "
+      "SELECT parent.name AS parent_name");
+  CHECK(s.source.alias == "child");
+  CHECK(s.join->table.alias == "parent");
+  CHECK(s.join->on[0] == std::pair<std::string, std::string>("parent_id", "id"));
+}
+
+TEST_CASE("JOIN ON compares unknown tables: error names both known ones", "[grammar]") {
+  auto e = ParseFails("TRANSFORM t FROM w JOIN m ON x.id = m.id SELECT 1 AS a");
+  CHECK(e.position == 29);
+  CHECK(e.message ==
+        "at position 29: unknown table \"x\" in the JOIN condition: expected \"w\" (the FROM "
+        "table) or \"m\" (the joined table)");
+}
+
+TEST_CASE("JOIN ON with both sides on the same table is refused", "[grammar]") {
+  auto e = ParseFails("TRANSFORM t FROM w JOIN m ON w.a = w.b SELECT 1 AS a");
+  CHECK(e.position == 29);
+  CHECK_THAT(e.message, Contains("both columns of the JOIN condition belong to \"w\""));
+}
+
+TEST_CASE("JOIN of a table with the same name as FROM needs an alias", "[grammar]") {
+  auto e = ParseFails("TRANSFORM t FROM a.nodes JOIN b.nodes ON nodes.x = nodes.y SELECT 1 AS a");
+  CHECK(e.position == 30);
+  CHECK_THAT(e.message, Contains("both called \"nodes\": give the joined table an alias"));
+}
+
+TEST_CASE("JOIN ON sides must be qualified columns", "[grammar]") {
+  auto e = ParseFails("TRANSFORM t FROM w JOIN m ON id = m.id SELECT 1 AS a");
+  CHECK(e.position == 32);
+  CHECK(e.message ==
+        "at position 32: expected \".\" and a column name: each side of a JOIN condition is "
+        "table.column, found \"=\"");
+}
+
+TEST_CASE("JOIN needs ON, an equals sign, and AND or SELECT after it", "[grammar]") {
+  auto missing_on = ParseFails("TRANSFORM t FROM w JOIN m SELECT 1 AS a");
+  CHECK(missing_on.position == 26);
+  CHECK(missing_on.message ==
+        "at position 26: expected ON after the joined table, found \"SELECT\"");
+
+  auto not_equals = ParseFails("TRANSFORM t FROM w JOIN m ON w.a < m.b SELECT 1 AS a");
+  CHECK(not_equals.position == 33);
+  CHECK_THAT(not_equals.message, Contains("expected \"=\" between the two columns"));
+
+  auto or_clause = ParseFails("TRANSFORM t FROM w JOIN m ON w.a = m.b OR w.c = m.d SELECT 1 AS a");
+  CHECK(or_clause.position == 39);
+  CHECK_THAT(or_clause.message,
+             Contains("expected AND or SELECT after the JOIN condition, found \"OR\""));
+}
+
+// ------------------------------------------------------ PAUSE, RESUME, DROP
+
+TEST_CASE("PAUSE and RESUME keep the address as raw parts", "[grammar]") {
+  CHECK(ParseAs<PauseStmt>("PAUSE TRANSFORM widget_prices").address ==
+        std::vector<std::string>{"widget_prices"});
+  CHECK(ParseAs<ResumeStmt>("resume transform Widget_Prices.Price;").address ==
+        std::vector<std::string>{"widget_prices", "price"});
+  CHECK(ParseAs<PauseStmt>(R"(PAUSE TRANSFORM "S"."T"."c d")").address ==
+        std::vector<std::string>{"S", "T", "c d"});
+}
+
+TEST_CASE("an address reads column-of-transform first, then schema.transform", "[grammar]") {
+  CHECK(AddressReadings({"a"}) == std::vector<TransformAddress>{{Name("a"), std::nullopt}});
+  CHECK(AddressReadings({"a", "b"}) ==
+        std::vector<TransformAddress>{{Name("a"), "b"}, {Name("a", "b"), std::nullopt}});
+  CHECK(AddressReadings({"a", "b", "c"}) == std::vector<TransformAddress>{{Name("a", "b"), "c"}});
+  CHECK(AddressReadings({}).empty());
+}
+
+TEST_CASE("an address of more than three parts is refused", "[grammar]") {
+  auto e = ParseFails("PAUSE TRANSFORM a.b.c.d");
+  CHECK(e.position == 21);
+  CHECK_THAT(e.message, Contains("too many dotted parts in the address"));
+}
+
+TEST_CASE("PAUSE needs TRANSFORM after it", "[grammar]") {
+  auto e = ParseFails("PAUSE widget_prices");
+  CHECK(e.position == 6);
+  CHECK(e.message == "at position 6: expected TRANSFORM after PAUSE, found \"widget_prices\"");
+}
+
+TEST_CASE("DROP TRANSFORM takes an optionally qualified target", "[grammar]") {
+  CHECK(ParseAs<DropStmt>("DROP TRANSFORM app.totals").target == Name("app", "totals"));
+  auto e = ParseFails("DROP TRANSFORM totals CASCADE");
+  CHECK(e.position == 22);
+  CHECK(e.message ==
+        "at position 22: expected end of statement after the target name, found \"CASCADE\"");
+}
+
+// -------------------------------------------------------------------- ALTER
+
+TEST_CASE("ALTER TRANSFORM ADD COLUMN takes an expression and an alias", "[grammar]") {
+  auto s =
+      ParseAs<AlterAddColumnStmt>("ALTER TRANSFORM t ADD COLUMN CAST(a AS int) * 2 AS doubled");
+  CHECK(s.target == Name("t"));
+  CHECK(s.column.expr == "CAST(a AS int) * 2");
+  CHECK(s.column.alias == "doubled");
+  CHECK(s.column.position == 29);
+}
+
+TEST_CASE("ALTER TRANSFORM DROP COLUMN takes a column name", "[grammar]") {
+  auto s = ParseAs<AlterDropColumnStmt>("ALTER TRANSFORM app.t DROP COLUMN \"Old\"");
+  CHECK(s.target == Name("app", "t"));
+  CHECK(s.column == "Old");
+}
+
+TEST_CASE("ALTER TRANSFORM ALTER COLUMN takes a column and its new expression", "[grammar]") {
+  auto s = ParseAs<AlterColumnStmt>("ALTER TRANSFORM t ALTER COLUMN price AS round(p, 2);");
+  CHECK(s.column.alias == "price");
+  CHECK(s.column.expr == "round(p, 2)");
+  CHECK(s.column.position == 40);
+}
+
+TEST_CASE("ALTER TRANSFORM errors name the expected words", "[grammar]") {
+  auto action = ParseFails("ALTER TRANSFORM t RENAME COLUMN a TO b");
+  CHECK(action.position == 18);
+  CHECK(action.message ==
+        "at position 18: expected ADD COLUMN, DROP COLUMN or ALTER COLUMN after the target name, "
+        "found \"RENAME\"");
+
+  auto column = ParseFails("ALTER TRANSFORM t DROP price");
+  CHECK(column.position == 23);
+  CHECK_THAT(column.message, Contains("expected COLUMN after DROP, found \"price\""));
+
+  auto as = ParseFails("ALTER TRANSFORM t ALTER COLUMN price round(p)");
+  CHECK(as.position == 37);
+  CHECK_THAT(as.message, Contains("expected AS and the new expression after the column name"));
+
+  auto trailing = ParseFails("ALTER TRANSFORM t ALTER COLUMN price AS p, q");
+  CHECK(trailing.position == 41);
+  CHECK_THAT(trailing.message,
+             Contains("expected end of statement after the expression, found \",\""));
+}
+
+// ------------------------------------------------------------------- errors
+
+TEST_CASE("an empty statement is refused", "[grammar]") {
+  for (std::string_view text : {"", "   \n\t", "-- only a comment", "/* x */ ;"}) {
+    auto e = ParseFails(text);
+    CHECK(e.position == 0);
+    CHECK_THAT(e.message,
+               Contains("empty statement: expected TRANSFORM, PAUSE, RESUME, DROP or ALTER"));
+  }
+}
+
+TEST_CASE("an unknown statement keyword lists the known ones", "[grammar]") {
+  auto e = ParseFails("SELEC * FROM t");
+  CHECK(e.position == 0);
+  CHECK(e.message ==
+        "at position 0: expected TRANSFORM, PAUSE, RESUME, DROP or ALTER, found \"SELEC\"");
+}
+
+TEST_CASE("a misspelt FROM is reported where it is", "[grammar]") {
+  auto e = ParseFails("TRANSFORM widgets FORM s SELECT a AS a");
+  CHECK(e.position == 18);
+  CHECK(e.message == "at position 18: expected FROM after the target name, found \"FORM\"");
+}
+
+TEST_CASE("a missing source table is reported", "[grammar]") {
+  auto e = ParseFails("TRANSFORM t FROM SELECT a AS a");
+  CHECK(e.position == 17);
+  CHECK(e.message ==
+        "at position 17: expected the source table name after FROM, found \"SELECT\" (a reserved "
+        "word: write it in double quotes to use it as a name)");
+}
+
+TEST_CASE("a table name with three parts is refused", "[grammar]") {
+  auto e = ParseFails("TRANSFORM db.app.t FROM s SELECT a AS a");
+  CHECK(e.position == 16);
+  CHECK_THAT(e.message, Contains("too many dotted parts in the table name"));
+}
+
+TEST_CASE("names longer than 63 bytes are refused, 63 are accepted", "[grammar]") {
+  const std::string ok(63, 'n');
+  CHECK(ParseAs<DropStmt>("DROP TRANSFORM " + ok).target == Name(ok));
+  auto e = ParseFails("DROP TRANSFORM \"" + std::string(64, 'n') + "\"");
+  CHECK(e.position == 15);
+  CHECK_THAT(e.message, Contains("is longer than PostgreSQL's limit of 63 bytes"));
+}
+
+TEST_CASE("unterminated literals, identifiers and comments are reported at their start",
+          "[grammar]") {
+  struct Case {
+    std::string_view text;
+    std::size_t position;
+    std::string_view words;
+  };
+  const Case cases[] = {
+      {"TRANSFORM t FROM s SELECT 'abc AS a", 26, "unterminated string literal"},
+      {"TRANSFORM t FROM s SELECT E'abc\\' AS a", 26, "unterminated string literal"},
+      {"TRANSFORM \"t FROM s SELECT a AS a", 10, "unterminated quoted identifier"},
+      {"TRANSFORM t FROM s SELECT a AS a /* x /* y */", 33, "unterminated /* comment"},
+      {"TRANSFORM t FROM s SELECT $q$ abc $$ AS a", 26, "unterminated dollar-quoted string $q$"},
+  };
+  for (const Case& c : cases) {
+    auto e = ParseFails(c.text);
+    CHECK(e.position == c.position);
+    CHECK_THAT(e.message, Contains(std::string(c.words)));
+  }
+}
+
+TEST_CASE("a zero-length quoted identifier is refused", "[grammar]") {
+  auto e = ParseFails("DROP TRANSFORM \"\"");
+  CHECK(e.position == 15);
+  CHECK_THAT(e.message, Contains("zero-length quoted identifier"));
+}
+
+TEST_CASE("a lexical error after an earlier mistake does not hide it", "[grammar]") {
+  auto e = ParseFails("TRANSFORM t FORM s SELECT 'abc");
+  CHECK(e.position == 12);
+  CHECK_THAT(e.message, Contains("expected FROM"));
+}
+
+TEST_CASE("unbalanced brackets are reported at the offending bracket", "[grammar]") {
+  auto unclosed = ParseFails("TRANSFORM t FROM s SELECT (a + b AS c");
+  CHECK(unclosed.position == 26);
+  CHECK(unclosed.message == "at position 26: unbalanced parentheses: \"(\" is never closed");
+
+  auto unopened = ParseFails("TRANSFORM t FROM s SELECT a + b) AS c");
+  CHECK(unopened.position == 31);
+  CHECK_THAT(unopened.message, Contains("\")\" has no matching opening bracket"));
+
+  auto mismatched = ParseFails("TRANSFORM t FROM s SELECT f(a] AS c");
+  CHECK(mismatched.position == 29);
+  CHECK_THAT(mismatched.message, Contains("\"]\" cannot close \"(\" at position 27"));
+}
+
+TEST_CASE("a semicolon inside brackets is refused", "[grammar]") {
+  auto e = ParseFails("TRANSFORM t FROM s SELECT (1; DROP TABLE y; SELECT 1) AS c");
+  CHECK(e.position == 26);
+  CHECK_THAT(e.message, Contains("\"(\" is not closed before \";\" at position 28"));
+}
+
+TEST_CASE("a select item without AS and an alias is refused", "[grammar]") {
+  auto e = ParseFails("TRANSFORM t FROM s SELECT price, qty AS q");
+  CHECK(e.position == 31);
+  CHECK(e.message ==
+        "at position 31: expected AS and a column alias after the expression, found \",\"");
+
+  auto no_alias = ParseFails("TRANSFORM t FROM s SELECT price AS");
+  CHECK(no_alias.position == 34);
+  CHECK(no_alias.message ==
+        "at position 34: expected a column alias after AS, found end of statement");
+}
+
+TEST_CASE("a reserved word as an alias must be quoted", "[grammar]") {
+  auto e = ParseFails("TRANSFORM t FROM s SELECT x AS from");
+  CHECK(e.position == 31);
+  CHECK_THAT(e.message, Contains("found \"from\" (a reserved word: write it in double quotes"));
+}
+
+TEST_CASE("duplicate column aliases are refused after folding", "[grammar]") {
+  auto e = ParseFails("TRANSFORM t FROM s SELECT a AS x, b AS X");
+  CHECK(e.position == 39);
+  CHECK(e.message == "at position 39: duplicate column alias \"x\" (first used at position 31)");
+  // Quoted names are case-sensitive, so these differ.
+  CHECK(ParseAs<TransformStmt>("TRANSFORM t FROM s SELECT a AS x, b AS \"X\"").select.size() == 2);
+}
+
+TEST_CASE("an empty SELECT list is refused", "[grammar]") {
+  auto at_where = ParseFails("TRANSFORM t FROM s SELECT WHERE a");
+  CHECK(at_where.position == 26);
+  CHECK(at_where.message ==
+        "at position 26: empty SELECT list: expected an expression AS column after SELECT, found "
+        "\"WHERE\"");
+  auto at_end = ParseFails("TRANSFORM t FROM s SELECT");
+  CHECK(at_end.position == 25);
+  CHECK_THAT(at_end.message, Contains("empty SELECT list"));
+}
+
+TEST_CASE("an empty expression before AS or after a comma is refused", "[grammar]") {
+  auto before_as = ParseFails("TRANSFORM t FROM s SELECT AS x");
+  CHECK(before_as.position == 26);
+  CHECK(before_as.message == "at position 26: expected an expression after SELECT, found \"AS\"");
+
+  auto after_comma = ParseFails("TRANSFORM t FROM s SELECT a AS a,");
+  CHECK(after_comma.position == 33);
+  CHECK_THAT(after_comma.message,
+             Contains("expected an expression after \",\", found end of statement"));
+}
+
+TEST_CASE("text after the statement is refused", "[grammar]") {
+  auto e = ParseFails("TRANSFORM t FROM s SELECT a AS a b");
+  CHECK(e.position == 33);
+  CHECK(e.message ==
+        "at position 33: expected \",\", WHERE, GROUP BY, WITHOUT SOURCE INDEX or end of statement "
+        "after the column alias, found \"b\"");
+}
+
+TEST_CASE("a second statement after the semicolon is refused", "[grammar]") {
+  auto e = ParseFails("TRANSFORM t FROM s SELECT a AS a; DROP TABLE y");
+  CHECK(e.position == 34);
+  CHECK(e.message == "at position 34: expected end of statement after \";\", found \"DROP\"");
+}
+
+TEST_CASE("WHERE needs a predicate", "[grammar]") {
+  auto e = ParseFails("TRANSFORM t FROM s SELECT a AS a WHERE GROUP BY a");
+  CHECK(e.position == 39);
+  CHECK(e.message == "at position 39: expected a predicate after WHERE, found \"GROUP\"");
+}
+
+TEST_CASE("clauses come in order: WHERE after GROUP BY is refused", "[grammar]") {
+  auto e = ParseFails("TRANSFORM t FROM s SELECT a AS a GROUP BY a WHERE b");
+  CHECK(e.position == 44);
+  CHECK(e.message ==
+        "at position 44: expected \",\", WITHOUT SOURCE INDEX or end of statement after the GROUP "
+        "BY expression, found \"WHERE\"");
+}
+
+TEST_CASE("a comma at the top of a WHERE predicate is refused", "[grammar]") {
+  auto e = ParseFails("TRANSFORM t FROM s SELECT a AS a WHERE b, c");
+  CHECK(e.position == 40);
+  CHECK_THAT(e.message,
+             Contains("expected GROUP BY, WITHOUT SOURCE INDEX or end of statement after the "
+                      "WHERE predicate, found \",\""));
+}
+
+TEST_CASE("GROUP needs BY and WITHOUT needs SOURCE INDEX", "[grammar]") {
+  auto group = ParseFails("TRANSFORM t FROM s SELECT a AS a GROUP a");
+  CHECK(group.position == 39);
+  CHECK(group.message == "at position 39: expected BY after GROUP, found \"a\"");
+
+  auto without = ParseFails("TRANSFORM t FROM s SELECT a AS a WITHOUT SOURCE INDICES");
+  CHECK(without.position == 48);
+  CHECK(without.message ==
+        "at position 48: expected INDEX after WITHOUT SOURCE, found \"INDICES\"");
+
+  auto source = ParseFails("TRANSFORM t FROM s SELECT a AS a WITHOUT INDEX");
+  CHECK(source.position == 41);
+  CHECK_THAT(source.message, Contains("expected SOURCE after WITHOUT"));
+}
+
+TEST_CASE("a NUL byte is refused wherever it is", "[grammar]") {
+  using namespace std::string_literals;
+  auto in_name = ParseFails("DROP TRANSFORM \"a\0b\""s);
+  CHECK(in_name.position == 17);
+  CHECK_THAT(in_name.message, Contains("NUL byte"));
+  auto in_comment = ParseFails("DROP TRANSFORM t /* \0 */"s);
+  CHECK(in_comment.position == 20);
+  CHECK_THAT(in_comment.message, Contains("NUL byte in a comment"));
+}
+
+TEST_CASE("errors in multi-line statements give line and character column", "[grammar]") {
+  // "ü" is two bytes but one column.
+  auto e = ParseFails("TRANSFORM t\nFROM s\nSELECT grün AS x, y AS X");
+  CHECK(e.position == 43);
+  CHECK(e.message ==
+        "at position 43 (line 3, column 24): duplicate column alias \"x\" (first used at "
+        "position 35)");
+}
+
+TEST_CASE("long tokens are shortened in messages", "[grammar]") {
+  auto e = ParseFails("DROP TRANSFORM t '" + std::string(100, 'x') + "'");
+  CHECK(e.position == 17);
+  CHECK_THAT(e.message, Contains("found \"'" + std::string(39, 'x') + "...\""));
+}
+
+// ----------------------------------------------------------------- security
+
+TEST_CASE("hostile quoted names stay single identifiers", "[grammar][security]") {
+  auto s = ParseAs<TransformStmt>(
+      R"(TRANSFORM "x""; DROP TABLE y; --" FROM "s""); --" SELECT a AS "b"" AS c; --")");
+  CHECK(s.target == Name("x\"; DROP TABLE y; --"));
+  CHECK(s.source.table == Name("s\"); --"));
+  CHECK(s.select[0].alias == "b\" AS c; --");
+  CHECK(QuoteQualified(s.target) == R"("x""; DROP TABLE y; --")");
+  CHECK(QuoteIdent(s.select[0].alias) == R"("b"" AS c; --")");
+  CHECK(Parse(Render(s)) == std::variant<Statement, ParseError>(Statement(s)));
+}
+
+TEST_CASE("a statement cannot smuggle a second one through an expression", "[grammar][security]") {
+  auto top_level = ParseFails("TRANSFORM t FROM s SELECT 1 AS a; DROP TABLE users; --");
+  CHECK(top_level.position == 34);
+  CHECK_THAT(top_level.message, Contains("expected end of statement after \";\""));
+
+  auto in_where = ParseFails("TRANSFORM t FROM s SELECT 1 AS a WHERE true); DROP TABLE users; --");
+  CHECK(in_where.position == 43);
+  CHECK_THAT(in_where.message, Contains("unbalanced parentheses"));
+}
+
+// ------------------------------------------------------------ quote, render
+
+TEST_CASE("QuoteIdent always quotes and doubles embedded quotes", "[grammar][quote]") {
+  CHECK(QuoteIdent("price") == "\"price\"");
+  CHECK(QuoteIdent("Mixed Case") == "\"Mixed Case\"");
+  CHECK(QuoteIdent("a\"b") == "\"a\"\"b\"");
+  CHECK(QuoteIdent("\"") == "\"\"\"\"");
+  CHECK(QuoteIdent("größe") == "\"größe\"");
+  CHECK(QuoteIdent("") == "\"\"");
+}
+
+TEST_CASE("QuoteQualified quotes each part", "[grammar][quote]") {
+  CHECK(QuoteQualified(Name("t")) == "\"t\"");
+  CHECK(QuoteQualified(Name("app", "Wid\"gets")) == "\"app\".\"Wid\"\"gets\"");
+  CHECK(QuoteQualified(Name("schéma", "日本")) == "\"schéma\".\"日本\"");
+}
+
+TEST_CASE("RenderName quotes only what needs quoting", "[grammar][render]") {
+  CHECK(RenderName("price") == "price");
+  CHECK(RenderName("_a1$") == "_a1$");
+  CHECK(RenderName("Price") == "\"Price\"");
+  CHECK(RenderName("select") == "\"select\"");
+  CHECK(RenderName("source") == "\"source\"");  // unreserved keywords too
+  CHECK(RenderName("1st") == "\"1st\"");
+  CHECK(RenderName("größe") == "\"größe\"");
+  CHECK(RenderName("a b\"c") == "\"a b\"\"c\"");
+}
+
+TEST_CASE("Render writes the canonical statement", "[grammar][render]") {
+  auto s = ParseAs<TransformStmt>(
+      "transform App.\"Totals\" from orders o join \"Regions\" r on r.id = o.region_id "
+      "select  r.name  as Region, sum(o.amount) AS \"Total\" where o.paid group by r.name "
+      "without source index;");
+  CHECK(Render(s) ==
+        "TRANSFORM app.\"Totals\" FROM orders AS o JOIN \"Regions\" AS r ON o.region_id = r.id "
+        "SELECT r.name AS region, sum(o.amount) AS \"Total\" WHERE o.paid GROUP BY r.name "
+        "WITHOUT SOURCE INDEX");
+}
+
+TEST_CASE("Parse(Render(x)) == x for every kind of TRANSFORM", "[grammar][render]") {
+  const char* statements[] = {
+      "TRANSFORM widget_prices FROM widgets SELECT price AS price",
+      "TRANSFORM \"Select\".\"from\" FROM \"where\" AS \"Group\" SELECT 1 AS \"as\"",
+      "TRANSFORM t FROM widgets w JOIN makers AS m ON m.id = w.maker_id AND w.r = m.r "
+      "SELECT m.name AS maker",
+      "TRANSFORM t FROM app.widgets JOIN app.makers ON makers.id = widgets.maker_id "
+      "SELECT widgets.id AS id",
+      "TRANSFORM t FROM s SELECT a -- note\n + 1 AS x, $$ ; $$ AS y WHERE (b) GROUP BY a, b "
+      "WITHOUT SOURCE INDEX",
+      "TRANSFORM Größen FROM Maße SELECT Länge AS Länge",
+      "TRANSFORM t FROM s AS source SELECT source.index AS index, 1 AS \"source\"",
+  };
+  for (const char* text : statements) {
+    auto first = ParseAs<TransformStmt>(text);
+    const std::string rendered = Render(first);
+    INFO(rendered);
+    CHECK(ParseAs<TransformStmt>(rendered) == first);
+    CHECK(Render(ParseAs<TransformStmt>(rendered)) == rendered);
+  }
+}
+
+}  // namespace
+}  // namespace trellis::grammar

@@ -1,0 +1,45 @@
+#include "options.h"
+
+#include <string>
+#include <string_view>
+
+namespace trellis::testkit {
+
+Result<Options> ParseOptions(int argc, const char* const* argv) {
+  Options options;
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view arg = argv[i];
+    if (arg == "--tls") {
+      options.tls = true;
+    } else if (arg == "--keep") {
+      options.keep = true;
+    } else if (arg == "--help" || arg == "-h") {
+      options.help = true;
+    } else {
+      return Status::Error("unknown argument '" + std::string(arg) + "'");
+    }
+  }
+  return options;
+}
+
+const char* UsageText() {
+  return R"(usage: trellis-testkit [--tls] [--keep] [--help]
+
+Starts a throwaway PostgreSQL cluster, prints its connection URL as the only
+line on stdout, and keeps it running until stdin reaches EOF, a SIGTERM,
+SIGINT or SIGHUP arrives, or the parent process dies. Then it stops the
+server and removes the cluster directory.
+
+  --tls    serve TLS with a throwaway CA; the URL uses host localhost,
+           sslmode=verify-full and sslrootcert=<the CA certificate>
+  --keep   keep the cluster directory on exit (for debugging)
+  --help   print this text
+
+Server binaries: $TRELLIS_PG_BIN if set, else /usr/lib/postgresql/15/bin,
+else `pg_config --bindir`. Cluster directory: $TMPDIR (or /tmp)/trellis-testkit-*.
+Exit status: 0 after a requested stop, 1 if the cluster could not start,
+2 on a command-line error, 3 if the server died on its own.
+)";
+}
+
+}  // namespace trellis::testkit
