@@ -67,7 +67,8 @@ Value FromObject(const msgpack::object& o) {
     case msgpack::type::EXT:
       break;
   }
-  throw UnexpectedObject{DecodeErrorKind::kUnknownType, "msgpack ext types are not part of the protocol"};
+  throw UnexpectedObject{DecodeErrorKind::kUnknownType,
+                         "msgpack ext types are not part of the protocol"};
 }
 
 DecodeError MakeError(DecodeErrorKind kind, size_t offset, std::string_view what) {
@@ -123,9 +124,8 @@ std::variant<Value, DecodeError> DecodeValue(std::string_view bytes, const Decod
   }
   try {
     std::size_t offset = 0;
-    const msgpack::object_handle handle =
-        msgpack::unpack(bytes.data(), bytes.size(), offset, &ReferenceEverything, nullptr,
-                        ToUnpackLimit(limits));
+    const msgpack::object_handle handle = msgpack::unpack(
+        bytes.data(), bytes.size(), offset, &ReferenceEverything, nullptr, ToUnpackLimit(limits));
     if (offset != bytes.size()) {
       return MakeError(DecodeErrorKind::kTrailingBytes, offset, "msgpack-c stopped early");
     }

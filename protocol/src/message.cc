@@ -211,8 +211,8 @@ int64_t TypeTag(MessageType type) { return static_cast<int64_t>(type); }
 
 const std::vector<std::string>& ErrorCodes() {
   static const std::vector<std::string> codes = {
-      "validation", "not_found", "already_exists", "not_migrated", "unsupported",
-      "timeout",    "connection", "database",      "protocol",     "internal"};
+      "validation", "not_found",  "already_exists", "not_migrated", "unsupported",
+      "timeout",    "connection", "database",       "protocol",     "internal"};
   return codes;
 }
 
@@ -234,7 +234,8 @@ Value MessageToValue(const Message& message) {
       return a;
     }
     Value operator()(const Reply& r) const {
-      if (r.ok()) return Array{TypeTag(MessageType::kReply), r.call_id, "ok", std::get<Value>(r.result)};
+      if (r.ok())
+        return Array{TypeTag(MessageType::kReply), r.call_id, "ok", std::get<Value>(r.result)};
       return Array{TypeTag(MessageType::kReply), r.call_id, "error",
                    ErrorToValue(std::get<ErrorInfo>(r.result))};
     }

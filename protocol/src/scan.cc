@@ -58,8 +58,8 @@ std::optional<ScanFailure> Scanner::Fixed(size_t start, const char* name, size_t
   ++pos_;
   if (left() < payload) {
     return Failure(DecodeErrorKind::kTruncated, start,
-                   std::string(name) + " needs " + Count(payload, "bytes") + " after its type byte, " +
-                       std::to_string(left()) + " left");
+                   std::string(name) + " needs " + Count(payload, "bytes") +
+                       " after its type byte, " + std::to_string(left()) + " left");
   }
   pos_ += payload;
   return std::nullopt;
@@ -71,8 +71,8 @@ std::optional<ScanFailure> Scanner::Sized(size_t start, const char* name, Family
   ++pos_;
   if (left() < length_bytes) {
     return Failure(DecodeErrorKind::kTruncated, start,
-                   std::string(name) + " needs a " + Count(length_bytes, "byte") +
-                       " length, " + std::to_string(left()) + " left");
+                   std::string(name) + " needs a " + Count(length_bytes, "byte") + " length, " +
+                       std::to_string(left()) + " left");
   }
   const uint64_t length = length_bytes == 0 ? inline_length : ReadBigEndian(length_bytes);
 

@@ -73,8 +73,8 @@ TEST_CASE("huge declared sizes are refused without a large allocation", "[alloc]
   CHECK(LargestAllocationDecoding(Bytes({0xdb, 0xff, 0xff, 0xff, 0xff}), &kind) < 1024);
   CHECK(kind == DecodeErrorKind::kLimitExceeded);
   // At the limit but with the elements missing: truncated, still nothing big.
-  CHECK(LargestAllocationDecoding(Bytes({0x94, 0x00, 0x07, 0xa1, 'p', 0xdd, 0x00, 0x10, 0x00, 0x00}),
-                                  &kind) < 1024);
+  CHECK(LargestAllocationDecoding(
+            Bytes({0x94, 0x00, 0x07, 0xa1, 'p', 0xdd, 0x00, 0x10, 0x00, 0x00}), &kind) < 1024);
   CHECK(kind == DecodeErrorKind::kTruncated);
   CHECK(LargestAllocationDecoding(Bytes({0xc6, 0x00, 0x80, 0x00, 0x00}), &kind) < 1024);
   CHECK(kind == DecodeErrorKind::kTruncated);

@@ -66,7 +66,8 @@ TEST_CASE("error messages name the class, the offset and the cause", "[codec]") 
   for (int i = 0; i < 64; ++i) nested += "91";
   const auto deep = ErrorOf(nested + "90");
   CHECK(deep.kind == DecodeErrorKind::kTooDeep);
-  CHECK(deep.message == "too_deep at byte 64: fixarray opens nesting level 65, over the limit of 64");
+  CHECK(deep.message ==
+        "too_deep at byte 64: fixarray opens nesting level 65, over the limit of 64");
 }
 
 TEST_CASE("dd ff ff ff ff is refused at once", "[codec][limits]") {

@@ -26,7 +26,7 @@ std::string KindOf(const DecodeError& e) { return std::string(DecodeErrorKindNam
 void CheckValueCase(const VectorCase& c) {
   const auto decoded = DecodeValue(c.bytes);
   if (const Json* error = c.json.Find("error")) {
-      if (const auto* v = std::get_if<Value>(&decoded)) {
+    if (const auto* v = std::get_if<Value>(&decoded)) {
       FAIL_CHECK("decoded to " << ToDisplayString(*v) << ", expected " << error->as_string());
       return;
     }

@@ -54,9 +54,9 @@ TEST_CASE("a stream of frames split at every byte boundary reads the same", "[fr
     for (size_t b = a; b <= stream.size(); ++b) {
       FrameReader reader;
       std::vector<std::string> got;
-      for (const auto chunk : {std::string_view(stream).substr(0, a),
-                               std::string_view(stream).substr(a, b - a),
-                               std::string_view(stream).substr(b)}) {
+      for (const auto chunk :
+           {std::string_view(stream).substr(0, a), std::string_view(stream).substr(a, b - a),
+            std::string_view(stream).substr(b)}) {
         REQUIRE(reader.Feed(chunk));
         for (auto& f : Drain(reader)) got.push_back(std::move(f));
       }

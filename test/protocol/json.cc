@@ -22,8 +22,8 @@ class JsonParser {
   }
 
   void SkipSpace() {
-    while (pos_ < text_.size() &&
-           (text_[pos_] == ' ' || text_[pos_] == '\n' || text_[pos_] == '\r' || text_[pos_] == '\t')) {
+    while (pos_ < text_.size() && (text_[pos_] == ' ' || text_[pos_] == '\n' ||
+                                   text_[pos_] == '\r' || text_[pos_] == '\t')) {
       ++pos_;
     }
   }
@@ -98,8 +98,8 @@ class JsonParser {
     }
     if (c == '-' || (c >= '0' && c <= '9')) {
       const size_t start = pos_;
-      while (pos_ < text_.size() && std::string_view("+-0123456789.eE").find(text_[pos_]) !=
-                                        std::string_view::npos) {
+      while (pos_ < text_.size() &&
+             std::string_view("+-0123456789.eE").find(text_[pos_]) != std::string_view::npos) {
         ++pos_;
       }
       value.type_ = Json::Type::kNumber;

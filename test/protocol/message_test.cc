@@ -34,12 +34,12 @@ TEST_CASE("messages encode to the exact bytes of the spec", "[message]") {
   CHECK(BytesToHex(EncodeMessage(Event{"log", {}})) == "9303a36c6f6780");
   // Error fields go out in a fixed order: code, message, sqlstate, detail, hint.
   const ErrorInfo error{"database", "boom", "22012", std::nullopt, "h"};
-  CHECK(EncodeMessage(Reply{1, error}) ==
-        EncodeValue(Array{1, 1, "error",
-                          MakeMap({{"code", "database"},
-                                   {"message", "boom"},
-                                   {"sqlstate", "22012"},
-                                   {"hint", "h"}})}));
+  CHECK(
+      EncodeMessage(Reply{1, error}) ==
+      EncodeValue(Array{
+          1, 1, "error",
+          MakeMap(
+              {{"code", "database"}, {"message", "boom"}, {"sqlstate", "22012"}, {"hint", "h"}})}));
 }
 
 TEST_CASE("EncodeMessage writes what MessageToValue describes", "[message][property]") {
@@ -66,8 +66,9 @@ TEST_CASE("a request decodes into its fields", "[message]") {
 }
 
 TEST_CASE("a reply error keeps the optional fields it had", "[message]") {
-  const Message m = MessageOf(EncodeValue(Array{
-      1, 9, "error", MakeMap({{"message", "no such transform"}, {"code", "not_found"}, {"x", 1}})}));
+  const Message m = MessageOf(EncodeValue(
+      Array{1, 9, "error",
+            MakeMap({{"message", "no such transform"}, {"code", "not_found"}, {"x", 1}})}));
   const auto& reply = std::get<Reply>(m);
   CHECK_FALSE(reply.ok());
   CHECK(std::get<ErrorInfo>(reply.result) ==
@@ -104,7 +105,8 @@ TEST_CASE("shape errors explain what is wrong and carry the call id", "[message]
   CHECK(type.call_id == std::optional<uint64_t>(7));
 
   auto id = ErrorOf(Array{0, uint64_t{1} << 63, "ping", Map{}});
-  CHECK(id.message == "bad_shape: call_id must be an integer in 0..2^63-1, got 9223372036854775808");
+  CHECK(id.message ==
+        "bad_shape: call_id must be an integer in 0..2^63-1, got 9223372036854775808");
   CHECK_FALSE(id.call_id.has_value());
 
   auto not_array = ErrorOf(MakeMap({{"a", 1}}));
@@ -129,20 +131,36 @@ TEST_CASE("a body that fails to decode still yields its call id when intact", "[
   check("9100", std::nullopt, DecodeErrorKind::kBadShape);
   check("91", std::nullopt, DecodeErrorKind::kTruncated);
   check("92c107", std::nullopt, DecodeErrorKind::kUnknownType);
-  check("dc0004" "00" "2a" "c1", 42, DecodeErrorKind::kUnknownType);
-  check("dd00000004" "00" "2a" "c1", 42, DecodeErrorKind::kUnknownType);
-  check("9400cf7fffffffffffffff" "c1", kMaxCallId, DecodeErrorKind::kUnknownType);
-  check("9400cf8000000000000000" "c1", std::nullopt, DecodeErrorKind::kUnknownType);
+  check(
+      "dc0004"
+      "00"
+      "2a"
+      "c1",
+      42, DecodeErrorKind::kUnknownType);
+  check(
+      "dd00000004"
+      "00"
+      "2a"
+      "c1",
+      42, DecodeErrorKind::kUnknownType);
+  check(
+      "9400cf7fffffffffffffff"
+      "c1",
+      kMaxCallId, DecodeErrorKind::kUnknownType);
+  check(
+      "9400cf8000000000000000"
+      "c1",
+      std::nullopt, DecodeErrorKind::kUnknownType);
 }
 
 TEST_CASE("after a bad body the next frame decodes", "[message][recovery]") {
   std::string stream;
   stream += EncodeFrame(EncodeMessage(Request{1, "ping", {}, std::nullopt}));
-  stream += EncodeFrame(HexToBytes("940207a4"));      // truncated
-  stream += EncodeFrame(HexToBytes("c1"));            // unknown type
-  stream += EncodeFrame("");                          // empty body
-  stream += EncodeFrame(HexToBytes("ddffffffff"));    // over a limit
-  stream += EncodeFrame(HexToBytes("920203c0"));      // trailing bytes
+  stream += EncodeFrame(HexToBytes("940207a4"));    // truncated
+  stream += EncodeFrame(HexToBytes("c1"));          // unknown type
+  stream += EncodeFrame("");                        // empty body
+  stream += EncodeFrame(HexToBytes("ddffffffff"));  // over a limit
+  stream += EncodeFrame(HexToBytes("920203c0"));    // trailing bytes
   stream += EncodeFrame(EncodeMessage(Cancel{3}));
 
   FrameReader reader;

@@ -24,12 +24,12 @@
 namespace trellis::protocol {
 namespace {
 
-#define FUZZ_CHECK(cond)                                                      \
-  do {                                                                        \
-    if (!(cond)) {                                                            \
+#define FUZZ_CHECK(cond)                                                            \
+  do {                                                                              \
+    if (!(cond)) {                                                                  \
       std::fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-      std::abort();                                                           \
-    }                                                                         \
+      std::abort();                                                                 \
+    }                                                                               \
   } while (0)
 
 bool ReferenceEverything(msgpack::type::object_type, std::size_t, void*) { return true; }
@@ -41,8 +41,9 @@ bool HasExt(const msgpack::object& o) {
     case msgpack::type::ARRAY:
       return std::any_of(o.via.array.ptr, o.via.array.ptr + o.via.array.size, HasExt);
     case msgpack::type::MAP:
-      return std::any_of(o.via.map.ptr, o.via.map.ptr + o.via.map.size,
-                         [](const msgpack::object_kv& kv) { return HasExt(kv.key) || HasExt(kv.val); });
+      return std::any_of(
+          o.via.map.ptr, o.via.map.ptr + o.via.map.size,
+          [](const msgpack::object_kv& kv) { return HasExt(kv.key) || HasExt(kv.val); });
     default:
       return false;
   }
@@ -53,10 +54,9 @@ bool HasExt(const msgpack::object& o) {
 // value can exceed, so msgpack-c never reserves more than the input allows.
 bool MsgpackAccepts(std::string_view input, const DecodeLimits& limits) {
   const size_t n = input.size();
-  const msgpack::unpack_limit limit(std::min(limits.max_array_items, n),
-                                    std::min(limits.max_map_pairs, n),
-                                    std::min(limits.max_str_bytes, n),
-                                    std::min(limits.max_bin_bytes, n), n, limits.max_depth);
+  const msgpack::unpack_limit limit(
+      std::min(limits.max_array_items, n), std::min(limits.max_map_pairs, n),
+      std::min(limits.max_str_bytes, n), std::min(limits.max_bin_bytes, n), n, limits.max_depth);
   try {
     std::size_t offset = 0;
     const auto handle =

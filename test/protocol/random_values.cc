@@ -11,12 +11,35 @@ using protocol::Value;
 
 Value RandomValues::Int() {
   // Boundaries of every msgpack integer width, and values next to them.
-  static constexpr int64_t kSigned[] = {0,      1,      31,          32,          127,
-                                        128,    255,    256,         32767,       32768,
-                                        65535,  65536,  2147483647,  2147483648LL, 4294967295LL,
-                                        -1,     -31,    -32,         -33,         -127,
-                                        -128,   -129,   -32767,      -32768,      -32769,
-                                        -2147483647LL - 1, -2147483647LL - 2, INT64_MIN, INT64_MAX};
+  static constexpr int64_t kSigned[] = {0,
+                                        1,
+                                        31,
+                                        32,
+                                        127,
+                                        128,
+                                        255,
+                                        256,
+                                        32767,
+                                        32768,
+                                        65535,
+                                        65536,
+                                        2147483647,
+                                        2147483648LL,
+                                        4294967295LL,
+                                        -1,
+                                        -31,
+                                        -32,
+                                        -33,
+                                        -127,
+                                        -128,
+                                        -129,
+                                        -32767,
+                                        -32768,
+                                        -32769,
+                                        -2147483647LL - 1,
+                                        -2147483647LL - 2,
+                                        INT64_MIN,
+                                        INT64_MAX};
   switch (Below(4)) {
     case 0:
       return Value(static_cast<int64_t>(kSigned[Below(std::size(kSigned))] + Below(3) - 1));

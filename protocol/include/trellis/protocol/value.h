@@ -33,8 +33,8 @@ using Map = std::vector<std::pair<Value, Value>>;
 // A plain value type: not synchronised, copy it to share across threads.
 class Value {
  public:
-  using Storage =
-      std::variant<std::monostate, bool, int64_t, uint64_t, double, std::string, Binary, Array, Map>;
+  using Storage = std::variant<std::monostate, bool, int64_t, uint64_t, double, std::string, Binary,
+                               Array, Map>;
 
   Value() = default;
   Value(std::nullptr_t) {}
