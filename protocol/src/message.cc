@@ -21,168 +21,166 @@ const char* TypeName(const Value& v) {
   return "map";
 }
 
-// Builds a Message from a decoded body, or explains which part is wrong.
+// Short enough for an error message whatever the value: an integer shows its
+// number, anything else only its type.
+std::string Describe(const Value& v) {
+  if (v.is_int()) return ToDisplayString(v);
+  return TypeName(v);
+}
+
+// Builds a Message from a decoded body, moving its parts out, or explains
+// which part is wrong. Single use.
 class ShapeReader {
  public:
-  explicit ShapeReader(const Value& body) : body_(body) {}
+  explicit ShapeReader(Value body) : body_(std::move(body)), call_id_(CallIdOf(body_)) {}
 
-  std::variant<Message, DecodeError> Read();
+  std::variant<Message, DecodeError> Read() &&;
 
  private:
-  DecodeError Bad(std::string what) const {
-    return Error(DecodeErrorKind::kBadShape, std::move(what));
-  }
-  DecodeError Error(DecodeErrorKind kind, std::string what) const {
+  static std::optional<uint64_t> CallIdOf(const Value& body);
+
+  DecodeError Fail(DecodeErrorKind kind, std::string what) const {
     std::string message(DecodeErrorKindName(kind));
     message += ": ";
     message += what;
-    return DecodeError{kind, std::move(message), CallIdOf(body_)};
+    return DecodeError{kind, std::move(message), call_id_};
   }
-  static std::optional<uint64_t> CallIdOf(const Value& body);
+  DecodeError Bad(std::string what) const {
+    return Fail(DecodeErrorKind::kBadShape, std::move(what));
+  }
 
-  // Each returns an error message, or nullopt and fills `out`.
-  std::optional<std::string> CallId(const Value& v, uint64_t& out) const;
-  std::optional<std::string> Str(const Value& v, const char* what, std::string& out) const;
-  std::optional<std::string> StringKeyedMap(const Value& v, const char* what, Map& out) const;
-  std::optional<std::string> Error(const Value& v, ErrorInfo& out) const;
+  std::variant<Message, DecodeError> ReadRequest(Array& a) const;
+  std::variant<Message, DecodeError> ReadReply(Array& a) const;
+  std::variant<Message, DecodeError> ReadCancel(Array& a) const;
+  std::variant<Message, DecodeError> ReadEvent(Array& a) const;
 
-  std::variant<Message, DecodeError> ReadRequest(const Array& a) const;
-  std::variant<Message, DecodeError> ReadReply(const Array& a) const;
-  std::variant<Message, DecodeError> ReadCancel(const Array& a) const;
-  std::variant<Message, DecodeError> ReadEvent(const Array& a) const;
-
-  const Value& body_;
+  Value body_;
+  std::optional<uint64_t> call_id_;
 };
 
-std::optional<uint64_t> ShapeReader::CallIdOf(const Value& body) {
-  if (!body.is_array() || body.as_array().size() < 2) return std::nullopt;
-  const auto id = body.as_array()[1].as_uint64();
-  if (!id || *id > kMaxCallId) return std::nullopt;
-  return id;
-}
+// The checks below return what is wrong, or nullopt when the part is right.
 
-std::optional<std::string> ShapeReader::CallId(const Value& v, uint64_t& out) const {
+std::optional<std::string> CheckCallId(const Value& v) {
   const auto id = v.as_uint64();
-  if (!id || *id > kMaxCallId) {
-    return std::string("call_id must be an integer in 0..2^63-1, got ") + ToDisplayString(v);
-  }
-  out = *id;
+  if (!id || *id > kMaxCallId) return "call_id must be an integer in 0..2^63-1, got " + Describe(v);
   return std::nullopt;
 }
 
-std::optional<std::string> ShapeReader::Str(const Value& v, const char* what,
-                                            std::string& out) const {
+std::optional<std::string> CheckStr(const Value& v, std::string_view what) {
   if (!v.is_string()) return std::string(what) + " must be a str, got " + TypeName(v);
-  out = v.as_string();
   return std::nullopt;
 }
 
 // Keys must be strings and distinct: a repeated key would mean different
-// things to a reader taking the first and one taking the last.
-std::optional<std::string> ShapeReader::StringKeyedMap(const Value& v, const char* what,
-                                                       Map& out) const {
+// things to a reader keeping the first and one keeping the last.
+std::optional<std::string> CheckStringKeyedMap(const Value& v, std::string_view what) {
   if (!v.is_map()) return std::string(what) + " must be a map, got " + TypeName(v);
-  const Map& map = v.as_map();
   std::vector<std::string_view> keys;
-  keys.reserve(map.size());
-  for (const auto& [key, item] : map) {
-    if (!key.is_string()) {
-      return std::string(what) + " keys must be str, got " + TypeName(key);
-    }
+  keys.reserve(v.as_map().size());
+  for (const auto& [key, item] : v.as_map()) {
+    if (!key.is_string()) return std::string(what) + " keys must be str, got " + TypeName(key);
     keys.push_back(key.as_string());
   }
   std::sort(keys.begin(), keys.end());
   if (const auto dup = std::adjacent_find(keys.begin(), keys.end()); dup != keys.end()) {
     return std::string(what) + " repeats the key \"" + std::string(*dup) + "\"";
   }
-  out = map;
   return std::nullopt;
 }
 
-std::optional<std::string> ShapeReader::Error(const Value& v, ErrorInfo& out) const {
-  Map map;
-  if (auto bad = StringKeyedMap(v, "error", map)) return bad;
+std::optional<std::string> ReadErrorInfo(const Value& v, ErrorInfo& out) {
+  if (auto bad = CheckStringKeyedMap(v, "error")) return bad;
   const Value* code = v.Find("code");
   const Value* message = v.Find("message");
-  if (code == nullptr || message == nullptr) {
-    return std::string("error needs \"code\" and \"message\"");
-  }
-  if (auto bad = Str(*code, "error code", out.code)) return bad;
-  if (auto bad = Str(*message, "error message", out.message)) return bad;
-  const std::pair<const char*, std::optional<std::string>*> optional_fields[] = {
+  if (code == nullptr || message == nullptr) return "error needs \"code\" and \"message\"";
+  if (auto bad = CheckStr(*code, "error code")) return bad;
+  if (auto bad = CheckStr(*message, "error message")) return bad;
+  out.code = code->as_string();
+  out.message = message->as_string();
+  const std::pair<std::string_view, std::optional<std::string>*> optional_fields[] = {
       {"sqlstate", &out.sqlstate}, {"detail", &out.detail}, {"hint", &out.hint}};
   for (const auto& [key, field] : optional_fields) {
     const Value* item = v.Find(key);
     if (item == nullptr) continue;
-    std::string text;
-    if (auto bad = Str(*item, (std::string("error ") + key).c_str(), text)) return bad;
-    *field = std::move(text);
+    if (auto bad = CheckStr(*item, "error " + std::string(key))) return bad;
+    *field = item->as_string();
   }
   return std::nullopt;
 }
 
-std::variant<Message, DecodeError> ShapeReader::ReadRequest(const Array& a) const {
+std::optional<uint64_t> ShapeReader::CallIdOf(const Value& body) {
+  if (!body.is_array() || body.as_array().size() < 2) return std::nullopt;
+  if (CheckCallId(body.as_array()[1])) return std::nullopt;
+  return body.as_array()[1].as_uint64();
+}
+
+std::variant<Message, DecodeError> ShapeReader::ReadRequest(Array& a) const {
   if (a.size() != 4 && a.size() != 5) {
     return Bad("a request has 4 or 5 elements, got " + std::to_string(a.size()));
   }
+  if (auto bad = CheckCallId(a[1])) return Bad(*bad);
+  if (auto bad = CheckStr(a[2], "op")) return Bad(*bad);
+  if (auto bad = CheckStringKeyedMap(a[3], "args")) return Bad(*bad);
   Request request;
-  if (auto bad = CallId(a[1], request.call_id)) return Bad(*bad);
-  if (auto bad = Str(a[2], "op", request.op)) return Bad(*bad);
-  if (auto bad = StringKeyedMap(a[3], "args", request.args)) return Bad(*bad);
   if (a.size() == 5) {
     const auto timeout = a[4].as_uint64();
     if (!timeout || *timeout == 0) {
-      return Bad("timeout_ms must be a positive integer, got " + ToDisplayString(a[4]));
+      return Bad("timeout_ms must be a positive integer, got " + Describe(a[4]));
     }
     request.timeout_ms = timeout;
   }
+  request.call_id = *a[1].as_uint64();
+  request.op = std::move(a[2].as_string());
+  request.args = std::move(a[3].as_map());
   return request;
 }
 
-std::variant<Message, DecodeError> ShapeReader::ReadReply(const Array& a) const {
+std::variant<Message, DecodeError> ShapeReader::ReadReply(Array& a) const {
   if (a.size() != 4) return Bad("a reply has 4 elements, got " + std::to_string(a.size()));
+  if (auto bad = CheckCallId(a[1])) return Bad(*bad);
+  if (auto bad = CheckStr(a[2], "reply status")) return Bad(*bad);
   Reply reply;
-  if (auto bad = CallId(a[1], reply.call_id)) return Bad(*bad);
-  std::string status;
-  if (auto bad = Str(a[2], "reply status", status)) return Bad(*bad);
+  reply.call_id = *a[1].as_uint64();
+  const std::string& status = a[2].as_string();
   if (status == "ok") {
-    reply.result = a[3];
+    reply.result = std::move(a[3]);
   } else if (status == "error") {
     ErrorInfo error;
-    if (auto bad = Error(a[3], error)) return Bad(*bad);
+    if (auto bad = ReadErrorInfo(a[3], error)) return Bad(*bad);
     reply.result = std::move(error);
   } else {
-    return Bad("reply status must be \"ok\" or \"error\", got \"" + status + "\"");
+    // A status is short in any sane message; cap what goes into the error.
+    constexpr size_t kShownBytes = 32;
+    return Bad("reply status must be \"ok\" or \"error\", got \"" + status.substr(0, kShownBytes) +
+               "\"");
   }
   return reply;
 }
 
-std::variant<Message, DecodeError> ShapeReader::ReadCancel(const Array& a) const {
+std::variant<Message, DecodeError> ShapeReader::ReadCancel(Array& a) const {
   if (a.size() != 2) return Bad("a cancel has 2 elements, got " + std::to_string(a.size()));
-  Cancel cancel;
-  if (auto bad = CallId(a[1], cancel.call_id)) return Bad(*bad);
-  return cancel;
+  if (auto bad = CheckCallId(a[1])) return Bad(*bad);
+  return Cancel{*a[1].as_uint64()};
 }
 
-std::variant<Message, DecodeError> ShapeReader::ReadEvent(const Array& a) const {
+std::variant<Message, DecodeError> ShapeReader::ReadEvent(Array& a) const {
   if (a.size() != 3) return Bad("an event has 3 elements, got " + std::to_string(a.size()));
-  Event event;
-  if (auto bad = Str(a[1], "event kind", event.kind)) return Bad(*bad);
-  if (auto bad = StringKeyedMap(a[2], "event payload", event.payload)) return Bad(*bad);
-  return event;
+  if (auto bad = CheckStr(a[1], "event kind")) return Bad(*bad);
+  if (auto bad = CheckStringKeyedMap(a[2], "event payload")) return Bad(*bad);
+  return Event{std::move(a[1].as_string()), std::move(a[2].as_map())};
 }
 
-std::variant<Message, DecodeError> ShapeReader::Read() {
+std::variant<Message, DecodeError> ShapeReader::Read() && {
   if (!body_.is_array()) return Bad(std::string("a message is an array, got ") + TypeName(body_));
-  const Array& a = body_.as_array();
+  Array& a = body_.as_array();
   if (a.empty()) return Bad("a message is a non-empty array, got []");
   if (!a[0].is_int()) {
     return Bad(std::string("the message type must be an integer, got ") + TypeName(a[0]));
   }
   const auto type = a[0].as_int64();
   if (!type || *type < 0 || *type > static_cast<int64_t>(MessageType::kEvent)) {
-    return Error(DecodeErrorKind::kUnknownMessageType,
-                 "message type " + ToDisplayString(a[0]) + " is not one of 0..3");
+    return Fail(DecodeErrorKind::kUnknownMessageType,
+                "message type " + Describe(a[0]) + " is not one of 0..3");
   }
   switch (static_cast<MessageType>(*type)) {
     case MessageType::kRequest:
@@ -223,7 +221,7 @@ std::variant<Message, DecodeError> DecodeMessage(std::string_view body,
     error->call_id = internal::PeekCallId(body, limits);
     return std::move(*error);
   }
-  return ShapeReader(std::get<Value>(decoded)).Read();
+  return ShapeReader(std::get<Value>(std::move(decoded))).Read();
 }
 
 Value MessageToValue(const Message& message) {

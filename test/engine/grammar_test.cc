@@ -567,6 +567,25 @@ TEST_CASE("long tokens are shortened in messages", "[grammar]") {
   CHECK_THAT(e.message, Contains("found \"'" + std::string(39, 'x') + "...\""));
 }
 
+TEST_CASE("the examples of spec/grammar.md parse", "[grammar]") {
+  CHECK(ParseAs<TransformStmt>(
+            "TRANSFORM reports.daily_totals FROM orders o\n"
+            "  SELECT date_trunc('day', o.placed_at) AS day, sum(o.amount) AS total\n"
+            "  WHERE o.status <> 'cancelled'\n"
+            "  GROUP BY date_trunc('day', o.placed_at);")
+            .group_by == std::vector<std::string>{"date_trunc('day', o.placed_at)"});
+  CHECK(ParseAs<TransformStmt>(
+            "TRANSFORM widget_makers FROM widgets w JOIN makers m ON w.maker_id = m.id\n"
+            "  SELECT w.name AS widget, m.name AS maker\n"
+            "  WITHOUT SOURCE INDEX")
+            .without_source_index);
+  CHECK(ParseAs<AlterAddColumnStmt>("ALTER TRANSFORM widget_prices ADD COLUMN price * 1.2 AS gross")
+            .column.expr == "price * 1.2");
+  CHECK(ParseAs<AlterColumnStmt>(
+            "ALTER TRANSFORM widget_prices ALTER COLUMN gross AS round(price * 1.2, 2)")
+            .column.expr == "round(price * 1.2, 2)");
+}
+
 // ----------------------------------------------------------------- security
 
 TEST_CASE("hostile quoted names stay single identifiers", "[grammar][security]") {

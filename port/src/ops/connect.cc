@@ -6,6 +6,7 @@
 #include "op_registry.h"
 #include "ops/server_info.h"
 #include "port_context.h"
+#include "trellis/protocol/message.h"
 
 namespace trellis::port {
 namespace {

@@ -120,15 +120,9 @@ Status Cluster::Start(ShutdownWatch& watch) {
 }
 
 Cluster::Attempt Cluster::StartOnPort(int port, ShutdownWatch& watch, Status* status) {
-  std::vector<std::string> argv = {(fs::path(config_.bin_dir) / "postgres").string(),
-                                   "-D",
-                                   data_dir_,
-                                   "-k",
-                                   config_.root_dir,
-                                   "-p",
-                                   std::to_string(port),
-                                   "-h",
-                                   "127.0.0.1"};
+  const std::string postgres = (fs::path(config_.bin_dir) / "postgres").string();
+  std::vector<std::string> argv = {postgres, "-D", data_dir_, "-k", config_.root_dir};
+  argv.insert(argv.end(), {"-p", std::to_string(port), "-h", "127.0.0.1"});
   std::vector<std::string> settings = kServerSettings;
   if (config_.tls) {
     settings.insert(settings.end(), {"ssl=on", "ssl_cert_file=" + config_.tls->server_cert,

@@ -37,8 +37,8 @@ server and removes the cluster directory.
 
 Server binaries: $TRELLIS_PG_BIN if set, else /usr/lib/postgresql/15/bin,
 else `pg_config --bindir`. Cluster directory: $TMPDIR (or /tmp)/trellis-testkit-*.
-Exit status: 0 after a requested stop, 1 if the cluster could not start,
-2 on a command-line error, 3 if the server died on its own.
+Exit status: 0 after a requested stop, 1 if the cluster could not start or
+not be removed, 2 on a command-line error, 3 if the server died on its own.
 )";
 }
 

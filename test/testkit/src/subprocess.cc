@@ -64,7 +64,9 @@ const char* DescribeStep(ChildStep step) {
   sigset_t empty;
   sigemptyset(&empty);
   sigprocmask(SIG_SETMASK, &empty, nullptr);
-  signal(SIGPIPE, SIG_DFL);
+  struct sigaction default_action {};
+  default_action.sa_handler = SIG_DFL;
+  sigaction(SIGPIPE, &default_action, nullptr);  // we ignore it; exec keeps ignored signals
 
   if (dup2(null_fd, STDIN_FILENO) < 0 || dup2(output_fd, STDOUT_FILENO) < 0 ||
       dup2(output_fd, STDERR_FILENO) < 0) {

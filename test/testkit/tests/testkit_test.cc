@@ -137,7 +137,7 @@ TEST_CASE("two testkits at once serve two distinct working clusters") {
   CHECK(Leftovers(second_facts).empty());
 }
 
-TEST_CASE("--tls prints a verify-full URL that connects over TLS") {
+TEST_CASE("the --tls option prints a verify-full URL that connects over TLS") {
   auto [testkit, url] = StartTestkit({"--tls"});
   CHECK(std::regex_match(
       url, std::regex(R"(postgresql://postgres@localhost:\d+/postgres\?sslmode=verify-full)"
@@ -164,7 +164,7 @@ TEST_CASE("a server that dies makes the testkit exit 3 after cleaning up") {
   CHECK(testkit->Stderr().find("postgres was killed by SIGKILL unexpectedly") != std::string::npos);
 }
 
-TEST_CASE("--help prints usage on stderr and nothing on stdout") {
+TEST_CASE("the --help option prints usage on stderr and nothing on stdout") {
   std::unique_ptr<TestkitProcess> testkit = TestkitProcess::Start({"--help"});
   REQUIRE(testkit);
   CHECK(testkit->WaitExit(kStopTimeout) == 0);

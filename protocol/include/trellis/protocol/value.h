@@ -68,6 +68,7 @@ class Value {
   const Binary& as_binary() const { return std::get<Binary>(v_); }
   const Array& as_array() const { return std::get<Array>(v_); }
   const Map& as_map() const { return std::get<Map>(v_); }
+  std::string& as_string() { return std::get<std::string>(v_); }
   Array& as_array() { return std::get<Array>(v_); }
   Map& as_map() { return std::get<Map>(v_); }
   double as_double() const { return std::get<double>(v_); }
