@@ -48,6 +48,8 @@ defmodule Trellis do
   down when that process exits, or when `shutdown/1` is called.
   """
 
+  import Kernel, except: [apply: 2]
+
   alias Trellis.{Call, Error, HandleState}
 
   @enforce_keys [:owner, :port, :table, :state, :timeout_ms]
@@ -374,6 +376,313 @@ defmodule Trellis do
   """
   @spec ping!(handle) :: :ok
   def ping!(handle), do: unwrap!(ping(handle))
+
+  ## Catalog and statements
+
+  @doc """
+  Creates or upgrades the catalog schema (the handle's `:schema`). Safe to
+  run again, and from many nodes at once: migrations take an advisory lock.
+  Run it once per deploy, before any handle with `staging: true` connects.
+
+  ## Example
+
+      :ok = Trellis.migrate(trellis)
+  """
+  @spec migrate(handle) :: :ok | {:error, Error.t()}
+  def migrate(handle), do: ok(Call.call(handle, "migrate", %{}))
+
+  @doc """
+  Like `migrate/1`, but returns `:ok` or raises `Trellis.Error`.
+
+  ## Example
+
+      :ok = Trellis.migrate!(trellis)
+  """
+  @spec migrate!(handle) :: :ok
+  def migrate!(handle), do: unwrap!(migrate(handle))
+
+  @typedoc """
+  What a statement did:
+
+    * `{:transform_defined, target_table}` - a `TRANSFORM` created its target
+    * `:paused` - a `PAUSE TRANSFORM` (already paused is fine)
+    * `{:resumed, addresses}` - a `RESUME TRANSFORM`; the addresses
+      (`"transform"` or `"transform.column"`) it resumed, `[]` when nothing
+      named was paused
+    * `{:dropped, transform}` - a `DROP TRANSFORM`
+    * `{:altered, transform}` - an `ALTER TRANSFORM`
+  """
+  @type applied ::
+          {:transform_defined, String.t()}
+          | :paused
+          | {:resumed, [String.t()]}
+          | {:dropped, String.t()}
+          | {:altered, String.t()}
+
+  @doc """
+  Runs one statement of Trellis's grammar (`spec/grammar.md`): `TRANSFORM`,
+  `PAUSE TRANSFORM`, `RESUME TRANSFORM`, `DROP TRANSFORM` or
+  `ALTER TRANSFORM`. A statement that is refused changes nothing.
+
+  ## Example
+
+      {:ok, {:transform_defined, "widget_prices"}} =
+        Trellis.apply(trellis, "TRANSFORM widget_prices FROM widgets SELECT price AS price")
+
+      {:ok, :paused} = Trellis.apply(trellis, "PAUSE TRANSFORM widget_prices")
+      {:ok, {:resumed, ["widget_prices"]}} = Trellis.apply(trellis, "RESUME TRANSFORM widget_prices")
+  """
+  @spec apply(handle, String.t()) :: {:ok, applied} | {:error, Error.t()}
+  def apply(handle, statement) when is_binary(statement),
+    do: statement_call(handle, "apply", statement)
+
+  @doc """
+  Like `apply/2`, but returns what the statement did or raises `Trellis.Error`.
+
+  ## Example
+
+      :paused = Trellis.apply!(trellis, "PAUSE TRANSFORM widget_prices")
+  """
+  @spec apply!(handle, String.t()) :: applied
+  def apply!(handle, statement), do: unwrap!(__MODULE__.apply(handle, statement))
+
+  @doc """
+  Defines a transform: `apply/2` for a `TRANSFORM` statement only; any other
+  statement is a `:validation` error. The target table is created at once;
+  a drain worker builds it (`:waiting_to_backfill` -> `:backfilling` ->
+  `:catching_up` -> `:live`).
+
+  ## Example
+
+      {:ok, {:transform_defined, "widget_prices"}} =
+        Trellis.define(trellis, "TRANSFORM widget_prices FROM widgets SELECT price AS price")
+  """
+  @spec define(handle, String.t()) :: {:ok, {:transform_defined, String.t()}} | {:error, Error.t()}
+  def define(handle, statement) when is_binary(statement),
+    do: statement_call(handle, "define", statement)
+
+  @doc """
+  Like `define/2`, but returns `{:transform_defined, target}` or raises
+  `Trellis.Error`.
+
+  ## Example
+
+      {:transform_defined, "widget_prices"} =
+        Trellis.define!(trellis, "TRANSFORM widget_prices FROM widgets SELECT price AS price")
+  """
+  @spec define!(handle, String.t()) :: {:transform_defined, String.t()}
+  def define!(handle, statement), do: unwrap!(define(handle, statement))
+
+  defp statement_call(handle, op, statement) do
+    with {:ok, result} <- Call.call(handle, op, %{"statement" => statement}) do
+      case result do
+        %{"tag" => "transform_defined", "target" => target} -> {:ok, {:transform_defined, target}}
+        %{"tag" => "paused"} -> {:ok, :paused}
+        %{"tag" => "resumed", "addresses" => addresses} -> {:ok, {:resumed, addresses}}
+        %{"tag" => "dropped", "target" => target} -> {:ok, {:dropped, target}}
+        %{"tag" => "altered", "target" => target} -> {:ok, {:altered, target}}
+        other -> {:error, Error.new(:protocol, "unexpected #{op} result #{inspect(other)}")}
+      end
+    end
+  end
+
+  @doc """
+  The state of one transform, by name: a `Trellis.Status`.
+
+  ## Example
+
+      {:ok, %Trellis.Status{status: :live, backlog_pages: 0}} =
+        Trellis.status(trellis, "widget_prices")
+  """
+  @spec status(handle, String.t()) :: {:ok, Trellis.Status.t()} | {:error, Error.t()}
+  def status(handle, transform) when is_binary(transform) do
+    with {:ok, wire} <- Call.call(handle, "status", %{"target" => transform}) do
+      {:ok, Trellis.Status.from_wire(wire)}
+    end
+  end
+
+  @doc """
+  Like `status/2`, but returns the status or raises `Trellis.Error`.
+
+  ## Example
+
+      %Trellis.Status{status: :live} = Trellis.status!(trellis, "widget_prices")
+  """
+  @spec status!(handle, String.t()) :: Trellis.Status.t()
+  def status!(handle, transform), do: unwrap!(status(handle, transform))
+
+  @doc """
+  Every transform of the instance, by name: `Trellis.Definition` structs
+  whose `:statement` would create the transform as it is now.
+
+  ## Example
+
+      {:ok, [%Trellis.Definition{name: "widget_prices"}]} = Trellis.definitions(trellis)
+  """
+  @spec definitions(handle) :: {:ok, [Trellis.Definition.t()]} | {:error, Error.t()}
+  def definitions(handle) do
+    with {:ok, wire} <- Call.call(handle, "definitions", %{}) do
+      {:ok, Enum.map(wire, &Trellis.Definition.from_wire/1)}
+    end
+  end
+
+  @doc """
+  Like `definitions/1`, but returns the list or raises `Trellis.Error`.
+
+  ## Example
+
+      [%Trellis.Definition{}] = Trellis.definitions!(trellis)
+  """
+  @spec definitions!(handle) :: [Trellis.Definition.t()]
+  def definitions!(handle), do: unwrap!(definitions(handle))
+
+  @doc """
+  Rebuilds a transform's target from its source: the backfill starts again
+  from the first key while capture keeps running.
+
+  ## Example
+
+      :ok = Trellis.request_backfill(trellis, "widget_prices")
+  """
+  @spec request_backfill(handle, String.t()) :: :ok | {:error, Error.t()}
+  def request_backfill(handle, transform) when is_binary(transform),
+    do: ok(Call.call(handle, "request_backfill", %{"target" => transform}))
+
+  @doc """
+  Like `request_backfill/2`, but returns `:ok` or raises `Trellis.Error`.
+
+  ## Example
+
+      :ok = Trellis.request_backfill!(trellis, "widget_prices")
+  """
+  @spec request_backfill!(handle, String.t()) :: :ok
+  def request_backfill!(handle, transform), do: unwrap!(request_backfill(handle, transform))
+
+  ## Fleet and convergence
+
+  @doc """
+  Whether any node of the fleet runs a drain worker for this instance (one
+  heartbeated in the last 5 seconds).
+
+  ## Example
+
+      {:ok, true} = Trellis.has_live_drain_workers(trellis)
+  """
+  @spec has_live_drain_workers(handle) :: {:ok, boolean} | {:error, Error.t()}
+  def has_live_drain_workers(handle), do: Call.call(handle, "has_live_drain_workers", %{})
+
+  @doc """
+  Like `has_live_drain_workers/1`, but returns the boolean or raises `Trellis.Error`.
+
+  ## Example
+
+      true = Trellis.has_live_drain_workers!(trellis)
+  """
+  @spec has_live_drain_workers!(handle) :: boolean
+  def has_live_drain_workers!(handle), do: unwrap!(has_live_drain_workers(handle))
+
+  @doc """
+  Whether any node of the fleet holds this instance's staging worker (one
+  heartbeated in the last 5 seconds).
+
+  ## Example
+
+      {:ok, true} = Trellis.has_live_staging_worker(trellis)
+  """
+  @spec has_live_staging_worker(handle) :: {:ok, boolean} | {:error, Error.t()}
+  def has_live_staging_worker(handle), do: Call.call(handle, "has_live_staging_worker", %{})
+
+  @doc """
+  Like `has_live_staging_worker/1`, but returns the boolean or raises `Trellis.Error`.
+
+  ## Example
+
+      true = Trellis.has_live_staging_worker!(trellis)
+  """
+  @spec has_live_staging_worker!(handle) :: boolean
+  def has_live_staging_worker!(handle), do: unwrap!(has_live_staging_worker(handle))
+
+  @doc """
+  An opaque token standing for every write committed so far, for
+  `await_converged/3`. Pass it back exactly as returned.
+
+  ## Example
+
+      {:ok, token} = Trellis.watermark_token(trellis)
+  """
+  @spec watermark_token(handle) :: {:ok, binary} | {:error, Error.t()}
+  def watermark_token(handle) do
+    case Call.call(handle, "watermark_token", %{}) do
+      {:ok, {:bin, token}} -> {:ok, token}
+      {:ok, other} -> {:error, Error.new(:protocol, "unexpected token #{inspect(other)}")}
+      {:error, _} = error -> error
+    end
+  end
+
+  @doc """
+  Like `watermark_token/1`, but returns the token or raises `Trellis.Error`.
+
+  ## Example
+
+      token = Trellis.watermark_token!(trellis)
+  """
+  @spec watermark_token!(handle) :: binary
+  def watermark_token!(handle), do: unwrap!(watermark_token(handle))
+
+  @doc """
+  Waits until every write committed before `token` has reached the targets of
+  every transform that is not paused (a paused transform's writes are
+  accounted for by its paused state).
+
+  ## Options
+
+    * `:timeout_ms` - how long to wait (default: `30_000`); past it the
+      result is `{:error, %Trellis.Error{code: :timeout}}`
+
+  ## Example
+
+      {:ok, token} = Trellis.watermark_token(trellis)
+      :ok = Trellis.await_converged(trellis, token, timeout_ms: 10_000)
+  """
+  @spec await_converged(handle, binary, keyword) :: :ok | {:error, Error.t()}
+  def await_converged(handle, token, opts \\ []) when is_binary(token) do
+    opts = Keyword.validate!(opts, timeout_ms: 30_000)
+    timeout_ms = opts[:timeout_ms]
+
+    unless is_integer(timeout_ms) and timeout_ms >= 0 do
+      raise ArgumentError, "option :timeout_ms must be a non-negative integer"
+    end
+
+    args = %{"token" => {:bin, token}, "timeout_ms" => timeout_ms}
+
+    # The call's own budget outlasts the wait, so "not converged in time"
+    # arrives as an answer rather than as a cut-off call.
+    case Call.call(handle, "await_converged", args, timeout_ms: timeout_ms + 5_000) do
+      {:ok, true} ->
+        :ok
+
+      {:ok, false} ->
+        {:error,
+         Error.new(:timeout, "writes committed before the token had not converged after #{timeout_ms} ms")}
+
+      {:error, _} = error ->
+        error
+    end
+  end
+
+  @doc """
+  Like `await_converged/3`, but returns `:ok` or raises `Trellis.Error`.
+
+  ## Example
+
+      :ok = Trellis.await_converged!(trellis, Trellis.watermark_token!(trellis))
+  """
+  @spec await_converged!(handle, binary, keyword) :: :ok
+  def await_converged!(handle, token, opts \\ []),
+    do: unwrap!(await_converged(handle, token, opts))
+
+  defp ok({:ok, _}), do: :ok
+  defp ok({:error, _} = error), do: error
 
   ## Internals shared by the functions above and Trellis.Call
 

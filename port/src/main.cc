@@ -62,10 +62,10 @@ bool FdOpen(int fd) { return fcntl(fd, F_GETFD) != -1; }
 int Serve(const std::optional<std::string>& record_path) {
   const auto start = std::chrono::steady_clock::now();
   if (!FdOpen(kInFd) || !FdOpen(kOutFd)) {
-    spdlog::error(
-        "fds 3 and 4 are not open: trellis-port is an Erlang port program, started with "
-        "Port.open({{:spawn_executable, path}}, [:binary, {{:packet, 4}}, :nouse_stdio, "
-        ":exit_status]); see trellis-port --help");
+    spdlog::error("{}",
+                  "fds 3 and 4 are not open: trellis-port is an Erlang port program, started "
+                  "with Port.open({:spawn_executable, path}, [:binary, {:packet, 4}, "
+                  ":nouse_stdio, :exit_status]); see trellis-port --help");
     return kExitStartFailed;
   }
   std::unique_ptr<CaptureWriter> capture;

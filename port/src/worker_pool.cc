@@ -100,6 +100,9 @@ void WorkerPool::WorkerLoop(std::shared_ptr<Shared> shared) {
       session = std::move(opened.value());
     }
 
+    // A cancel meant for the session's previous call must not stop this one;
+    // from here on, the Canceller can reach this call's statements.
+    session->ResetCancel();
     {
       std::lock_guard lock(call->mu);
       if (call->cancel_requested) continue;

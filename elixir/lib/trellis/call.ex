@@ -61,10 +61,13 @@ defmodule Trellis.Call do
     end
   end
 
-  # False when the owner's table or the port is already gone.
+  # False when the owner's table is gone (the owner has stopped). A port that
+  # closed a moment ago is not checked here: its owner is about to answer
+  # every registered caller with the reason, which is better than guessing.
   defp submit(handle, call_id, ref, frame) do
     :ets.insert(handle.table, {call_id, self(), ref})
-    Port.command(handle.port, frame)
+    write(handle, frame)
+    true
   rescue
     ArgumentError -> false
   end

@@ -76,8 +76,14 @@ defmodule Trellis.HandleState do
   @doc false
   def shut_down_error, do: Error.new(:validation, "the handle was shut down")
 
+  @doc "The status recorded for a port that closed without reporting one."
+  @spec unknown_exit_status() :: integer
+  def unknown_exit_status, do: -1
+
   @doc "The error for a port program that exited with `status`."
   @spec exit_error(integer) :: Error.t()
+  def exit_error(-1), do: Error.new(:connection, "the port program exited (its pipe closed)")
+
   def exit_error(3) do
     Error.new(:protocol, "the port program lost the frame boundaries and exited (status 3)")
   end

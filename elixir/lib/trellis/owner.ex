@@ -104,6 +104,9 @@ defmodule Trellis.Owner do
 
       {^port, {:exit_status, status}} ->
         {:error, HandleState.exit_error(status)}
+
+      {:EXIT, ^port, _reason} ->
+        {:error, HandleState.exit_error(HandleState.unknown_exit_status())}
     after
       remaining(deadline) ->
         refuse(port, "the port program sent no hello", :timeout)
@@ -145,7 +148,7 @@ defmodule Trellis.Owner do
       "application_name" => opts[:application_name]
     }
 
-    Port.command(port, Protocol.encode_request(call_id, "connect", args, opts[:timeout_ms]))
+    write(port, Protocol.encode_request(call_id, "connect", args, opts[:timeout_ms]))
 
     with {:ok, info} <- await_reply(port, call_id, deadline) do
       {:ok,
@@ -184,6 +187,9 @@ defmodule Trellis.Owner do
 
       {^port, {:exit_status, status}} ->
         {:error, HandleState.exit_error(status)}
+
+      {:EXIT, ^port, _reason} ->
+        {:error, HandleState.exit_error(HandleState.unknown_exit_status())}
     after
       remaining(deadline) -> refuse(port, "connect got no reply in time", :timeout)
     end
@@ -206,15 +212,14 @@ defmodule Trellis.Owner do
   end
 
   def handle_info({port, {:exit_status, status}}, %{port: port} = state) do
-    HandleState.mark_exited(state.handle.state, status)
+    port_gone(state, status, "exited with status #{status}")
+  end
 
-    # After a shutdown the exit is expected; anything else is worth a line.
-    if HandleState.closed_error(state.handle.state).code != :validation do
-      Logger.error("trellis-port (#{state.instance}) exited with status #{status}")
-    end
-
-    fail_waiting(state)
-    {:stop, {:shutdown, {:port_exited, status}}, %{state | port: nil}}
+  # A port can also close without an exit status: a write into the pipe of a
+  # program that was killed fails with EPIPE, and the runtime closes the port
+  # with that reason.
+  def handle_info({:EXIT, port, reason}, %{port: port} = state) do
+    port_gone(state, HandleState.unknown_exit_status(), "closed (#{inspect(reason)})")
   end
 
   def handle_info(:sweep, state) do
@@ -227,12 +232,21 @@ defmodule Trellis.Owner do
     {:stop, {:shutdown, :caller_exited}, state}
   end
 
-  def handle_info({:EXIT, port, _reason}, %{port: port} = state), do: {:noreply, state}
-  def handle_info({:EXIT, _port, _reason}, %{port: nil} = state), do: {:noreply, state}
-
   def handle_info(message, state) do
     Logger.warning("Trellis.Owner ignored an unexpected message: #{inspect(message)}")
     {:noreply, state}
+  end
+
+  defp port_gone(state, status, what) do
+    HandleState.mark_exited(state.handle.state, status)
+
+    # After a shutdown the exit is expected; anything else is worth a line.
+    if HandleState.closed_error(state.handle.state).code != :validation do
+      Logger.error("trellis-port (#{state.instance}) #{what}")
+    end
+
+    fail_waiting(state)
+    {:stop, {:shutdown, {:port_exited, status}}, %{state | port: nil}}
   end
 
   defp route(body, state) do
@@ -342,6 +356,9 @@ defmodule Trellis.Owner do
 
       {^port, {:exit_status, status}} ->
         HandleState.mark_exited(state.handle.state, status)
+
+      {:EXIT, ^port, _reason} ->
+        HandleState.mark_exited(state.handle.state, HandleState.unknown_exit_status())
     after
       remaining(deadline) -> Port.close(port)
     end

@@ -119,9 +119,17 @@ defmodule Trellis.HandleTest do
       assert_raise Error, ~r/^\(connection\)/, fn -> Trellis.connect!(url: bad) end
     end
 
-    test "a malformed URL is an error, not a crash" do
-      assert {:error, %Error{code: code}} = Trellis.connect(url: "not a url at all")
-      assert code in [:connection, :validation]
+    test "a malformed URL is a validation error", %{url: url} do
+      assert {:error, %Error{code: :validation, message: message}} =
+               Trellis.connect(url: "not a url at all")
+
+      assert message =~ "invalid database URL"
+
+      # One libpq refuses only as it connects still keeps the password out.
+      bad = url |> with_password("hunter2") |> String.replace(~r/:\d+\//, ":notaport/")
+      assert {:error, %Error{code: :connection, message: message}} = Trellis.connect(url: bad)
+      assert message =~ "notaport"
+      refute message =~ "hunter2"
     end
 
     test "record: writes a capture file", %{url: url} do
@@ -188,17 +196,50 @@ defmodule Trellis.HandleTest do
       assert eventually(fn -> :ets.info(handle.table, :size) == 0 end)
     end
 
-    test "the sweep cancels the calls of dead callers", %{url: url} do
+    test "a call with no reply past its budget and the grace times out and is cancelled",
+         %{url: url} do
       handle = connect!(url)
-      dead = spawn(fn -> :ok end)
-      ref = Process.monitor(dead)
-      assert_receive {:DOWN, ^ref, _, _, _}
+      os_pid = os_pid(handle)
+      # A stopped port program reads nothing and answers nothing.
+      {_, 0} = System.cmd("kill", ["-STOP", to_string(os_pid)])
 
-      # An entry as a caller that died between submitting and its reply leaves.
-      :ets.insert(handle.table, {9_999_999, dead, make_ref()})
-      Process.sleep(Trellis.Owner.sweep_interval_ms() * 2 + 50)
+      try do
+        started = System.monotonic_time(:millisecond)
 
-      assert :ets.lookup(handle.table, 9_999_999) == []
+        assert {:error, %Error{code: :timeout, message: message}} =
+                 Call.call(handle, "echo", %{"value" => 1}, timeout_ms: 100)
+
+        waited = System.monotonic_time(:millisecond) - started
+        assert message =~ "100 ms"
+        assert waited >= 100 + Call.grace_ms() and waited < 100 + Call.grace_ms() + 1_000
+        assert :ets.info(handle.table, :size) == 0
+      after
+        System.cmd("kill", ["-CONT", to_string(os_pid)])
+      end
+
+      # The late reply is dropped, never delivered to the caller's mailbox.
+      assert echo(handle, "after") == {:ok, "after"}
+      Process.sleep(100)
+      refute_received _
+    end
+
+    test "a caller killed while its call waits is swept and its call cancelled", %{url: url} do
+      handle = connect!(url)
+      os_pid = os_pid(handle)
+      {_, 0} = System.cmd("kill", ["-STOP", to_string(os_pid)])
+
+      try do
+        caller = spawn(fn -> echo(handle, "never answered") end)
+        assert eventually(fn -> :ets.info(handle.table, :size) == 1 end)
+        Process.exit(caller, :kill)
+
+        # Gone within two sweeps, while the port program still has not answered.
+        Process.sleep(Trellis.Owner.sweep_interval_ms() * 2 + 50)
+        assert :ets.info(handle.table, :size) == 0
+      after
+        System.cmd("kill", ["-CONT", to_string(os_pid)])
+      end
+
       assert Trellis.ping(handle) == :ok
     end
 
@@ -213,6 +254,7 @@ defmodule Trellis.HandleTest do
   end
 
   describe "the port program dying" do
+    @tag :capture_log
     test "waiting callers get a connection error promptly, and the supervisor restarts the handle",
          %{url: url} do
       name = :"trellis_kill_#{System.unique_integer([:positive])}"
@@ -226,7 +268,7 @@ defmodule Trellis.HandleTest do
 
       for {error, at} <- collect_failures(8, 5_000) do
         assert %Error{code: :connection, message: message} = error
-        assert message =~ "exited with status"
+        assert message =~ "the port program exited"
         assert at - killed_at < 5_000
       end
 

@@ -1,16 +1,11 @@
 #include "sql/quote.h"
 
+#include "grammar/quote.h"
+
 namespace trellis::sql {
 
-std::string Ident(std::string_view name) {
-  std::string out = "\"";
-  for (char c : name) {
-    if (c == '"') out += '"';
-    out += c;
-  }
-  out += '"';
-  return out;
-}
+// One quoting rule for the whole engine: the grammar's.
+std::string Ident(std::string_view name) { return grammar::QuoteIdent(name); }
 
 std::string Qualified(std::string_view schema, std::string_view name) {
   return Ident(schema) + "." + Ident(name);

@@ -39,6 +39,8 @@ enum class DecodeErrorKind {
 
 struct DecodeError {
   DecodeErrorKind kind;
+  // For people, not for matching: "<class> at byte <offset>: <cause>" for a
+  // body that is not one valid value, "<class>: <cause>" for a bad shape.
   std::string message;
   // Set when the body was a message-like array whose call id could be read,
   // so the port can answer with an error reply instead of an event.

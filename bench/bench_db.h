@@ -1,0 +1,51 @@
+// One database per benchmark on the shared throwaway cluster, with a
+// connection for setup and timing. Failures throw BenchError: a benchmark
+// that cannot run its SQL has nothing to report, and unwinding lets the
+// cluster's destructor stop the testkit.
+#pragma once
+
+#include <memory>
+#include <stdexcept>
+#include <string>
+
+#include "pg/connection.h"
+#include "throwaway_cluster.h"
+#include "trellis/engine.h"
+#include "trellis/workers.h"
+
+namespace trellis::bench {
+
+struct BenchError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+class BenchDb {
+ public:
+  // Creates database `name` on `cluster` and migrates the catalog in it.
+  BenchDb(const test::ThrowawayCluster& cluster, const std::string& name);
+
+  const std::string& url() const { return url_; }
+  ConnectOptions Options() const;
+  Session& session() { return *session_; }
+  pg::Connection& conn() { return *conn_; }
+
+  // Runs a script (';'-separated statements); throws on error.
+  void Sql(const std::string& script);
+  // The single value of a one-row, one-column query; throws on error.
+  std::string Scalar(const std::string& query);
+  // Seconds the statement took, measured around the call (one round trip).
+  double TimeSql(const std::string& statement);
+  // Applies a grammar statement (TRANSFORM, PAUSE, ...); throws on error.
+  void Apply(const std::string& statement);
+  // Seconds until every write committed so far has reached its targets.
+  double AwaitConverged(int timeout_ms = 120000);
+  // Staging + 2 drain threads, as in production.
+  std::unique_ptr<BackgroundWorkers> StartWorkers();
+
+ private:
+  std::string url_;
+  std::unique_ptr<pg::Connection> conn_;
+  std::unique_ptr<Session> session_;
+};
+
+}  // namespace trellis::bench

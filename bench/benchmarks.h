@@ -1,0 +1,36 @@
+// The five engine benchmarks. Each gets its own database on the shared
+// cluster, so one benchmark's catalog and workers never see another's tables.
+#pragma once
+
+#include <string>
+
+#include "report.h"
+#include "throwaway_cluster.h"
+
+namespace trellis::bench {
+
+struct Config {
+  std::string pgbench = "/usr/lib/postgresql/15/bin/pgbench";
+  int rounds = 5;  // interleaved A/B rounds of the capture benchmarks
+  int bulk_rows = 100000;
+  int pgbench_seconds = 5;
+  int fresh_seconds = 10;
+  int fresh_rate = 2000;  // writes per second, paced
+  int drain_rows = 200000;
+  int drain_rounds = 3;
+  int backfill_rows = 1000000;
+  int backfill_rounds = 2;
+};
+
+// 1. INSERT ... SELECT of bulk_rows into a plain table vs a captured one.
+Section BulkCapture(const test::ThrowawayCluster& cluster, const Config& config);
+// 2. Single-row INSERTs with pgbench, 1 and 4 clients, plain vs captured.
+Section PgbenchCapture(const test::ThrowawayCluster& cluster, const Config& config);
+// 3. Commit -> visible in target latency under a paced write load.
+Section Freshness(const test::ThrowawayCluster& cluster, const Config& config);
+// 4. Keys per second draining one UPDATE of every row of a live projection.
+Section DrainThroughput(const test::ThrowawayCluster& cluster, const Config& config);
+// 5. Backfill of backfill_rows vs CREATE TABLE AS (with and without a key).
+Section Backfill(const test::ThrowawayCluster& cluster, const Config& config);
+
+}  // namespace trellis::bench

@@ -1,0 +1,152 @@
+// Benchmarks 1 and 2: what capture costs the writer. Both compare two tables
+// of identical schema in one database, one plain and one read by a
+// projection (so it carries the capture triggers), interleaved round by
+// round so that drift in the machine's load hits both alike.
+#include <spdlog/spdlog.h>
+
+#include "bench_db.h"
+#include "benchmarks.h"
+#include "pgbench_run.h"
+#include "stats.h"
+
+namespace trellis::bench {
+namespace {
+
+const char* kSchema = "(id bigint PRIMARY KEY, v int NOT NULL, w text NOT NULL)";
+
+// Seconds one INSERT ... SELECT of `rows` takes into `table`, from empty.
+double TimeBulkInsert(BenchDb& db, const std::string& table, int rows) {
+  db.Sql("TRUNCATE " + table);
+  // Flush the previous round's dirty pages now, not during the timed statement.
+  db.Sql("CHECKPOINT");
+  return db.TimeSql("INSERT INTO " + table +
+                    " SELECT g, g % 1000, md5(g::text) FROM generate_series(1, " +
+                    std::to_string(rows) + ") g");
+}
+
+std::string PgbenchScript(const std::string& table) {
+  return "\\set v random(1, 1000000)\nINSERT INTO " + table + " (id, v, w) VALUES (nextval('" +
+         table + "_seq'), :v, 'x');\n";
+}
+
+struct PgbenchSeries {
+  std::vector<double> plain_tps, captured_tps, ratios, lag_s;
+};
+
+// Alternating which table goes first cancels any bias of going first.
+PgbenchSeries RunPgbenchSeries(BenchDb& db, const Config& config, int clients) {
+  PgbenchSeries s;
+  PgbenchRun run{config.pgbench, db.url(), "", clients, config.pgbench_seconds, std::nullopt};
+  for (int round = 0; round < config.rounds; ++round) {
+    double plain = 0;
+    double captured = 0;
+    for (int leg = 0; leg < 2; ++leg) {
+      if ((leg == 0) == (round % 2 == 0)) {
+        run.script = PgbenchScript("pg_a");
+        plain = RunPgbench(run).tps;
+      } else {
+        // Production setup for the captured table: staging + 2 drain threads
+        // run while it is written. The backlog left at the end is drained
+        // before the next leg, outside the measurement, and reported.
+        auto workers = db.StartWorkers();
+        run.script = PgbenchScript("pg_b");
+        captured = RunPgbench(run).tps;
+        s.lag_s.push_back(db.AwaitConverged());
+        workers->Stop();
+      }
+    }
+    spdlog::warn("bench pgbench c={} round {}: plain {:.0f} tps, captured {:.0f} tps", clients,
+                 round, plain, captured);
+    s.plain_tps.push_back(plain);
+    s.captured_tps.push_back(captured);
+    s.ratios.push_back(plain / captured);
+  }
+  return s;
+}
+
+}  // namespace
+
+Section BulkCapture(const test::ThrowawayCluster& cluster, const Config& config) {
+  BenchDb db(cluster, "bench_bulk");
+  db.Sql(std::string("CREATE TABLE bulk_a ") + kSchema + "; CREATE TABLE bulk_b " + kSchema);
+  db.Apply("TRANSFORM bulk_b_t FROM bulk_b SELECT v * 2 AS v2, upper(w) AS w_up");
+  // No workers: only the writer's statement is timed, and nothing else runs
+  // beside it. One warm-up of each (plan and trigger function caches).
+  TimeBulkInsert(db, "bulk_a", config.bulk_rows);
+  TimeBulkInsert(db, "bulk_b", config.bulk_rows);
+  std::vector<double> plain, captured, ratios;
+  for (int round = 0; round < config.rounds; ++round) {
+    double a = 0;
+    double b = 0;
+    if (round % 2 == 0) {
+      a = TimeBulkInsert(db, "bulk_a", config.bulk_rows);
+      b = TimeBulkInsert(db, "bulk_b", config.bulk_rows);
+    } else {
+      b = TimeBulkInsert(db, "bulk_b", config.bulk_rows);
+      a = TimeBulkInsert(db, "bulk_a", config.bulk_rows);
+    }
+    plain.push_back(a);
+    captured.push_back(b);
+    ratios.push_back(b / a);
+  }
+  const std::string capture_kb =
+      db.Scalar("SELECT coalesce(max(pg_column_size(routing)), 0) / 1024 FROM trellis.capture");
+  const double ratio = Median(ratios);
+  Section s;
+  s.title = "1. Capture overhead, bulk";
+  s.method = "`INSERT INTO t SELECT g, g % 1000, md5(g::text) FROM generate_series(1, " +
+             std::to_string(config.bulk_rows) +
+             ")` into an empty table `(id bigint PRIMARY KEY, v int, w text)`: plain (A) vs "
+             "read by a projection, so carrying the capture triggers (B). TRUNCATE and "
+             "CHECKPOINT before each statement; only the INSERT is timed; no workers run. "
+             "One warm-up each, then " +
+             std::to_string(config.rounds) +
+             " rounds, A/B order alternating. Ratio = median of per-round B/A.";
+  s.figures.push_back({"captured / plain time", Fixed(ratio, 2) + "x", "<= 1.20x", ratio <= 1.2});
+  s.figures.push_back({"plain, median", Fixed(Median(plain), 3) + " s", "", std::nullopt});
+  s.figures.push_back({"captured, median", Fixed(Median(captured), 3) + " s", "", std::nullopt});
+  s.raw.push_back("plain s: " + List(plain, 3));
+  s.raw.push_back("captured s: " + List(captured, 3));
+  s.raw.push_back("ratios: " + List(ratios, 2));
+  s.raw.push_back("capture row for one statement: " + capture_kb + " kB of routing array");
+  return s;
+}
+
+Section PgbenchCapture(const test::ThrowawayCluster& cluster, const Config& config) {
+  BenchDb db(cluster, "bench_pgbench");
+  db.Sql(std::string("CREATE TABLE pg_a ") + kSchema + "; CREATE TABLE pg_b " + kSchema +
+         "; CREATE SEQUENCE pg_a_seq; CREATE SEQUENCE pg_b_seq");
+  db.Apply("TRANSFORM pg_b_t FROM pg_b SELECT v * 2 AS v2, upper(w) AS w_up");
+  {
+    auto workers = db.StartWorkers();
+    db.AwaitConverged();  // the (empty) backfill, so the target is live
+  }
+  Section s;
+  s.title = "2. Capture overhead, pgbench";
+  s.method = "pgbench (`-M prepared`, " + std::to_string(config.pgbench_seconds) +
+             " s per run) with the script `INSERT INTO t (id, v, w) VALUES (nextval('t_seq'), "
+             ":v, 'x')`, autocommit: plain table vs captured table. The captured runs have "
+             "staging + 2 drain threads running (started before, stopped after each run); "
+             "the backlog left when pgbench stops is drained outside the measurement and "
+             "reported as drain lag. " +
+             std::to_string(config.rounds) +
+             " rounds per client count, order alternating. Ratio = median of per-round "
+             "plain TPS / captured TPS.";
+  for (int clients : {1, 4}) {
+    PgbenchSeries r = RunPgbenchSeries(db, config, clients);
+    const double ratio = Median(r.ratios);
+    const std::string c = std::to_string(clients) + " client" + (clients > 1 ? "s" : "");
+    s.figures.push_back(
+        {c + ": plain / captured TPS", Fixed(ratio, 2) + "x", "<= 1.15x", ratio <= 1.15});
+    s.figures.push_back({c + ": TPS plain / captured, medians",
+                         Fixed(Median(r.plain_tps), 0) + " / " + Fixed(Median(r.captured_tps), 0),
+                         "", std::nullopt});
+    s.raw.push_back(c + ": plain tps: " + List(r.plain_tps, 0));
+    s.raw.push_back(c + ": captured tps: " + List(r.captured_tps, 0));
+    s.raw.push_back(c + ": ratios: " + List(r.ratios, 2));
+    s.raw.push_back(c + ": drain lag after each captured run, s: " + List(r.lag_s, 2));
+  }
+  return s;
+}
+
+}  // namespace trellis::bench

@@ -1,0 +1,144 @@
+// engine_bench: the "Engine core" benchmarks against a throwaway cluster.
+//   engine_bench [--out FILE] [--only 1,2,...] [--rounds N] [--pgbench PATH]
+// Prints the report (markdown) to stdout and, with --out, writes it to FILE.
+// Progress goes to stderr. Numbers are only comparable within one run: every
+// headline figure is a ratio against a baseline measured alongside it.
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <functional>
+#include <iostream>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include "bench_db.h"
+#include "benchmarks.h"
+#include "pg/connection.h"
+
+namespace trellis::bench {
+namespace {
+
+constexpr const char* kUsage =
+    "usage: engine_bench [--out FILE] [--only 1,2,3,4,5] [--rounds N]\n"
+    "                    [--pgbench-seconds S] [--fresh-seconds S] [--backfill-rows N]\n"
+    "                    [--backfill-rounds N] [--pgbench PATH]\n";
+
+struct Args {
+  Config config;
+  std::string out;
+  std::set<int> only = {1, 2, 3, 4, 5};
+};
+
+[[noreturn]] void Usage(const std::string& problem) {
+  std::cerr << problem << "\n" << kUsage;
+  std::exit(2);
+}
+
+Args Parse(int argc, char** argv) {
+  Args a;
+  if (const char* bin = std::getenv("TRELLIS_PG_BIN"))
+    a.config.pgbench = std::string(bin) + "/pgbench";
+  for (int i = 1; i < argc; ++i) {
+    const std::string flag = argv[i];
+    if (flag == "--help" || flag == "-h") Usage("");
+    if (i + 1 >= argc) Usage(flag + " needs a value");
+    const std::string value = argv[++i];
+    auto number = [&] {
+      char* end = nullptr;
+      const long n = std::strtol(value.c_str(), &end, 10);
+      if (*end != '\0' || n <= 0) Usage(flag + ": not a positive number: " + value);
+      return static_cast<int>(n);
+    };
+    if (flag == "--out") {
+      a.out = value;
+    } else if (flag == "--only") {
+      a.only.clear();
+      std::stringstream list(value);
+      for (std::string item; std::getline(list, item, ',');) a.only.insert(std::atoi(item.c_str()));
+    } else if (flag == "--rounds") {
+      a.config.rounds = number();
+    } else if (flag == "--pgbench-seconds") {
+      a.config.pgbench_seconds = number();
+    } else if (flag == "--fresh-seconds") {
+      a.config.fresh_seconds = number();
+    } else if (flag == "--backfill-rows") {
+      a.config.backfill_rows = number();
+    } else if (flag == "--backfill-rounds") {
+      a.config.backfill_rounds = number();
+    } else if (flag == "--pgbench") {
+      a.config.pgbench = value;
+    } else {
+      Usage("unknown flag " + flag);
+    }
+  }
+  return a;
+}
+
+std::string MachineNote(const test::ThrowawayCluster& cluster) {
+  double load[3] = {0, 0, 0};
+  getloadavg(load, 3);
+  std::string version = "?";
+  if (auto conn = pg::Connection::Open(cluster.url(), "trellis bench"); conn.ok()) {
+    if (auto rows = conn.value()->Query("SHOW server_version"); rows.ok())
+      version = rows->text(0, 0);
+  }
+  char host[256] = {0};
+  gethostname(host, sizeof host - 1);
+  return "Machine: " + std::string(host) + ", " +
+         std::to_string(std::thread::hardware_concurrency()) +
+         " cores shared with other jobs (load average " + std::to_string(load[0]).substr(0, 4) +
+         " at start), PostgreSQL " + version +
+         " from trellis-testkit (fsync, synchronous_commit and full_page_writes off, "
+         "shared_buffers 128MB). Absolute numbers are noisy; the ratios compare runs "
+         "interleaved in this same run.";
+}
+
+int Run(const Args& args) {
+  test::ThrowawayCluster cluster(TRELLIS_TESTKIT_BINARY);
+  const std::string note = MachineNote(cluster);  // the load before we add ours
+  Report report;
+  const std::vector<std::pair<int, std::function<Section()>>> benches = {
+      {1, [&] { return BulkCapture(cluster, args.config); }},
+      {2, [&] { return PgbenchCapture(cluster, args.config); }},
+      {3, [&] { return Freshness(cluster, args.config); }},
+      {4, [&] { return DrainThroughput(cluster, args.config); }},
+      {5, [&] { return Backfill(cluster, args.config); }},
+  };
+  int failed = 0;
+  for (const auto& [n, bench] : benches) {
+    if (!args.only.count(n)) continue;
+    spdlog::warn("bench {} starting", n);
+    try {
+      report.Add(bench());
+    } catch (const BenchError& e) {
+      ++failed;
+      report.Add(Section{"benchmark " + std::to_string(n) + " FAILED", e.what(), {}, {}});
+    }
+  }
+  const std::string markdown = report.Markdown(note);
+  std::cout << markdown << std::flush;
+  if (!args.out.empty()) {
+    std::ofstream out(args.out);
+    out << markdown;
+    if (!out) {
+      std::cerr << "cannot write " << args.out << "\n";
+      return 1;
+    }
+  }
+  return failed == 0 ? 0 : 1;
+}
+
+}  // namespace
+}  // namespace trellis::bench
+
+int main(int argc, char** argv) {
+  // The workers log through spdlog; keep stdout for the report.
+  spdlog::set_default_logger(spdlog::stderr_color_mt("bench"));
+  spdlog::set_level(spdlog::level::warn);
+  return trellis::bench::Run(trellis::bench::Parse(argc, argv));
+}

@@ -1,0 +1,131 @@
+defmodule Trellis.Status do
+  @moduledoc """
+  What `Trellis.status/2` reports about one transform.
+
+    * `:name` - the transform's name (its target table's unqualified name)
+    * `:target_table` - `"schema.table"` of the target
+    * `:status` - `:waiting_to_backfill`, `:backfilling`, `:catching_up`,
+      `:live` or `:paused` (`:unknown` for a state newer than this package)
+    * `:paused_kind` - why it is paused: `:operator` (a PAUSE TRANSFORM), or
+      another kind later versions add; `nil` when not paused
+    * `:paused_reason` - a readable reason, `nil` when not paused
+    * `:paused_at` - when it paused, a `DateTime`
+    * `:columns` - one `Trellis.ColumnStatus` per value column
+    * `:backlog_pages`, `:backlog_keys` - ledger pages (and the keys in them)
+      waiting to be drained
+    * `:capture_backlog` - capture rows of its source not yet staged
+    * `:backfill` - a `Trellis.BackfillProgress`
+    * `:last_applied_at` - when a drain or backfill last wrote the target
+  """
+
+  defstruct [
+    :name,
+    :target_table,
+    :status,
+    :paused_kind,
+    :paused_reason,
+    :paused_at,
+    :backfill,
+    :last_applied_at,
+    columns: [],
+    backlog_pages: 0,
+    backlog_keys: 0,
+    capture_backlog: 0
+  ]
+
+  @type t :: %__MODULE__{
+          name: String.t(),
+          target_table: String.t(),
+          status: :waiting_to_backfill | :backfilling | :catching_up | :live | :paused | :unknown,
+          paused_kind: atom | nil,
+          paused_reason: String.t() | nil,
+          paused_at: DateTime.t() | nil,
+          columns: [Trellis.ColumnStatus.t()],
+          backlog_pages: non_neg_integer,
+          backlog_keys: non_neg_integer,
+          capture_backlog: non_neg_integer,
+          backfill: Trellis.BackfillProgress.t(),
+          last_applied_at: DateTime.t() | nil
+        }
+
+  alias Trellis.Enums
+
+  @doc false
+  @spec from_wire(map) :: t
+  def from_wire(m) do
+    %__MODULE__{
+      name: m["name"],
+      target_table: m["target_table"],
+      status: Enums.transform_state(m["status"]),
+      paused_kind: Enums.paused_kind(m["paused_kind"]),
+      paused_reason: m["paused_reason"],
+      paused_at: Enums.time(m["paused_at"]),
+      columns: Enum.map(m["columns"] || [], &Trellis.ColumnStatus.from_wire/1),
+      backlog_pages: m["backlog_pages"] || 0,
+      backlog_keys: m["backlog_keys"] || 0,
+      capture_backlog: m["capture_backlog"] || 0,
+      backfill: Trellis.BackfillProgress.from_wire(m["backfill"] || %{}),
+      last_applied_at: Enums.time(m["last_applied_at"])
+    }
+  end
+end
+
+defmodule Trellis.ColumnStatus do
+  @moduledoc """
+  The state of one value column of a transform: `:live`, or `:paused` with
+  a kind and a reason (`PAUSE TRANSFORM target.column` pauses one).
+  """
+
+  defstruct [:name, :state, :paused_kind, :paused_reason]
+
+  @type t :: %__MODULE__{
+          name: String.t(),
+          state: :live | :paused | :unknown,
+          paused_kind: atom | nil,
+          paused_reason: String.t() | nil
+        }
+
+  @doc false
+  @spec from_wire(map) :: t
+  def from_wire(m) do
+    %__MODULE__{
+      name: m["name"],
+      state: Trellis.Enums.column_state(m["state"]),
+      paused_kind: Trellis.Enums.paused_kind(m["paused_kind"]),
+      paused_reason: m["paused_reason"]
+    }
+  end
+end
+
+defmodule Trellis.BackfillProgress do
+  @moduledoc """
+  How far the build (or latest rebuild) of a target has come.
+
+    * `:rows_done` - source rows recomputed so far
+    * `:rows_total` - source rows when the backfill started (`nil` before)
+    * `:started_at`, `:finished_at` - `DateTime`s, `nil` until then
+    * `:columns` - the columns being rebuilt, `nil` for whole rows
+  """
+
+  defstruct [:rows_total, :started_at, :finished_at, :columns, rows_done: 0]
+
+  @type t :: %__MODULE__{
+          rows_done: non_neg_integer,
+          rows_total: non_neg_integer | nil,
+          started_at: DateTime.t() | nil,
+          finished_at: DateTime.t() | nil,
+          columns: [String.t()] | nil
+        }
+
+  @doc false
+  @spec from_wire(map) :: t
+  def from_wire(m) do
+    %__MODULE__{
+      rows_done: m["rows_done"] || 0,
+      rows_total: m["rows_total"],
+      started_at: Trellis.Enums.time(m["started_at"]),
+      finished_at: Trellis.Enums.time(m["finished_at"]),
+      columns: m["columns"]
+    }
+  end
+end

@@ -1,0 +1,73 @@
+#include "ops/engine_values.h"
+
+namespace trellis::port {
+namespace {
+
+protocol::Value Optional(const std::optional<std::string>& v) {
+  return v ? protocol::Value(*v) : protocol::Value();
+}
+
+protocol::Value Optional(const std::optional<int64_t>& v) {
+  return v ? protocol::Value(*v) : protocol::Value();
+}
+
+protocol::Value Strings(const std::vector<std::string>& items) {
+  protocol::Array out;
+  for (const auto& s : items) out.emplace_back(s);
+  return out;
+}
+
+}  // namespace
+
+protocol::Value ToValue(const ApplyResult& result) {
+  return protocol::MakeMap({
+      {"tag", result.tag},
+      {"target", result.target},
+      {"addresses", Strings(result.addresses)},
+  });
+}
+
+protocol::Value ToValue(const TransformStatus& s) {
+  protocol::Array columns;
+  for (const auto& c : s.columns) {
+    columns.emplace_back(protocol::MakeMap({
+        {"name", c.name},
+        {"state", c.state},
+        {"paused_kind", Optional(c.paused_kind)},
+        {"paused_reason", Optional(c.paused_reason)},
+    }));
+  }
+  return protocol::MakeMap({
+      {"name", s.name},
+      {"target_table", s.target_table},
+      {"status", s.status},
+      {"paused_kind", Optional(s.paused_kind)},
+      {"paused_reason", Optional(s.paused_reason)},
+      {"paused_at", Optional(s.paused_at_us)},
+      {"columns", std::move(columns)},
+      {"backlog_pages", s.backlog_pages},
+      {"backlog_keys", s.backlog_keys},
+      {"capture_backlog", s.capture_backlog},
+      {"backfill", protocol::MakeMap({
+                       {"rows_done", s.backfill.rows_done},
+                       {"rows_total", Optional(s.backfill.rows_total)},
+                       {"started_at", Optional(s.backfill.started_at_us)},
+                       {"finished_at", Optional(s.backfill.finished_at_us)},
+                       {"columns", s.backfill.columns ? Strings(*s.backfill.columns)
+                                                      : protocol::Value()},
+                   })},
+      {"last_applied_at", Optional(s.last_applied_at_us)},
+  });
+}
+
+protocol::Value ToValue(const Definition& d) {
+  return protocol::MakeMap({
+      {"name", d.name},
+      {"target_table", d.target_table},
+      {"statement", d.statement},
+      {"status", d.status},
+      {"created_at", Optional(d.created_at_us)},
+  });
+}
+
+}  // namespace trellis::port

@@ -1,0 +1,58 @@
+// The statement and catalog-read ops: apply, define, status, definitions,
+// request_backfill.
+#include "args.h"
+#include "op_registry.h"
+#include "ops/engine_values.h"
+
+namespace trellis::port {
+namespace {
+
+Result<protocol::Value> RunStatement(Session& session, const protocol::Map& args,
+                                     bool define_only) {
+  auto statement = RequireString(args, "statement");
+  if (!statement.ok()) return statement.status();
+  auto result = session.Apply(statement.value(), define_only);
+  if (!result.ok()) return result.status();
+  return ToValue(result.value());
+}
+
+Result<protocol::Value> ApplyOp(Session& session, const protocol::Map& args) {
+  return RunStatement(session, args, /*define_only=*/false);
+}
+
+Result<protocol::Value> DefineOp(Session& session, const protocol::Map& args) {
+  return RunStatement(session, args, /*define_only=*/true);
+}
+
+Result<protocol::Value> StatusOp(Session& session, const protocol::Map& args) {
+  auto target = RequireString(args, "target");
+  if (!target.ok()) return target.status();
+  auto status = session.ReadStatus(target.value());
+  if (!status.ok()) return status.status();
+  return ToValue(status.value());
+}
+
+Result<protocol::Value> DefinitionsOp(Session& session, const protocol::Map&) {
+  auto definitions = session.Definitions();
+  if (!definitions.ok()) return definitions.status();
+  protocol::Array out;
+  for (const auto& d : definitions.value()) out.push_back(ToValue(d));
+  return protocol::Value(std::move(out));
+}
+
+Result<protocol::Value> RequestBackfillOp(Session& session, const protocol::Map& args) {
+  auto target = RequireString(args, "target");
+  if (!target.ok()) return target.status();
+  Status st = session.RequestBackfill(target.value());
+  if (!st.ok()) return st;
+  return protocol::Value();
+}
+
+const OpRegistrar kApply(DatabaseOp("apply", ApplyOp));
+const OpRegistrar kDefine(DatabaseOp("define", DefineOp));
+const OpRegistrar kStatus(DatabaseOp("status", StatusOp));
+const OpRegistrar kDefinitions(DatabaseOp("definitions", DefinitionsOp));
+const OpRegistrar kRequestBackfill(DatabaseOp("request_backfill", RequestBackfillOp));
+
+}  // namespace
+}  // namespace trellis::port
