@@ -63,13 +63,25 @@ void BenchDb::Apply(const std::string& statement) {
 }
 
 double BenchDb::AwaitConverged(int timeout_ms) {
+  auto seconds = TryAwaitConverged(timeout_ms);
+  if (!seconds) throw BenchError("not converged within " + std::to_string(timeout_ms) + " ms");
+  return *seconds;
+}
+
+std::optional<double> BenchDb::TryAwaitConverged(int timeout_ms) {
   const auto start = Clock::now();
   auto token = session_->WatermarkToken();
   if (!token.ok()) throw BenchError("watermark: " + token.status().ToString());
   auto done = session_->AwaitConverged(token.value(), std::chrono::milliseconds(timeout_ms));
   if (!done.ok()) throw BenchError("await_converged: " + done.status().ToString());
-  if (!done.value()) throw BenchError("not converged within " + std::to_string(timeout_ms) + " ms");
+  if (!done.value()) return std::nullopt;
   return SecondsSince(start);
+}
+
+TransformStatus BenchDb::ReadStatus(const std::string& transform) {
+  auto status = session_->ReadStatus(transform);
+  if (!status.ok()) throw BenchError("status of " + transform + ": " + status.status().ToString());
+  return status.value();
 }
 
 std::unique_ptr<BackgroundWorkers> BenchDb::StartWorkers() {

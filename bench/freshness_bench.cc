@@ -4,6 +4,8 @@
 // `written_at` (clock_timestamp() at insert, just before the writer's
 // autocommit) and a deferred constraint trigger on the target, which fires
 // at the drain transaction's commit.
+#include <cmath>
+
 #include "bench_db.h"
 #include "benchmarks.h"
 #include "pgbench_run.h"
@@ -28,10 +30,30 @@ END $$;
 CREATE CONSTRAINT TRIGGER fresh_seen AFTER INSERT OR UPDATE ON fresh_t
   DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION fresh_seen_fn())sql";
 
+// Latency of every written row: its first sighting in the target, or, for a
+// row not there yet, the time it has waited so far (a lower bound).
+constexpr const char* kLatencies = R"sql(
+CREATE TEMPORARY TABLE fresh_ms AS
+SELECT f.written_at, s.id IS NULL AS pending,
+       extract(epoch FROM coalesce(s.latency, clock_timestamp() - f.written_at)) * 1000 AS ms
+FROM fresh f LEFT JOIN fresh_seen s USING (id))sql";
+
 constexpr const char* kPercentiles = R"sql(
 SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY ms), percentile_cont(0.9) WITHIN GROUP (ORDER BY ms),
-       percentile_cont(0.99) WITHIN GROUP (ORDER BY ms), max(ms), count(*)
-FROM (SELECT extract(epoch FROM latency) * 1000 AS ms FROM fresh_seen) s)sql";
+       percentile_cont(0.99) WITHIN GROUP (ORDER BY ms), max(ms), count(*),
+       count(*) FILTER (WHERE pending)
+FROM fresh_ms)sql";
+
+// p50 of the rows written in the first and in the last second: a backlog
+// that grows while the writer runs shows up as a rising latency.
+constexpr const char* kDrift = R"sql(
+WITH b AS (SELECT min(written_at) AS t0, max(written_at) AS t1 FROM fresh_ms)
+SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY ms) FILTER (WHERE written_at < t0 + interval '1 s'),
+       percentile_cont(0.5) WITHIN GROUP (ORDER BY ms) FILTER (WHERE written_at > t1 - interval '1 s')
+FROM fresh_ms, b)sql";
+
+// How long the tail may take to drain once the writer stops.
+constexpr int kTailCapMs = 10000;
 
 }  // namespace
 
@@ -51,17 +73,25 @@ Section Freshness(const test::ThrowawayCluster& cluster, const Config& config) {
                  config.fresh_seconds,
                  config.fresh_rate};
   PgbenchResult written = RunPgbench(run);
-  const double tail = db.AwaitConverged();
+  const TransformStatus at_stop = db.ReadStatus("fresh_t");
+  const std::optional<double> tail = db.TryAwaitConverged(kTailCapMs);
   workers->Stop();
 
+  db.Sql(kLatencies);
   auto rows = db.conn().Query(kPercentiles);
   if (!rows.ok() || rows->size() != 1) throw BenchError("percentiles: " + rows.status().ToString());
-  if (rows->text(0, 4) == "0") throw BenchError("no write reached the target");
+  if (rows->text(0, 4) == "0") throw BenchError("nothing was written");
   const std::vector<double> p = {std::stod(rows->text(0, 0)), std::stod(rows->text(0, 1)),
                                  std::stod(rows->text(0, 2))};
   const double max_ms = std::stod(rows->text(0, 3));
-  const long seen = std::stol(rows->text(0, 4));
-  const long total = std::stol(db.Scalar("SELECT count(*) FROM fresh"));
+  const long total = std::stol(rows->text(0, 4));
+  const long pending = std::stol(rows->text(0, 5));
+  auto drift = db.conn().Query(kDrift);
+  if (!drift.ok()) throw BenchError("drift: " + drift.status().ToString());
+  // NULL (no row in that second) reads as NaN rather than failing.
+  auto num = [](const std::string& text) { return text.empty() ? std::nan("") : std::stod(text); };
+  // A percentile that includes rows still pending is only a lower bound.
+  const std::string bound = pending > 0 ? ">= " : "";
 
   Section s;
   s.title = "3. Freshness";
@@ -70,16 +100,26 @@ Section Freshness(const test::ThrowawayCluster& cluster, const Config& config) {
              "` inserting single rows (autocommit) into a source whose projection copies "
              "`written_at` (DEFAULT clock_timestamp()); staging + 2 drain threads running. A "
              "deferred constraint trigger on the target records clock_timestamp() - "
-             "written_at when the drain commits: commit -> visible, on the server's clock.";
+             "written_at when the drain commits: commit -> visible, on the server's clock. "
+             "After the writer stops the tail gets " +
+             Fixed(kTailCapMs / 1000.0, 0) +
+             " s; a row still not visible then counts with the time it has waited so far, and "
+             "the percentiles are marked >= (lower bounds).";
   s.figures.push_back(
-      {"p50 commit -> visible", Fixed(p.at(0), 1) + " ms", "<= 50 ms", p.at(0) <= 50});
+      {"p50 commit -> visible", bound + Fixed(p[0], 1) + " ms", "<= 50 ms", p[0] <= 50});
   s.figures.push_back(
-      {"p99 commit -> visible", Fixed(p.at(2), 1) + " ms", "<= 250 ms", p.at(2) <= 250});
+      {"p99 commit -> visible", bound + Fixed(p[2], 1) + " ms", "<= 250 ms", p[2] <= 250});
   s.figures.push_back({"write rate achieved", Fixed(written.tps, 0) + " /s", "", std::nullopt});
-  s.raw.push_back("p90 " + Fixed(p.at(1), 1) + " ms, max " + Fixed(max_ms, 1) + " ms");
-  s.raw.push_back("rows written " + std::to_string(total) + ", seen in target " +
-                  std::to_string(seen) + "; writer latency avg " + Fixed(written.latency_ms, 2) +
-                  " ms; drain tail after the writer stopped " + Fixed(tail, 2) + " s");
+  s.raw.push_back("p90 " + bound + Fixed(p[1], 1) + " ms, max " + bound + Fixed(max_ms, 1) +
+                  " ms; p50 of the first second's writes " + Fixed(num(drift->text(0, 0)), 1) +
+                  " ms, of the last second's " + Fixed(num(drift->text(0, 1)), 1) + " ms");
+  s.raw.push_back("rows written " + std::to_string(total) + ", not visible at the end " +
+                  std::to_string(pending) + "; backlog when the writer stopped " +
+                  std::to_string(at_stop.backlog_keys) + " keys in " +
+                  std::to_string(at_stop.backlog_pages) + " pages + " +
+                  std::to_string(at_stop.capture_backlog) + " capture rows; tail drained in " +
+                  (tail ? Fixed(*tail, 2) + " s" : "more than the cap") + "; writer latency avg " +
+                  Fixed(written.latency_ms, 2) + " ms");
   return s;
 }
 

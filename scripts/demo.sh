@@ -17,4 +17,5 @@ url="$(head -n1 "$work/url")"
 
 export TRELLIS_PORT_PATH="$root/build/port/trellis-port"
 cd "$root/elixir"
-TRELLIS_DEMO_URL="$url" mix run examples/demo.exs
+# The demo writes rows with the small SQL client of the test support code.
+TRELLIS_DEMO_URL="$url" MIX_ENV=test mix run examples/demo.exs

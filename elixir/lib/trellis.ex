@@ -457,7 +457,8 @@ defmodule Trellis do
       {:ok, {:transform_defined, "widget_prices"}} =
         Trellis.define(trellis, "TRANSFORM widget_prices FROM widgets SELECT price AS price")
   """
-  @spec define(handle, String.t()) :: {:ok, {:transform_defined, String.t()}} | {:error, Error.t()}
+  @spec define(handle, String.t()) ::
+          {:ok, {:transform_defined, String.t()}} | {:error, Error.t()}
   def define(handle, statement) when is_binary(statement),
     do: statement_call(handle, "define", statement)
 
@@ -663,7 +664,10 @@ defmodule Trellis do
 
       {:ok, false} ->
         {:error,
-         Error.new(:timeout, "writes committed before the token had not converged after #{timeout_ms} ms")}
+         Error.new(
+           :timeout,
+           "writes committed before the token had not converged after #{timeout_ms} ms"
+         )}
 
       {:error, _} = error ->
         error

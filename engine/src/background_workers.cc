@@ -17,6 +17,10 @@ std::unique_ptr<BackgroundWorkers> BackgroundWorkers::Start(const ConnectOptions
 
 BackgroundWorkers::~BackgroundWorkers() { Stop(); }
 
+void BackgroundWorkers::RequestStop() {
+  for (auto& w : workers_) w->RequestStop();
+}
+
 void BackgroundWorkers::Stop() {
   for (auto& w : workers_) w->Stop();
 }

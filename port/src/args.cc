@@ -26,8 +26,8 @@ Result<int64_t> ToInt(const protocol::Value& value, std::string_view name, int64
   if (!value.is_int()) return WrongType(name, range, value);
   const std::optional<int64_t> i = value.as_int64();
   if (!i || *i < min || *i > max) {
-    return Status::Validation("argument \"" + std::string(name) + "\" must be " + range +
-                              ", got " + protocol::ToDisplayString(value));
+    return Status::Validation("argument \"" + std::string(name) + "\" must be " + range + ", got " +
+                              protocol::ToDisplayString(value));
   }
   return *i;
 }

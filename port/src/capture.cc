@@ -59,8 +59,8 @@ void CaptureWriter::Record(Direction direction, std::string_view body) {
   const auto micros = std::chrono::duration_cast<std::chrono::microseconds>(
                           std::chrono::steady_clock::now() - start_)
                           .count();
-  const std::string header = EncodeRecordHeader(direction, static_cast<uint64_t>(micros),
-                                                body.size());
+  const std::string header =
+      EncodeRecordHeader(direction, static_cast<uint64_t>(micros), body.size());
   if (std::fwrite(header.data(), 1, header.size(), file_) != header.size() ||
       std::fwrite(body.data(), 1, body.size(), file_) != body.size() || std::fflush(file_) != 0) {
     failed_ = true;

@@ -179,6 +179,9 @@ void Dispatcher::ShutDown(std::optional<Status> answer) {
     Finish(it, outcome, answer ? std::optional<Result<protocol::Value>>(*answer) : std::nullopt);
   }
   if (pool_) pool_->Stop();
+  // Not joined: the process exits right after the flush, and the server ends
+  // the workers' sessions (their heartbeats expire within seconds).
+  if (background_) background_->RequestStop();
 }
 
 void Dispatcher::WaitCancelsSent(steady_clock::time_point deadline) {
@@ -209,8 +212,13 @@ void Dispatcher::EndConnect(bool ok) {
   if (state_ != State::kConnecting) return;
   if (ok) {
     state_ = State::kConnected;
-    spdlog::info("connected to {} (pool_size {})", RedactUrl(config_->options.url),
-                 config_->pool_size);
+    spdlog::info("connected to {} (pool_size {}, staging {}, drain_threads {})",
+                 RedactUrl(config_->options.url), config_->pool_size, config_->staging,
+                 config_->drain_threads);
+    if (config_->staging || config_->drain_threads > 0) {
+      background_ = BackgroundWorkers::Start(config_->options, config_->staging,
+                                             static_cast<int>(config_->drain_threads));
+    }
     return;
   }
   if (pool_) pool_->Stop();
@@ -239,7 +247,8 @@ void Dispatcher::SendReply(uint64_t call_id, Result<protocol::Value> result) {
 }
 
 void Dispatcher::SendErrorEvent(const std::string& message) {
-  out_->Send(protocol::Event{"error", protocol::MakeMap({{"code", "protocol"}, {"message", message}})});
+  out_->Send(
+      protocol::Event{"error", protocol::MakeMap({{"code", "protocol"}, {"message", message}})});
 }
 
 }  // namespace trellis::port

@@ -18,8 +18,9 @@
 #include "frame_writer.h"
 #include "op_registry.h"
 #include "port_context.h"
-#include "worker_pool.h"
+#include "trellis/workers.h"
 #include "trellis/protocol/message.h"
+#include "worker_pool.h"
 
 namespace trellis::port {
 
@@ -27,8 +28,7 @@ namespace trellis::port {
 // which only posts to the io thread. Handlers hold shared_from_this().
 class Dispatcher : public PortContext, public std::enable_shared_from_this<Dispatcher> {
  public:
-  Dispatcher(boost::asio::io_context& io, std::shared_ptr<FrameWriter> out,
-             const OpRegistry& ops);
+  Dispatcher(boost::asio::io_context& io, std::shared_ptr<FrameWriter> out, const OpRegistry& ops);
   ~Dispatcher() override;
   Dispatcher(const Dispatcher&) = delete;
   Dispatcher& operator=(const Dispatcher&) = delete;
@@ -65,7 +65,7 @@ class Dispatcher : public PortContext, public std::enable_shared_from_this<Dispa
   // A database call the io thread still owes a reply.
   struct PendingCall {
     PendingCall(std::shared_ptr<Call> call, std::shared_ptr<WorkerPool> pool,
-             boost::asio::io_context& io)
+                boost::asio::io_context& io)
         : call(std::move(call)), pool(std::move(pool)), deadline(io) {}
     std::shared_ptr<Call> call;
     std::shared_ptr<WorkerPool> pool;  // the pool it was queued on
@@ -94,6 +94,8 @@ class Dispatcher : public PortContext, public std::enable_shared_from_this<Dispa
   CallTable calls_;
   Canceller canceller_;
   std::shared_ptr<WorkerPool> pool_;
+  // The staging worker and drain threads, started once connect succeeds.
+  std::unique_ptr<BackgroundWorkers> background_;
   std::optional<HandleConfig> config_;
   State state_ = State::kDisconnected;
   bool shutdown_requested_ = false;

@@ -20,12 +20,13 @@ protocol::Event HelloEvent() {
       {"status", Strings({"waiting_to_backfill", "backfilling", "catching_up", "live", "paused"})},
   });
   return protocol::Event{
-      "hello", protocol::MakeMap({
-                   {"protocol", protocol::Array{protocol::kProtocolMajor, protocol::kProtocolMinor}},
-                   {"engine_version", std::string(kEngineVersion)},
-                   {"error_codes", std::move(error_codes)},
-                   {"enums", std::move(enums)},
-               })};
+      "hello",
+      protocol::MakeMap({
+          {"protocol", protocol::Array{protocol::kProtocolMajor, protocol::kProtocolMinor}},
+          {"engine_version", std::string(kEngineVersion)},
+          {"error_codes", std::move(error_codes)},
+          {"enums", std::move(enums)},
+      })};
 }
 
 }  // namespace trellis::port

@@ -32,8 +32,7 @@ void OpRegistry::Add(Op op) {
   const bool database_ok = op.kind == OpKind::kDatabase && op.run_database;
   if (!inline_ok && !database_ok) {
     // Static initialisation: no logger is set up yet, so stderr directly.
-    std::fprintf(stderr, "trellis-port: op \"%s\" registered without a handler\n",
-                 op.name.c_str());
+    std::fprintf(stderr, "trellis-port: op \"%s\" registered without a handler\n", op.name.c_str());
     std::abort();
   }
   std::string name = op.name;

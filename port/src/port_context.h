@@ -13,8 +13,8 @@ namespace trellis::port {
 // The handle's configuration, fixed by a successful `connect`.
 struct HandleConfig {
   ConnectOptions options;
-  int64_t pool_size = 10;   // at most this many sessions (and worker threads)
-  bool staging = false;     // run the instance's staging worker (not started yet)
+  int64_t pool_size = 10;     // at most this many sessions (and worker threads)
+  bool staging = false;       // run the instance's staging worker (not started yet)
   int64_t drain_threads = 0;  // drain workers to run (not started yet)
 };
 

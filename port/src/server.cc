@@ -20,10 +20,14 @@ namespace {
 
 std::string_view MessageTypeName(const protocol::Message& message) {
   switch (message.index()) {
-    case 0: return "request";
-    case 1: return "reply";
-    case 2: return "cancel";
-    default: return "event";
+    case 0:
+      return "request";
+    case 1:
+      return "reply";
+    case 2:
+      return "cancel";
+    default:
+      return "event";
   }
 }
 
@@ -47,8 +51,7 @@ std::optional<std::string> RedactedRequestBody(const protocol::Request& request)
 
 }  // namespace
 
-Server::Server(asio::io_context& io, int in_fd, int out_fd,
-               std::unique_ptr<CaptureWriter> capture)
+Server::Server(asio::io_context& io, int in_fd, int out_fd, std::unique_ptr<CaptureWriter> capture)
     : io_(io),
       in_(io, in_fd),
       capture_(std::move(capture)),
@@ -68,12 +71,12 @@ void Server::Start() {
       self->Stop(kExitOk, Status::Validation("the handle was shut down"), "the shutdown op");
     }
   });
-  signals_.async_wait([self = shared_from_this()](const boost::system::error_code& error,
-                                                  int signal) {
-    if (error) return;
-    self->Stop(kExitOk, Status::Validation("the handle was shut down"),
-               signal == SIGTERM ? "SIGTERM" : "SIGINT");
-  });
+  signals_.async_wait(
+      [self = shared_from_this()](const boost::system::error_code& error, int signal) {
+        if (error) return;
+        self->Stop(kExitOk, Status::Validation("the handle was shut down"),
+                   signal == SIGTERM ? "SIGTERM" : "SIGINT");
+      });
   ReadSome();
 }
 

@@ -49,8 +49,8 @@ class Server : public std::enable_shared_from_this<Server> {
   void ReadSome();
   void OnRead(const boost::system::error_code& error, size_t bytes);
   void HandleBody(const std::string& body);
-  void Record(const std::string& body, const std::variant<protocol::Message,
-                                                          protocol::DecodeError>& decoded);
+  void Record(const std::string& body,
+              const std::variant<protocol::Message, protocol::DecodeError>& decoded);
   void SendErrorEvent(const std::string& message);
   // Ends the process with `status`: stops reading, ends every call (answered
   // with `answer` when set), flushes fd 4, sends the cancels, exits.

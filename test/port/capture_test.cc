@@ -55,9 +55,11 @@ void WriteCapture(const std::string& path, const std::vector<Record>& records) {
   std::string bytes = "TRLSCAP1";
   for (const auto& record : records) {
     bytes.push_back(static_cast<char>(record.direction));
-    for (int shift = 56; shift >= 0; shift -= 8) bytes.push_back(static_cast<char>(record.micros >> shift));
+    for (int shift = 56; shift >= 0; shift -= 8)
+      bytes.push_back(static_cast<char>(record.micros >> shift));
     const auto length = static_cast<uint32_t>(record.body.size());
-    for (int shift = 24; shift >= 0; shift -= 8) bytes.push_back(static_cast<char>(length >> shift));
+    for (int shift = 24; shift >= 0; shift -= 8)
+      bytes.push_back(static_cast<char>(length >> shift));
     bytes += record.body;
   }
   std::ofstream(path, std::ios::binary) << bytes;
@@ -82,12 +84,11 @@ std::string RecordSession() {
   const std::string path = TempPath("port-capture");
   PortProcess port({"--record", path});
   REQUIRE(port.ReceiveHello());
-  auto connected =
-      port.Call(1, "connect",
-                MakeMap({{"url", WithPassword(ClusterUrl(), "capture-secret-pw")},
-                         {"schema", "port_capture"},
-                         {"pool_size", 2}}),
-                5'000);
+  auto connected = port.Call(1, "connect",
+                             MakeMap({{"url", WithPassword(ClusterUrl(), "capture-secret-pw")},
+                                      {"schema", "port_capture"},
+                                      {"pool_size", 2}}),
+                             5'000);
   REQUIRE(connected);
   INFO(Show(*connected));
   REQUIRE(connected->ok());
@@ -131,10 +132,14 @@ TEST_CASE("decode prints one readable line per frame", "[port][capture]") {
   CHECK(run.status == 0);
   const auto lines = Lines(run.out);
   REQUIRE(lines.size() == 13);
-  CHECK_THAT(lines[0], Catch::Matches(R"(\+ *[0-9]+\.[0-9]{3} ms  out  event   hello \{"protocol": \[1, 0\].*)"));
-  CHECK_THAT(lines[1], Catch::Contains("in   request id=1 connect {\"url\": \"postgresql://postgres:***@"));
+  CHECK_THAT(
+      lines[0],
+      Catch::Matches(R"(\+ *[0-9]+\.[0-9]{3} ms  out  event   hello \{"protocol": \[1, 0\].*)"));
+  CHECK_THAT(lines[1],
+             Catch::Contains("in   request id=1 connect {\"url\": \"postgresql://postgres:***@"));
   CHECK_THAT(lines[1], Catch::EndsWith("timeout_ms=5000"));
-  CHECK_THAT(lines[2], Catch::Contains("out  reply   id=1 ok {\"instance\": \"postgres/port_capture\""));
+  CHECK_THAT(lines[2],
+             Catch::Contains("out  reply   id=1 ok {\"instance\": \"postgres/port_capture\""));
   CHECK_THAT(lines[4], Catch::EndsWith("out  reply   id=2 ok \"pong\""));
   CHECK_THAT(lines[6], Catch::EndsWith("out  reply   id=3 ok [1, \"two\"]"));
   CHECK_THAT(lines[10], Catch::Contains("out  reply   id=5 error {\"code\": \"validation\""));

@@ -69,9 +69,9 @@ class MigrationLockHolder {
 // Statements of `app` waiting on a lock right now.
 int LockWaiters(const std::string& app) {
   PgClient client(ClusterUrl());
-  return std::stoi(*client.Scalar(
-      "SELECT count(*) FROM pg_stat_activity WHERE application_name = '" + app +
-      "' AND state = 'active' AND wait_event_type = 'Lock'"));
+  return std::stoi(
+      *client.Scalar("SELECT count(*) FROM pg_stat_activity WHERE application_name = '" + app +
+                     "' AND state = 'active' AND wait_event_type = 'Lock'"));
 }
 
 TEST_CASE("connect and server_info report the instance and versions", "[port][db]") {
@@ -136,8 +136,7 @@ TEST_CASE("connect names the argument that is wrong, and may then be retried", "
   CHECK(reply->ok());
 }
 
-TEST_CASE("connect with a bad URL is a connection error that hides the password",
-          "[port][db]") {
+TEST_CASE("connect with a bad URL is a connection error that hides the password", "[port][db]") {
   PortProcess port;
   REQUIRE(port.ReceiveHello());
   // Port 1 on localhost: nothing listens there.
@@ -197,7 +196,7 @@ TEST_CASE("config shows the handle's options with the password redacted", "[port
                              MakeMap({{"url", url},
                                       {"schema", "port_config"},
                                       {"pool_size", 3},
-                                      {"staging", true},
+                                      {"staging", false},
                                       {"drain_threads", 2},
                                       {"application_name", "port-test-config"}}));
   REQUIRE(connected);
@@ -210,8 +209,21 @@ TEST_CASE("config shows the handle's options with the password redacted", "[port
   CHECK(*config.Find("schema") == Value("port_config"));
   CHECK(*config.Find("application_name") == Value("port-test-config"));
   CHECK(*config.Find("pool_size") == Value(3));
-  CHECK(*config.Find("staging") == Value(true));
+  CHECK(*config.Find("staging") == Value(false));
   CHECK(*config.Find("drain_threads") == Value(2));
+}
+
+TEST_CASE("connect with staging before migrate says to run migrate", "[port][db]") {
+  PortProcess port;
+  REQUIRE(port.ReceiveHello());
+  auto connected = port.Call(
+      1, "connect",
+      MakeMap({{"url", ClusterUrl()}, {"schema", "never_migrated"}, {"staging", true}}));
+  REQUIRE(connected);
+  REQUIRE_FALSE(connected->ok());
+  const auto& error = std::get<trellis::protocol::ErrorInfo>(connected->result);
+  CHECK(error.code == "not_migrated");
+  CHECK_THAT(error.message, Catch::Contains("migrate"));
 }
 
 TEST_CASE("migrate creates the catalog and is idempotent", "[port][db]") {
@@ -219,10 +231,10 @@ TEST_CASE("migrate creates the catalog and is idempotent", "[port][db]") {
   auto first = port->Call(2, "migrate");
   REQUIRE(first);
   INFO(Show(*first));
-  CHECK(Show(*first) == "ok nil");
+  CHECK(Show(*first) == "ok null");
   auto second = port->Call(3, "migrate");
   REQUIRE(second);
-  CHECK(Show(*second) == "ok nil");
+  CHECK(Show(*second) == "ok null");
   PgClient client(ClusterUrl());
   CHECK(client.Scalar("SELECT count(*) FROM information_schema.schemata "
                       "WHERE schema_name = 'port_migrate'") == "1");
@@ -275,7 +287,7 @@ TEST_CASE("a call that finds every session busy times out naming the pool", "[po
   auto migrated = port->ReceiveReply(10s);
   REQUIRE(migrated);
   CHECK(migrated->call_id == 2);
-  CHECK(Show(*migrated) == "ok nil");
+  CHECK(Show(*migrated) == "ok null");
 }
 
 TEST_CASE("a cancel frame stops a blocked call, frees its session, and gets no reply",
@@ -334,7 +346,7 @@ TEST_CASE("shutdown with a call in flight: ok, the call is shut down, exit 0", "
   REQUIRE(first);
   REQUIRE(second);
   CHECK(first->call_id == 3);
-  CHECK(Show(*first) == "ok nil");
+  CHECK(Show(*first) == "ok null");
   CHECK(second->call_id == 2);
   CHECK(ErrorCode(*second) == "validation");
   CHECK(ErrorMessage(*second) == "the handle was shut down");

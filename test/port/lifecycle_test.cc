@@ -11,13 +11,13 @@ namespace {
 
 using std::chrono::steady_clock;
 
-TEST_CASE("the shutdown op replies nil, then the port exits 0", "[port][lifecycle]") {
+TEST_CASE("the shutdown op replies null, then the port exits 0", "[port][lifecycle]") {
   PortProcess port;
   REQUIRE(port.ReceiveHello());
   auto reply = port.Call(1, "shutdown");
   REQUIRE(reply);
   CHECK(reply->call_id == 1);
-  CHECK(Show(*reply) == "ok nil");
+  CHECK(Show(*reply) == "ok null");
   CHECK(port.OutputClosed(1s));
   CHECK(port.WaitExit(1s) == 0);
 }

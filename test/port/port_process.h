@@ -49,8 +49,7 @@ class PortProcess {
   // Reads the hello event every port sends first.
   std::optional<protocol::Event> ReceiveHello(Ms timeout = 10s);
   // Sends a request and waits for the next reply.
-  std::optional<protocol::Reply> Call(uint64_t id, const std::string& op,
-                                      protocol::Map args = {},
+  std::optional<protocol::Reply> Call(uint64_t id, const std::string& op, protocol::Map args = {},
                                       std::optional<uint64_t> timeout_ms = std::nullopt,
                                       Ms wait = 30s);
 

@@ -9,8 +9,8 @@
 namespace trellis::port_test {
 namespace {
 
-using protocol::Map;
 using protocol::MakeMap;
+using protocol::Map;
 using protocol::Value;
 
 // [0, id, "ping", {}] as raw msgpack, for tests that corrupt it.

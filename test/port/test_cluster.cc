@@ -61,7 +61,8 @@ class Testkit {
  private:
   static std::string ReadLine(int fd) {
     std::string line;
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(kStartTimeoutMs);
+    const auto deadline =
+        std::chrono::steady_clock::now() + std::chrono::milliseconds(kStartTimeoutMs);
     while (std::chrono::steady_clock::now() < deadline) {
       pollfd pfd{fd, POLLIN, 0};
       if (poll(&pfd, 1, 100) <= 0) continue;

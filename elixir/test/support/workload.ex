@@ -104,7 +104,12 @@ defmodule Trellis.Test.Workload do
   end
 
   defp amount do
-    Enum.random(["NULL", "0", "#{:rand.uniform(200)}.#{:rand.uniform(99)}", "-#{:rand.uniform(50)}"])
+    Enum.random([
+      "NULL",
+      "0",
+      "#{:rand.uniform(200)}.#{:rand.uniform(99)}",
+      "-#{:rand.uniform(50)}"
+    ])
   end
 
   defp time do

@@ -25,6 +25,9 @@ class BackgroundWorkers {
 
   // Stops every worker: running statements are cancelled, threads joined.
   void Stop();
+  // Asks every worker to stop and cancels its running statement, without
+  // waiting: for a process about to exit.
+  void RequestStop();
 
  private:
   BackgroundWorkers() = default;

@@ -35,13 +35,17 @@ WorkerLoop::~WorkerLoop() { Stop(); }
 
 void WorkerLoop::Start() { thread_ = std::thread([this] { Run(); }); }
 
-void WorkerLoop::Stop() {
+void WorkerLoop::RequestStop() {
   {
     std::lock_guard lock(mu_);
     stopping_ = true;
     if (current_) current_->RequestCancel();
   }
   wake_.notify_all();
+}
+
+void WorkerLoop::Stop() {
+  RequestStop();
   if (thread_.joinable()) thread_.join();
 }
 

@@ -29,6 +29,8 @@ class WorkerLoop {
   void Start();
   // Asks the thread to stop, cancels its running statement, and joins it.
   void Stop();
+  // The same without joining.
+  void RequestStop();
 
  protected:
   // One unit of work. Returns true when it found work (the loop runs again at

@@ -39,9 +39,16 @@ Status AdmitConnect(PortContext& port, const protocol::Map& args) {
 }
 
 // Runs on the first session the pool opened, which proves the URL works.
-Result<protocol::Value> Connect(Session& session, const protocol::Map&) {
+Result<protocol::Value> Connect(Session& session, const protocol::Map& args) {
   auto info = session.Info();
   if (!info.ok()) return info.status();
+  // The staging worker reads the catalog as it starts: refuse now, with the
+  // fix, rather than leave a worker waiting for a catalog nobody creates.
+  auto staging = OptionalBool(args, "staging", false);
+  if (staging.ok() && staging.value()) {
+    Status migrated = session.CheckMigrated();
+    if (!migrated.ok()) return migrated;
+  }
   protocol::Map reply = ServerInfoMap(info.value());
   reply.emplace_back("protocol",
                      protocol::Array{protocol::kProtocolMajor, protocol::kProtocolMinor});

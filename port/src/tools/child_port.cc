@@ -89,7 +89,8 @@ Status ChildPort::Send(std::string_view body) {
   while (done < frame.size()) {
     const ssize_t n = write(to_child_, frame.data() + done, frame.size() - done);
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return Status::Connection(std::string("writing to the port: ") + std::strerror(errno));
+    if (n < 0)
+      return Status::Connection(std::string("writing to the port: ") + std::strerror(errno));
     done += static_cast<size_t>(n);
   }
   return Status::OK();
@@ -100,8 +101,8 @@ Result<std::string> ChildPort::Receive(steady_clock::time_point deadline) {
   for (;;) {
     if (auto body = reader_.Next()) return std::move(*body);
     if (reader_.framing_lost()) return Status::Protocol("the port sent an oversized frame");
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-        deadline - steady_clock::now());
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - steady_clock::now());
     if (left.count() <= 0) return Status::Timeout("no frame from the port in time");
     pollfd pfd{from_child_, POLLIN, 0};
     const int ready = poll(&pfd, 1, static_cast<int>(left.count()));

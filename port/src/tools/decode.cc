@@ -30,15 +30,17 @@ std::string Describe(const std::string& body) {
   }
   const auto& message = std::get<protocol::Message>(decoded);
   if (auto* request = std::get_if<protocol::Request>(&message)) {
-    std::string line = "request id=" + std::to_string(request->call_id) + " " + request->op +
-                       " " + protocol::ToDisplayString(request->args);
+    std::string line = "request id=" + std::to_string(request->call_id) + " " + request->op + " " +
+                       protocol::ToDisplayString(request->args);
     if (request->timeout_ms) line += " timeout_ms=" + std::to_string(*request->timeout_ms);
     return line;
   }
   if (auto* reply = std::get_if<protocol::Reply>(&message)) {
     std::string line = "reply   id=" + std::to_string(reply->call_id) + " ";
-    if (reply->ok()) return line + "ok " + protocol::ToDisplayString(std::get<protocol::Value>(reply->result));
-    return line + "error " + protocol::ToDisplayString(ErrorValue(std::get<protocol::ErrorInfo>(reply->result)));
+    if (reply->ok())
+      return line + "ok " + protocol::ToDisplayString(std::get<protocol::Value>(reply->result));
+    return line + "error " +
+           protocol::ToDisplayString(ErrorValue(std::get<protocol::ErrorInfo>(reply->result)));
   }
   if (auto* cancel = std::get_if<protocol::Cancel>(&message)) {
     return "cancel  id=" + std::to_string(cancel->call_id);
@@ -62,8 +64,9 @@ int RunDecode(const std::string& path) {
   }
   if (std::fflush(stdout) != 0) return 1;
   if (capture.value().truncated) {
-    std::fprintf(stderr, "trellis-port decode: %s ends inside a record (the port stopped "
-                         "mid-write); the lines above are every complete frame\n",
+    std::fprintf(stderr,
+                 "trellis-port decode: %s ends inside a record (the port stopped "
+                 "mid-write); the lines above are every complete frame\n",
                  path.c_str());
     return 1;
   }

@@ -116,6 +116,7 @@ defmodule Trellis.Engine.DifferentialTest do
 
     assert SimplePG.scalar!(pg, "SELECT name FROM all_columns WHERE id = 100001") ==
              "from the long transaction"
+
     Trellis.shutdown(a)
     Trellis.shutdown(b)
   end
