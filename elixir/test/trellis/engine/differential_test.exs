@@ -32,11 +32,13 @@ defmodule Trellis.Engine.DifferentialTest do
     %{url: url, pg: pg, seed: seed}
   end
 
+  # As a deploy does it: migrate from a handle that runs nothing, then start
+  # the fleet (a staging handle cannot connect to an unmigrated catalog).
   defp fleet(url, first, second) do
-    a = Trellis.connect!([url: url] ++ first)
-    :ok = Trellis.migrate(a)
-    b = Trellis.connect!([url: url] ++ second)
-    {a, b}
+    migrator = Trellis.connect!(url: url)
+    :ok = Trellis.migrate(migrator)
+    :ok = Trellis.shutdown(migrator)
+    {Trellis.connect!([url: url] ++ first), Trellis.connect!([url: url] ++ second)}
   end
 
   defp define_all(handle) do

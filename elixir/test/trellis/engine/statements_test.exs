@@ -1,0 +1,158 @@
+defmodule Trellis.Engine.StatementsTest do
+  # The statement and catalog API as an app uses it: migrate, define, apply
+  # (PAUSE, RESUME, ALTER, DROP), status, definitions, request_backfill, and
+  # the errors for bad input, each of which changes nothing.
+  use ExUnit.Case, async: true
+
+  alias Trellis.Test.{Database, SimplePG}
+
+  @moduletag :port
+  @moduletag timeout: 120_000
+
+  setup do
+    url = Database.create!("statements")
+    pg = SimplePG.connect!(url)
+
+    SimplePG.query!(pg, """
+    CREATE TABLE widgets (id int PRIMARY KEY, name text, price numeric);
+    INSERT INTO widgets SELECT g, 'w' || g, g FROM generate_series(1, 50) g;
+    CREATE TABLE keyless (a int);
+    """)
+
+    migrator = Trellis.connect!(url: url)
+    on_exit(fn -> SimplePG.close(pg) end)
+    %{url: url, pg: pg, migrator: migrator}
+  end
+
+  defp converge(trellis) do
+    :ok = Trellis.await_converged(trellis, Trellis.watermark_token!(trellis), timeout_ms: 30_000)
+  end
+
+  defp nothing_created(pg) do
+    assert SimplePG.scalar!(pg, "SELECT count(*) FROM trellis.transforms") == "0"
+    assert SimplePG.scalar!(pg, "SELECT to_regclass('public.t') IS NULL") == "t"
+
+    assert SimplePG.scalar!(pg, "SELECT count(*) FROM pg_trigger WHERE tgname LIKE 'trellis%'") ==
+             "0"
+  end
+
+  test "catalog calls before migrate say to run migrate/1", %{migrator: trellis} do
+    assert {:error, %Trellis.Error{code: :not_migrated, message: message}} =
+             Trellis.define(trellis, "TRANSFORM t FROM widgets SELECT price AS p")
+
+    assert message =~ "migrate/1"
+    assert {:error, %Trellis.Error{code: :not_migrated}} = Trellis.definitions(trellis)
+    assert :ok = Trellis.migrate(trellis)
+    assert :ok = Trellis.migrate(trellis)
+    assert {:ok, []} = Trellis.definitions(trellis)
+  end
+
+  test "bad definitions are refused with a clear error and create nothing",
+       %{migrator: trellis, pg: pg} do
+    :ok = Trellis.migrate(trellis)
+
+    cases = [
+      {"TRANSFORM t FROM nope SELECT a AS b", :not_found, "nope does not exist"},
+      {"TRANSFORM t FROM widgets SELECT pricee AS p", :validation, "pricee"},
+      {"TRANSFORM t FROM keyless SELECT a AS b", :validation, "no primary key"},
+      {"TRANSFORM t FROM widgets SELECT random() AS r", :validation, "volatile"},
+      {"TRANSFORM t FROM widgets SELECT price AS p WHERE clock_timestamp() > now()", :validation,
+       "volatile"},
+      {"TRANSFORM widgets FROM widgets SELECT price AS p", :already_exists, "widgets"},
+      {"TRANSFORM t FROM widgets SELECT name AS n GROUP BY name", :unsupported, "GROUP BY"},
+      {"TRANSFORM t FROM widgets SELECT price p", :validation, "position"},
+      {"PAUSE TRANSFORM t", :not_found, "no transform"}
+    ]
+
+    for {statement, code, words} <- cases do
+      assert {:error, %Trellis.Error{code: ^code, message: message}} =
+               Trellis.apply(trellis, statement),
+             statement
+
+      assert message =~ words, "#{statement}: #{message}"
+      nothing_created(pg)
+    end
+
+    assert {:error, %Trellis.Error{code: :validation, message: message}} =
+             Trellis.define(trellis, "PAUSE TRANSFORM t")
+
+    assert message =~ "only a TRANSFORM"
+
+    assert_raise Trellis.Error, ~r/does not exist/, fn ->
+      Trellis.define!(trellis, "TRANSFORM t FROM nope SELECT a AS b")
+    end
+  end
+
+  test "a transform's whole life through apply/2", %{url: url, migrator: migrator, pg: pg} do
+    :ok = Trellis.migrate(migrator)
+    trellis = Trellis.connect!(url: url, staging: true, drain_threads: 1)
+
+    assert {:ok, {:transform_defined, "t"}} =
+             Trellis.define(trellis, "TRANSFORM t FROM widgets SELECT price AS price")
+
+    converge(trellis)
+
+    assert {:ok, %Trellis.Status{name: "t", target_table: "public.t"} = status} =
+             Trellis.status(trellis, "t")
+
+    assert status.status in [:catching_up, :live]
+    assert status.backfill.rows_total == 50
+    assert [%Trellis.ColumnStatus{name: "price", state: :live}] = status.columns
+    assert %DateTime{} = status.last_applied_at
+
+    assert {:error, %Trellis.Error{code: :validation, message: message}} =
+             Trellis.apply(trellis, "DROP TRANSFORM t")
+
+    assert message =~ "PAUSE TRANSFORM t"
+
+    assert {:ok, :paused} = Trellis.apply(trellis, "PAUSE TRANSFORM t")
+
+    assert {:ok, %Trellis.Status{status: :paused, paused_kind: :operator, paused_at: %DateTime{}}} =
+             Trellis.status(trellis, "t")
+
+    assert {:ok, {:resumed, ["t"]}} = Trellis.apply(trellis, "RESUME TRANSFORM t")
+    assert {:ok, {:resumed, []}} = Trellis.apply(trellis, "RESUME TRANSFORM t")
+
+    assert {:ok, {:altered, "t"}} =
+             Trellis.apply(trellis, "ALTER TRANSFORM t ADD COLUMN upper(name) AS shout")
+
+    converge(trellis)
+    assert SimplePG.scalar!(pg, "SELECT shout FROM t WHERE id = 7") == "W7"
+
+    assert {:ok, [%Trellis.Definition{name: "t", statement: statement, created_at: %DateTime{}}]} =
+             Trellis.definitions(trellis)
+
+    assert statement == "TRANSFORM t FROM widgets SELECT price AS price, upper(name) AS shout"
+
+    SimplePG.query!(pg, "UPDATE t SET price = -1")
+    assert :ok = Trellis.request_backfill(trellis, "t")
+    converge(trellis)
+    assert SimplePG.scalar!(pg, "SELECT count(*) FROM t WHERE price = -1") == "0"
+
+    assert {:ok, :paused} = Trellis.apply(trellis, "PAUSE TRANSFORM t")
+    assert {:ok, {:dropped, "t"}} = Trellis.apply(trellis, "DROP TRANSFORM t")
+    nothing_created(pg)
+    assert {:ok, true} = Trellis.has_live_staging_worker(trellis)
+    assert {:ok, true} = Trellis.has_live_drain_workers(trellis)
+    Trellis.shutdown(trellis)
+  end
+
+  test "await_converged refuses a token it did not make and times out when it must",
+       %{migrator: trellis} do
+    :ok = Trellis.migrate(trellis)
+
+    assert {:error, %Trellis.Error{code: :validation}} =
+             Trellis.await_converged(trellis, "not a token", timeout_ms: 100)
+
+    {:transform_defined, "t"} =
+      Trellis.define!(trellis, "TRANSFORM t FROM widgets SELECT price AS p")
+
+    # No drain worker anywhere: the backfill cannot run, so convergence cannot come.
+    {:ok, token} = Trellis.watermark_token(trellis)
+
+    assert {:error, %Trellis.Error{code: :timeout}} =
+             Trellis.await_converged(trellis, token, timeout_ms: 200)
+
+    assert {:ok, false} = Trellis.has_live_drain_workers(trellis)
+  end
+end
