@@ -75,12 +75,13 @@ CREATE TABLE {schema}.capture (
   routing   text[]
 );
 
--- The ledger: dirty target keys per transform and key bucket, drained by
--- recompute. `keys` is a 2-D text array: one row per key.
+-- The ledger: dirty target keys per transform, drained by recompute. `keys`
+-- is a 2-D text array (one row per key); `buckets` the sorted key buckets the
+-- keys fall in, which a drain locks before it reads the source.
 CREATE TABLE {schema}.pages (
   id           bigserial PRIMARY KEY,
   transform_id int NOT NULL REFERENCES {schema}.transforms(id) ON DELETE CASCADE,
-  bucket       int NOT NULL,
+  buckets      int[] NOT NULL,
   keys         text[] NOT NULL,
   key_count    int NOT NULL,
   attempts     int NOT NULL DEFAULT 0,
@@ -89,6 +90,13 @@ CREATE TABLE {schema}.pages (
   created_at   timestamptz NOT NULL DEFAULT now()
 );
 CREATE INDEX ON {schema}.pages (transform_id, id);
+
+-- Both queues see a row inserted and deleted for every write: vacuum them
+-- early, or the claim queries wade through dead rows at the head.
+ALTER TABLE {schema}.capture SET (autovacuum_vacuum_scale_factor = 0,
+  autovacuum_vacuum_threshold = 2000, autovacuum_vacuum_cost_delay = 0);
+ALTER TABLE {schema}.pages SET (autovacuum_vacuum_scale_factor = 0,
+  autovacuum_vacuum_threshold = 2000, autovacuum_vacuum_cost_delay = 0);
 
 CREATE TABLE {schema}.workers (
   id           text PRIMARY KEY,

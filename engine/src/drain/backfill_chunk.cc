@@ -3,6 +3,7 @@
 #include "catalog/model.h"
 #include "drain/recompute.h"
 #include "sql/quote.h"
+#include "trellis/engine_metrics.h"
 #include "workers/locks.h"
 
 namespace trellis::drain {
@@ -57,6 +58,10 @@ WHERE status IN ('waiting_to_backfill', 'backfilling') ORDER BY id LIMIT 1)sql",
 
   auto applied = conn.Query(ApplyRangeSql(t.value(), t->backfill_columns), {lo, hi});
   if (!applied.ok()) return applied.status();
+  // Counted before the commit: a chunk that fails to commit is redone, and
+  // its rows counted again (the counter measures work, not distinct rows).
+  GlobalEngineMetrics().backfill_rows.fetch_add(static_cast<uint64_t>(applied->affected),
+                                                std::memory_order_relaxed);
 
   if (hi) {
     TRELLIS_RETURN_IF_ERROR(conn.Exec(

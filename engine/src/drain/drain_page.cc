@@ -16,42 +16,63 @@ std::string IntArray(const std::set<int>& ids) {
   return "{" + sql::Join(parts, ",") + "}";
 }
 
-// Records a failed page for a retry with exponential backoff (capped at a
+// Claims the oldest claimable page of a transform that is not paused, and
+// with it the next pages of the same transform, up to the limits: one
+// recompute then serves them all. SKIP LOCKED: other drains take others.
+std::string ClaimSql(const std::string& schema) {
+  return sql::WithSchema(R"sql(
+WITH head AS (
+  SELECT p.transform_id FROM {schema}.pages p JOIN {schema}.transforms t ON t.id = p.transform_id
+  WHERE t.status <> 'paused' AND (p.retry_at IS NULL OR p.retry_at <= now())
+    AND p.transform_id <> ALL($1::int[])
+  ORDER BY p.id LIMIT 1
+  FOR UPDATE OF p SKIP LOCKED
+), claimed AS (
+  SELECT p.id, p.transform_id, p.buckets, p.key_count FROM {schema}.pages p
+  WHERE p.transform_id = (SELECT transform_id FROM head)
+    AND (p.retry_at IS NULL OR p.retry_at <= now())
+  ORDER BY p.id LIMIT $2::int
+  FOR UPDATE OF p SKIP LOCKED
+), bounded AS (
+  SELECT *, sum(key_count) OVER (ORDER BY id) - key_count AS keys_before FROM claimed
+)
+SELECT transform_id, array_agg(id), count(*), sum(key_count),
+       ARRAY(SELECT DISTINCT b FROM bounded, unnest(buckets) AS b
+             WHERE keys_before < $3::int ORDER BY b)
+FROM bounded WHERE keys_before < $3::int GROUP BY transform_id)sql",
+                         schema);
+}
+
+// Records failed pages for a retry with exponential backoff (capped at a
 // minute); nothing is paused or dropped, and status shows the error.
-Status MarkFailed(pg::Connection& conn, const std::string& schema, const std::string& page_id,
+Status MarkFailed(pg::Connection& conn, const std::string& schema, const std::string& page_ids,
                   const Status& error) {
   return conn.Exec(sql::WithSchema(R"sql(
 UPDATE {schema}.pages SET attempts = attempts + 1, last_error = $2,
   retry_at = now() + least(interval '60 seconds', interval '100 milliseconds' * power(2, attempts))
-WHERE id = $1::bigint)sql",
+WHERE id = ANY($1::bigint[]))sql",
                                    schema),
-                   {page_id, error.message()});
+                   {page_ids, error.message()});
 }
 
 }  // namespace
 
-Result<PageResult> DrainOnePage(pg::Connection& conn, const std::string& schema,
-                                const std::set<int>& skip) {
+Result<PageResult> DrainPages(pg::Connection& conn, const std::string& schema,
+                              const std::set<int>& skip) {
   auto tx = pg::Transaction::Begin(conn);
   if (!tx.ok()) return tx.status();
-  auto page = conn.Query(sql::WithSchema(R"sql(
-SELECT p.id, p.transform_id, p.bucket, p.keys, p.key_count
-FROM {schema}.pages p JOIN {schema}.transforms t ON t.id = p.transform_id
-WHERE t.status <> 'paused' AND (p.retry_at IS NULL OR p.retry_at <= now())
-  AND p.transform_id <> ALL($1::int[])
-ORDER BY p.id LIMIT 1
-FOR UPDATE OF p SKIP LOCKED)sql",
-                                         schema),
-                         {IntArray(skip)});
-  if (!page.ok()) return page.status();
-  if (page->empty()) {
+  auto claim = conn.Query(ClaimSql(schema), {IntArray(skip), std::to_string(kMaxPagesPerClaim),
+                                             std::to_string(kKeysPerClaim)});
+  if (!claim.ok()) return claim.status();
+  if (claim->empty()) {
     TRELLIS_RETURN_IF_ERROR(tx.value()->Commit());
     return PageResult{};
   }
-  const std::string page_id = page->text(0, 0);
-  const std::string transform_id = page->text(0, 1);
+  const std::string transform_id = claim->text(0, 0);
+  const std::string page_ids = claim->text(0, 1);
   const int tid = std::stoi(transform_id);
-  const long keys = std::stol(page->text(0, 4));
+  PageResult result{PageOutcome::kDrained, tid, std::stol(claim->text(0, 2)),
+                    std::stol(claim->text(0, 3))};
 
   // A backfill chunk holds the transform lock exclusively: leave its pages
   // for later instead of idling this thread behind it.
@@ -59,39 +80,42 @@ FOR UPDATE OF p SKIP LOCKED)sql",
                                workers::TransformLockSpace() + ", $2::int)",
                            {schema, transform_id});
   if (!shared.ok()) return shared.status();
-  if (shared->text(0, 0) != "t") return PageResult{PageOutcome::kBusy, tid, 0};
+  if (shared->text(0, 0) != "t") return PageResult{PageOutcome::kBusy, tid, 0, 0};
   // Serialise with any other drain of the same keys before reading the
-  // source, so an older snapshot can never overwrite a newer one.
-  TRELLIS_RETURN_IF_ERROR(conn.Exec("SELECT pg_advisory_xact_lock(" + workers::BucketLockSpace() +
-                                        ", $2::int * " + std::to_string(workers::kBuckets) +
-                                        " + $3::int)",
-                                    {schema, transform_id, page->text(0, 2)}));
+  // source, so an older snapshot can never overwrite a newer one. Buckets are
+  // locked in ascending order (the sorted subquery), so two drains wanting
+  // overlapping sets cannot deadlock.
+  TRELLIS_RETURN_IF_ERROR(conn.Exec(
+      "SELECT count(pg_advisory_xact_lock(" + workers::BucketLockSpace() + ", $2::int * " +
+          std::to_string(workers::kBuckets) +
+          " + b)) FROM (SELECT b FROM unnest($3::int[]) AS b ORDER BY b) AS sorted",
+      {schema, transform_id, claim->at(0, 4)}));
 
   auto transform = catalog::LoadTransformById(conn, schema, tid);
   if (!transform.ok()) return transform.status();
-  TRELLIS_RETURN_IF_ERROR(conn.Exec("SAVEPOINT trellis_page"));
-  auto applied = conn.Query(ApplyKeysSql(transform.value()), {page->at(0, 3)});
+  TRELLIS_RETURN_IF_ERROR(conn.Exec("SAVEPOINT trellis_pages"));
+  auto applied = conn.Query(ApplyPagesSql(transform.value(), schema), {page_ids});
   if (!applied.ok()) {
     if (applied.status().code() == Code::kConnection) return applied.status();
-    TRELLIS_RETURN_IF_ERROR(conn.Exec("ROLLBACK TO SAVEPOINT trellis_page"));
-    spdlog::warn("trellis_instance={}/{} page {} of transform {} failed: {}", conn.database(),
-                 schema, page_id, transform->name(), applied.status().message());
-    TRELLIS_RETURN_IF_ERROR(MarkFailed(conn, schema, page_id, applied.status()));
+    TRELLIS_RETURN_IF_ERROR(conn.Exec("ROLLBACK TO SAVEPOINT trellis_pages"));
+    spdlog::warn("trellis_instance={}/{} pages {} of transform {} failed: {}", conn.database(),
+                 schema, page_ids, transform->name(), applied.status().message());
+    TRELLIS_RETURN_IF_ERROR(MarkFailed(conn, schema, page_ids, applied.status()));
     TRELLIS_RETURN_IF_ERROR(tx.value()->Commit());
-    return PageResult{PageOutcome::kFailed, tid, keys};
+    result.outcome = PageOutcome::kFailed;
+    return result;
   }
-  TRELLIS_RETURN_IF_ERROR(conn.Exec(
-      sql::WithSchema("DELETE FROM {schema}.pages WHERE id = $1::bigint", schema), {page_id}));
-  TRELLIS_RETURN_IF_ERROR(conn.Exec(
-      // Coarse on purpose: drains of one transform would otherwise queue on
-      // this row's lock at every commit.
-      sql::WithSchema("UPDATE {schema}.transforms SET last_applied_at = now() WHERE id = $1::int "
-                      "AND (last_applied_at IS NULL OR last_applied_at < now() - "
-                      "interval '100 milliseconds')",
-                      schema),
-      {transform_id}));
+  // Coarse on purpose: drains of one transform would otherwise queue on the
+  // transform row's lock at every commit.
+  TRELLIS_RETURN_IF_ERROR(conn.Exec(sql::WithSchema(R"sql(
+WITH gone AS (DELETE FROM {schema}.pages WHERE id = ANY($1::bigint[]))
+UPDATE {schema}.transforms SET last_applied_at = now()
+WHERE id = $2::int
+  AND (last_applied_at IS NULL OR last_applied_at < now() - interval '100 milliseconds'))sql",
+                                                    schema),
+                                    {page_ids, transform_id}));
   TRELLIS_RETURN_IF_ERROR(tx.value()->Commit());
-  return PageResult{PageOutcome::kDrained, tid, keys};
+  return result;
 }
 
 }  // namespace trellis::drain

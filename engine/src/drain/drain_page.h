@@ -1,5 +1,6 @@
-// One drain transaction: claim a ledger page, recompute its keys from the
-// current source state, write the target, delete the page, commit.
+// One drain transaction: claim ledger pages of one transform, recompute
+// their keys from the current source state, write the target, delete the
+// pages, commit.
 #pragma once
 
 #include <set>
@@ -12,19 +13,25 @@ namespace trellis::drain {
 
 enum class PageOutcome {
   kNone,     // no claimable page
-  kDrained,  // a page was applied and deleted
-  kBusy,     // the page's transform is in a backfill chunk; try another
-  kFailed,   // the page failed; it was marked for a retry with backoff
+  kDrained,  // pages were applied and deleted
+  kBusy,     // the transform is in a backfill chunk; try another
+  kFailed,   // the pages failed; they were marked for a retry with backoff
 };
 
 struct PageResult {
   PageOutcome outcome = PageOutcome::kNone;
   int transform_id = 0;
+  long pages = 0;
   long keys = 0;
 };
 
-// Drains one page, skipping pages of the transforms in `skip`.
-Result<PageResult> DrainOnePage(pg::Connection& conn, const std::string& schema,
-                                const std::set<int>& skip);
+// Pages claimed together: at most this many, and about this many keys.
+inline constexpr int kMaxPagesPerClaim = 32;
+inline constexpr int kKeysPerClaim = 2000;
+
+// Drains the oldest claimable pages of one transform, skipping pages of the
+// transforms in `skip`.
+Result<PageResult> DrainPages(pg::Connection& conn, const std::string& schema,
+                              const std::set<int>& skip);
 
 }  // namespace trellis::drain

@@ -3,6 +3,7 @@
 #include "catalog/migrations.h"
 #include "drain/backfill_chunk.h"
 #include "drain/drain_page.h"
+#include "trellis/engine_metrics.h"
 
 namespace trellis::drain {
 namespace {
@@ -32,11 +33,16 @@ Result<bool> DrainWorker::Step(pg::Connection& conn) {
       ++it;
     }
   }
-  auto page = DrainOnePage(conn, options().schema, skip);
+  auto page = DrainPages(conn, options().schema, skip);
   if (!page.ok()) return page.status();
+  auto& metrics = GlobalEngineMetrics();
   switch (page->outcome) {
     case PageOutcome::kDrained:
+      metrics.pages_drained.fetch_add(static_cast<uint64_t>(page->pages), std::memory_order_relaxed);
+      metrics.keys_drained.fetch_add(static_cast<uint64_t>(page->keys), std::memory_order_relaxed);
+      return true;
     case PageOutcome::kFailed:
+      metrics.pages_failed.fetch_add(static_cast<uint64_t>(page->pages), std::memory_order_relaxed);
       return true;
     case PageOutcome::kBusy:
       busy_[page->transform_id] = now + kBusySkip;

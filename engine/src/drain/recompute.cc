@@ -91,7 +91,7 @@ std::string SourceRowGone(const Parts& p) {
 
 }  // namespace
 
-std::string ApplyKeysSql(const catalog::Transform& t) {
+std::string ApplyPagesSql(const catalog::Transform& t, const std::string& schema) {
   Parts p = MakeParts(t);
   std::vector<std::string> decoded;
   std::vector<std::string> join;
@@ -106,9 +106,10 @@ std::string ApplyKeysSql(const catalog::Transform& t) {
   // DISTINCT on the typed key: two texts of one value (1.0 and 1.00) must
   // not make the upsert touch a row twice.
   std::string keys_cte = std::string(kKeysName) + " AS (SELECT DISTINCT " +
-                         sql::Join(decoded, ", ") + " FROM (SELECT 1 AS page) AS p, " +
-                         sql::FlatRows("$1::text[]", "p.page", p.keys.size(), p.keys.size(), "k") +
-                         ")";
+                         sql::Join(decoded, ", ") + " FROM " + sql::Ident(schema) +
+                         ".pages AS p, " +
+                         sql::FlatRows("p.keys", "p.id", p.keys.size(), p.keys.size(), "k") +
+                         " WHERE p.id = ANY($1::bigint[]))";
   std::string select = SelectValues(p) + " JOIN " + kKeysName + " ON " +
                        sql::Join(join, " AND ") + " WHERE " + p.where;
   return "WITH " + keys_cte + ", written AS (" + Upsert(p, select, p.columns) +

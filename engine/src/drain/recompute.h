@@ -12,9 +12,10 @@
 
 namespace trellis::drain {
 
-// Recomputes the keys of one page. $1: the keys as a 2-D text array (one row
-// per key, one column per key column). Returns one row: (written, deleted).
-std::string ApplyKeysSql(const catalog::Transform& t);
+// Recomputes the keys of the ledger pages whose ids are in $1 (bigint[]),
+// read straight from the pages table of the catalog in `schema`. Returns one
+// row: (written, deleted).
+std::string ApplyPagesSql(const catalog::Transform& t, const std::string& schema);
 
 // Recomputes every key in the range (lo, hi] of the source key order. $1 and
 // $2 are text[] cursors (NULL: unbounded). `only_columns`, when set, limits

@@ -9,15 +9,53 @@
 namespace trellis::staging {
 namespace {
 
-// The dirty target key of a projection: the source key, which is the first
-// routing values of every capture row (spec/engine.md "Capture").
-std::string DirtyKeys(const catalog::Source& source) {
-  const size_t n = source.key_columns.size();
+// The dirty target keys of one projection from the consumed capture rows:
+// the source key, which is the first routing values of every row version
+// (spec/engine.md "Capture").
+std::string DirtyKeys(const catalog::Transform& t) {
+  const size_t n = t.source.key_columns.size();
   std::vector<std::string> parts;
   for (size_t i = 1; i <= n; ++i) parts.push_back("k.c" + std::to_string(i));
-  return "SELECT DISTINCT ARRAY[" + sql::Join(parts, ", ") + "] AS key FROM trellis_staged s, " +
-         sql::FlatRows("s.routing", "s.id", source.routing_columns.size(), n, "k") +
-         " WHERE s.source_id = $2::int AND s.op <> 'T'";
+  return "SELECT DISTINCT " + std::to_string(t.id) + " AS transform_id, ARRAY[" +
+         sql::Join(parts, ", ") + "] AS key FROM consumed s, " +
+         sql::FlatRows("s.routing", "s.id", t.source.routing_columns.size(), n, "k") +
+         " WHERE s.source_id = " + std::to_string(t.source.id) + " AND s.op <> 'T'";
+}
+
+// One statement: delete a batch of capture rows, turn them into pages of at
+// most `$2` keys per transform (each page listing the key buckets it covers),
+// and report what was consumed and which sources were truncated.
+std::string StageSql(const std::string& schema, const std::vector<catalog::Transform>& all) {
+  std::string dirty;
+  for (const auto& t : all) {
+    if (!dirty.empty()) dirty += " UNION ALL ";
+    dirty += DirtyKeys(t);
+  }
+  if (dirty.empty()) dirty = "SELECT NULL::int AS transform_id, NULL::text[] AS key WHERE false";
+  const std::string buckets = std::to_string(workers::kBuckets);
+  return sql::WithSchema(R"sql(
+WITH consumed AS (
+  DELETE FROM {schema}.capture
+  WHERE id IN (SELECT id FROM {schema}.capture ORDER BY id LIMIT $1::int)
+  RETURNING id, source_id, op, routing
+), dirty AS ()sql",
+                         schema) +
+         dirty + R"sql(
+), numbered AS (
+  SELECT transform_id, key, abs(hashtext(key::text) % )sql" +
+         buckets + R"sql() AS bucket,
+         (row_number() OVER (PARTITION BY transform_id ORDER BY key) - 1) / $2::int AS chunk
+  FROM dirty
+), paged AS (
+  INSERT INTO )sql" +
+         sql::Ident(schema) + R"sql(.pages (transform_id, buckets, keys, key_count)
+  SELECT transform_id, array_agg(DISTINCT bucket ORDER BY bucket), array_agg(key), count(*)
+  FROM numbered GROUP BY transform_id, chunk
+  RETURNING 1
+)
+SELECT (SELECT count(*) FROM consumed),
+       ARRAY(SELECT DISTINCT source_id FROM consumed WHERE op = 'T'),
+       (SELECT count(*) FROM paged))sql";
 }
 
 }  // namespace
@@ -26,55 +64,24 @@ Result<long> StageBatch(pg::Connection& conn, const std::string& schema, int bat
                         int page_keys) {
   auto tx = pg::Transaction::Begin(conn);
   if (!tx.ok()) return tx.status();
+  auto transforms = catalog::LoadTransforms(conn, schema);
+  if (!transforms.ok()) return transforms.status();
   // Only committed capture rows are visible here, and each is deleted as it
   // is consumed: a writer that commits later is simply seen by a later batch,
   // so no cursor can skip past it.
-  auto moved = conn.Query(sql::WithSchema(R"sql(
-WITH consumed AS (
-  DELETE FROM {schema}.capture
-  WHERE id IN (SELECT id FROM {schema}.capture ORDER BY id LIMIT $1::int)
-  RETURNING id, source_id, op, routing
-)
-INSERT INTO trellis_staged SELECT id, source_id, op, routing FROM consumed)sql",
-                                          schema),
-                          {std::to_string(batch_rows)});
-  if (!moved.ok()) return moved.status();
-  if (moved->affected == 0) {
-    TRELLIS_RETURN_IF_ERROR(tx.value()->Commit());
-    return 0L;
-  }
-  auto transforms = catalog::LoadTransforms(conn, schema);
-  if (!transforms.ok()) return transforms.status();
-  auto truncated = conn.Query("SELECT DISTINCT source_id FROM trellis_staged WHERE op = 'T'");
-  if (!truncated.ok()) return truncated.status();
-
-  for (const auto& t : transforms.value()) {
-    const std::string source_id = std::to_string(t.source.id);
-    for (size_t r = 0; r < truncated->size(); ++r) {
-      if (truncated->text(r, 0) == source_id) {
-        // TRUNCATE leaves no keys to recompute: rebuild the whole target.
-        TRELLIS_RETURN_IF_ERROR(catalog::RequestRebuild(conn, schema, t.id, std::nullopt));
-      }
+  auto staged = conn.Query(StageSql(schema, transforms.value()),
+                           {std::to_string(batch_rows), std::to_string(page_keys)});
+  if (!staged.ok()) return staged.status();
+  const long consumed = std::stol(staged->text(0, 0));
+  for (const auto& source_id : sql::ParseTextArray(staged->text(0, 1))) {
+    for (const auto& t : transforms.value()) {
+      if (std::to_string(t.source.id) != source_id) continue;
+      // TRUNCATE leaves no keys to recompute: rebuild the whole target.
+      TRELLIS_RETURN_IF_ERROR(catalog::RequestRebuild(conn, schema, t.id, std::nullopt));
     }
-    const std::string buckets = std::to_string(workers::kBuckets);
-    TRELLIS_RETURN_IF_ERROR(conn.Exec(
-        sql::WithSchema(R"sql(
-INSERT INTO {schema}.pages (transform_id, bucket, keys, key_count)
-SELECT $1::int, bucket, array_agg(key), count(*)
-FROM (
-  SELECT key, bucket, (row_number() OVER (PARTITION BY bucket) - 1) / $3::int AS chunk
-  FROM (
-    SELECT key, abs(hashtext(key::text) % )sql" + buckets + R"sql() AS bucket
-    FROM ()sql" + DirtyKeys(t.source) + R"sql() AS distinct_keys
-  ) AS bucketed
-) AS chunked
-GROUP BY bucket, chunk)sql",
-                        schema),
-        {std::to_string(t.id), source_id, std::to_string(page_keys)}));
   }
-  TRELLIS_RETURN_IF_ERROR(conn.Exec("TRUNCATE trellis_staged"));
   TRELLIS_RETURN_IF_ERROR(tx.value()->Commit());
-  return moved->affected;
+  return consumed;
 }
 
 Status PromoteCaughtUp(pg::Connection& conn, const std::string& schema) {

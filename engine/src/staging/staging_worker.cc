@@ -1,10 +1,10 @@
 #include "staging/staging_worker.h"
 
-#include <spdlog/spdlog.h>
-
 #include "catalog/migrations.h"
+#include "log/component_log.h"
 #include "sql/quote.h"
 #include "staging/stage_batch.h"
+#include "trellis/engine_metrics.h"
 #include "workers/locks.h"
 
 namespace trellis::staging {
@@ -22,17 +22,24 @@ Result<bool> StagingWorker::Prepare(pg::Connection& conn) {
                         {options().schema});
   if (!won.ok()) return won.status();
   if (won->text(0, 0) != "t") return false;  // standby: retry shortly
-  TRELLIS_RETURN_IF_ERROR(conn.Exec(
-      "CREATE TEMPORARY TABLE IF NOT EXISTS trellis_staged "
-      "(id bigint, source_id int, op \"char\", routing text[])"));
-  spdlog::info("trellis_instance={}/{} staging worker {} elected", conn.database(),
-               options().schema, id());
+  elected_ = true;
+  GlobalEngineMetrics().staging_elected.fetch_add(1, std::memory_order_relaxed);
+  log::Component("trellis::staging")->info("staging worker {} elected", id());
   return true;
+}
+
+void StagingWorker::Disconnected() {
+  // The election was this connection's session-level lock: it is gone.
+  if (!elected_) return;
+  elected_ = false;
+  GlobalEngineMetrics().staging_elected.fetch_sub(1, std::memory_order_relaxed);
 }
 
 Result<bool> StagingWorker::Step(pg::Connection& conn) {
   auto consumed = StageBatch(conn, options().schema, kBatchRows, kPageKeys);
   if (!consumed.ok()) return consumed.status();
+  GlobalEngineMetrics().capture_rows_staged.fetch_add(static_cast<uint64_t>(consumed.value()),
+                                                      std::memory_order_relaxed);
   TRELLIS_RETURN_IF_ERROR(PromoteCaughtUp(conn, options().schema));
   return consumed.value() > 0;
 }

@@ -21,6 +21,10 @@ class StagingWorker : public workers::WorkerLoop {
  protected:
   Result<bool> Prepare(pg::Connection& conn) override;
   Result<bool> Step(pg::Connection& conn) override;
+  void Disconnected() override;
+
+ private:
+  bool elected_ = false;  // this connection holds the election; worker thread only
 };
 
 }  // namespace trellis::staging

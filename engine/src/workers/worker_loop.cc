@@ -2,10 +2,10 @@
 
 #include <unistd.h>
 
-#include <spdlog/spdlog.h>
-
 #include "catalog/migrations.h"
+#include "log/component_log.h"
 #include "sql/quote.h"
+#include "trellis/engine_metrics.h"
 
 namespace trellis::workers {
 namespace {
@@ -18,6 +18,12 @@ std::string HostName() {
   char buf[256] = {0};
   if (gethostname(buf, sizeof buf - 1) != 0) return "unknown";
   return buf;
+}
+
+// The gauge counting this role's running worker threads.
+std::atomic<int64_t>& RunningWorkers(const std::string& role) {
+  auto& metrics = GlobalEngineMetrics();
+  return role == "staging" ? metrics.staging_workers : metrics.drain_workers;
 }
 
 }  // namespace
@@ -63,15 +69,17 @@ ON CONFLICT (id) DO UPDATE SET heartbeat_at = now())sql",
 }
 
 void WorkerLoop::Run() {
+  // The host names the instance in every line (the port's log sink does).
+  const auto logger = log::Component("trellis::" + role_);
+  std::atomic<int64_t>& running = RunningWorkers(role_);
+  running.fetch_add(1, std::memory_order_relaxed);
   auto backoff = std::chrono::milliseconds(100);
-  const std::string instance_tag = "trellis_instance=?/" + options_.schema;
   while (!stopping()) {
     ConnectOptions worker_options = options_;
     worker_options.application_name = options_.application_name + " " + role_;
     auto conn = pg::Connection::Open(worker_options.url, worker_options.application_name);
     if (!conn.ok()) {
-      spdlog::warn("{} {} worker cannot connect: {}", instance_tag, role_,
-                   conn.status().message());
+      logger->warn("{} worker cannot connect: {}", role_, log::SafeForLog(conn.status()));
       SleepFor(backoff);
       backoff = std::min(backoff * 2, kMaxBackoff);
       continue;
@@ -87,7 +95,7 @@ void WorkerLoop::Run() {
       if (!ready) {
         auto prepared = Prepare(c);
         if (!prepared.ok()) {
-          spdlog::warn("{} {} worker: {}", instance_tag, role_, prepared.status().message());
+          logger->warn("{} worker: {}", role_, log::SafeForLog(prepared.status()));
           break;
         }
         ready = prepared.value();
@@ -100,7 +108,7 @@ void WorkerLoop::Run() {
       if (now - last_beat >= kHeartbeatEvery) {
         Status beat = Heartbeat(c);
         if (!beat.ok()) {
-          spdlog::warn("{} {} worker heartbeat failed: {}", instance_tag, role_, beat.message());
+          logger->warn("{} worker heartbeat failed: {}", role_, log::SafeForLog(beat));
           break;
         }
         last_beat = now;
@@ -108,8 +116,8 @@ void WorkerLoop::Run() {
       auto worked = Step(c);
       if (!worked.ok()) {
         if (!stopping()) {
-          spdlog::warn("{} {} worker step failed: {}", instance_tag, role_,
-                       worked.status().message());
+          logger->warn("{} worker step failed: {}", role_, log::SafeForLog(worked.status()));
+          logger->debug("{} worker step failed: {}", role_, worked.status().message());
         }
         break;
       }
@@ -120,6 +128,7 @@ void WorkerLoop::Run() {
       std::lock_guard lock(mu_);
       current_ = nullptr;
     }
+    Disconnected();
     if (!stopping()) {
       SleepFor(backoff);
       backoff = std::min(backoff * 2, kMaxBackoff);
@@ -128,6 +137,7 @@ void WorkerLoop::Run() {
                    {id_});
     }
   }
+  running.fetch_sub(1, std::memory_order_relaxed);
 }
 
 }  // namespace trellis::workers

@@ -39,6 +39,9 @@ class WorkerLoop {
   virtual Result<bool> Step(pg::Connection& conn) = 0;
   // Called once per connection before the first Step; false to retry later.
   virtual Result<bool> Prepare(pg::Connection&) { return true; }
+  // Called after a connection's last Step, before it closes (it is broken,
+  // failed, or the worker is stopping): session-level state ends with it.
+  virtual void Disconnected() {}
 
   bool stopping() const { return stopping_.load(); }
   const ConnectOptions& options() const { return options_; }

@@ -1,0 +1,38 @@
+// Counters and gauges the engine's background workers keep about their own
+// work, for the program hosting the engine to read (the port program renders
+// them as metrics when asked). The engine only bumps them; it never knows who
+// reads them or how they are exported.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+
+namespace trellis {
+
+// Thread-safety: every member is atomic; writers use relaxed increments and
+// readers take relaxed loads (the values are statistics, never used to
+// synchronise anything). Process-wide: one port program hosts one handle, so
+// the process's workers are the handle's workers.
+struct EngineMetrics {
+  // Ledger pages drained and committed, and the target keys they held.
+  std::atomic<uint64_t> pages_drained{0};
+  std::atomic<uint64_t> keys_drained{0};
+  // Pages whose recompute failed and were scheduled for a retry.
+  std::atomic<uint64_t> pages_failed{0};
+  // Capture rows the staging worker consumed into ledger pages.
+  std::atomic<uint64_t> capture_rows_staged{0};
+  // Target rows written by backfill chunks.
+  std::atomic<uint64_t> backfill_rows{0};
+
+  // Worker threads running (connected or reconnecting), by role.
+  std::atomic<int64_t> staging_workers{0};
+  std::atomic<int64_t> drain_workers{0};
+  // 1 while a staging worker of this process holds the instance's staging
+  // election (the others, anywhere, stand by).
+  std::atomic<int64_t> staging_elected{0};
+};
+
+// The process's one set.
+EngineMetrics& GlobalEngineMetrics();
+
+}  // namespace trellis

@@ -1,0 +1,10 @@
+#include "trellis/engine_metrics.h"
+
+namespace trellis {
+
+EngineMetrics& GlobalEngineMetrics() {
+  static EngineMetrics metrics;
+  return metrics;
+}
+
+}  // namespace trellis
