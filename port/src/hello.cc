@@ -1,5 +1,6 @@
 #include "hello.h"
 
+#include "telemetry/log_level.h"
 #include "trellis/engine.h"
 
 namespace trellis::port {
@@ -16,8 +17,14 @@ protocol::Array Strings(std::initializer_list<const char*> items) {
 protocol::Event HelloEvent() {
   protocol::Array error_codes;
   for (const auto& code : protocol::ErrorCodes()) error_codes.emplace_back(code);
+  protocol::Array log_levels;
+  for (const auto& level : telemetry::WireLevelNames()) log_levels.emplace_back(level);
   protocol::Map enums = protocol::MakeMap({
       {"status", Strings({"waiting_to_backfill", "backfilling", "catching_up", "live", "paused"})},
+      {"paused_kind", Strings({"operator", "disruption", "schema_change", "failure"})},
+      {"column_state", Strings({"live", "paused"})},
+      {"log_level", std::move(log_levels)},
+      {"metric_type", Strings({"counter", "gauge", "histogram"})},
   });
   return protocol::Event{
       "hello",

@@ -46,6 +46,10 @@ CREATE TABLE {schema}.transforms (
   backfill_started_at timestamptz,
   backfill_finished_at timestamptz,
   catch_up_page   bigint,
+  -- False while the first build runs: the target has no primary key yet
+  -- (rows are appended and the key built once, which is much faster than
+  -- maintaining it row by row), and drains leave its pages for later.
+  key_indexed     boolean NOT NULL DEFAULT false,
   last_applied_at timestamptz,
   created_at      timestamptz NOT NULL DEFAULT now(),
   -- A transform is named by its target table's unqualified name.

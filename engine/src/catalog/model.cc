@@ -12,7 +12,8 @@ SELECT t.id, t.target_schema, t.target_name, t.kind, t.definition, t.source_alia
        t.backfill_cursor, t.backfill_columns, t.backfill_done, t.backfill_total,
        (extract(epoch FROM t.last_applied_at) * 1000000)::bigint,
        (extract(epoch FROM t.created_at) * 1000000)::bigint,
-       s.id, s.schema_name, s.table_name, s.key_columns, s.key_types, s.routing_columns
+       s.id, s.schema_name, s.table_name, s.key_columns, s.key_types, s.routing_columns,
+       t.key_indexed
 FROM {schema}.transforms t JOIN {schema}.sources s ON s.id = t.source_id
 )sql";
 
@@ -46,6 +47,7 @@ Transform RowToTransform(const pg::Rows& rows, size_t r) {
   t.source.key_columns = sql::ParseTextArray(rows.text(r, 20));
   t.source.key_types = sql::ParseTextArray(rows.text(r, 21));
   t.source.routing_columns = sql::ParseTextArray(rows.text(r, 22));
+  t.key_indexed = rows.text(r, 23) == "t";
   return t;
 }
 

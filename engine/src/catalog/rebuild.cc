@@ -6,6 +6,20 @@ namespace trellis::catalog {
 
 Status RequestRebuild(pg::Connection& conn, const std::string& schema, int id,
                       const std::optional<std::vector<std::string>>& columns) {
+  // A first build still running has appended rows without a key to catch a
+  // second copy: empty the target and start that build again, whole.
+  auto unbuilt = conn.Query(
+      sql::WithSchema("SELECT target_schema, target_name FROM {schema}.transforms "
+                      "WHERE id = $1::int AND NOT key_indexed",
+                      schema),
+      {std::to_string(id)});
+  if (!unbuilt.ok()) return unbuilt.status();
+  std::optional<std::vector<std::string>> rebuild_columns = columns;
+  if (!unbuilt->empty()) {
+    TRELLIS_RETURN_IF_ERROR(
+        conn.Exec("DELETE FROM " + sql::Qualified(unbuilt->text(0, 0), unbuilt->text(0, 1))));
+    rebuild_columns.reset();
+  }
   // A whole-row rebuild (NULL columns) absorbs any column rebuild; two column
   // rebuilds merge. backfill_finished_at NULL marks the rebuild as pending.
   return conn.Exec(sql::WithSchema(R"sql(
@@ -27,8 +41,9 @@ UPDATE {schema}.transforms SET
 WHERE id = $1::int)sql",
                                    schema),
                    {std::to_string(id),
-                    columns ? std::optional<std::string>(sql::ArrayLiteral(*columns))
-                            : std::nullopt});
+                    rebuild_columns
+                        ? std::optional<std::string>(sql::ArrayLiteral(*rebuild_columns))
+                        : std::nullopt});
 }
 
 }  // namespace trellis::catalog

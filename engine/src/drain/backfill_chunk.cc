@@ -7,6 +7,17 @@
 #include "workers/locks.h"
 
 namespace trellis::drain {
+namespace {
+
+// The source's row count for backfill progress: the planner's estimate when
+// the table has been analysed (free), else an exact count (a scan, once).
+std::string TotalRowsSql(const catalog::Transform& t) {
+  const std::string table = sql::Qualified(t.source.schema_name, t.source.table_name);
+  return "(SELECT CASE WHEN c.reltuples >= 0 THEN c.reltuples::bigint ELSE (SELECT count(*) FROM " +
+         table + ") END FROM pg_class c WHERE c.oid = " + sql::Literal(table) + "::regclass)";
+}
+
+}  // namespace
 
 Result<bool> BackfillOneChunk(pg::Connection& conn, const std::string& schema, long chunk_rows) {
   auto tx = pg::Transaction::Begin(conn);
@@ -42,9 +53,8 @@ WHERE status IN ('waiting_to_backfill', 'backfilling') ORDER BY id LIMIT 1)sql",
     TRELLIS_RETURN_IF_ERROR(conn.Exec(
         sql::WithSchema(
             "UPDATE {schema}.transforms SET status = 'backfilling', backfill_started_at = now(), "
-            "backfill_done = 0, backfill_total = (SELECT count(*) FROM " +
-                sql::Qualified(t->source.schema_name, t->source.table_name) +
-                ") WHERE id = $1::int",
+            "backfill_done = 0, backfill_total = " +
+                TotalRowsSql(t.value()) + " WHERE id = $1::int",
             schema),
         {id}));
   }
@@ -56,11 +66,22 @@ WHERE status IN ('waiting_to_backfill', 'backfilling') ORDER BY id LIMIT 1)sql",
   std::optional<std::string> hi;
   if (!hi_rows->empty()) hi = hi_rows->at(0, 0);
 
-  auto applied = conn.Query(ApplyRangeSql(t.value(), t->backfill_columns), {lo, hi});
+  // The first build appends (the target has no key yet and no row of this
+  // range); a rebuild recomputes the range in place.
+  auto applied = conn.Query(t->key_indexed ? ApplyRangeSql(t.value(), t->backfill_columns)
+                                           : AppendRangeSql(t.value()),
+                            {lo, hi});
   if (!applied.ok()) return applied.status();
+  // A recompute reports (written, deleted) as a row; an append its count.
+  const long written =
+      t->key_indexed ? std::stol(applied->text(0, 0)) + std::stol(applied->text(0, 1))
+                     : applied->affected;
+  if (!hi && !t->key_indexed) {
+    TRELLIS_RETURN_IF_ERROR(conn.Exec(AddKeySql(t.value())));
+  }
   // Counted before the commit: a chunk that fails to commit is redone, and
   // its rows counted again (the counter measures work, not distinct rows).
-  GlobalEngineMetrics().backfill_rows.fetch_add(static_cast<uint64_t>(applied->affected),
+  GlobalEngineMetrics().backfill_rows.fetch_add(static_cast<uint64_t>(written),
                                                 std::memory_order_relaxed);
 
   if (hi) {
@@ -74,7 +95,7 @@ WHERE status IN ('waiting_to_backfill', 'backfilling') ORDER BY id LIMIT 1)sql",
     // transform is live once the pages that exist now are drained.
     TRELLIS_RETURN_IF_ERROR(conn.Exec(sql::WithSchema(R"sql(
 UPDATE {schema}.transforms SET
-  status = 'catching_up', backfill_cursor = NULL, backfill_finished_at = now(),
+  status = 'catching_up', backfill_cursor = NULL, backfill_finished_at = now(), key_indexed = true,
   backfill_done = greatest(backfill_done, coalesce(backfill_total, 0)),
   last_applied_at = now(),
   catch_up_page = (SELECT max(id) FROM {schema}.pages WHERE transform_id = $1::int)

@@ -23,7 +23,8 @@ std::string ClaimSql(const std::string& schema) {
   return sql::WithSchema(R"sql(
 WITH head AS (
   SELECT p.transform_id FROM {schema}.pages p JOIN {schema}.transforms t ON t.id = p.transform_id
-  WHERE t.status <> 'paused' AND (p.retry_at IS NULL OR p.retry_at <= now())
+  WHERE t.status <> 'paused' AND t.key_indexed
+    AND (p.retry_at IS NULL OR p.retry_at <= now())
     AND p.transform_id <> ALL($1::int[])
   ORDER BY p.id LIMIT 1
   FOR UPDATE OF p SKIP LOCKED

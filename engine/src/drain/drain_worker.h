@@ -15,7 +15,7 @@ class DrainWorker : public workers::WorkerLoop {
   ~DrainWorker() override;
 
   // Source rows per backfill transaction.
-  static constexpr long kBackfillChunkRows = 20000;
+  static constexpr long kBackfillChunkRows = 200000;
 
  protected:
   Result<bool> Prepare(pg::Connection& conn) override;

@@ -145,6 +145,22 @@ std::string ApplyRangeSql(const catalog::Transform& t,
          " RETURNING 1) SELECT (SELECT count(*) FROM written), (SELECT count(*) FROM deleted)";
 }
 
+std::string AppendRangeSql(const catalog::Transform& t) {
+  Parts p = MakeParts(t);
+  std::vector<std::string> all = p.keys;
+  all.insert(all.end(), p.columns.begin(), p.columns.end());
+  const std::string in_range = CursorCompare(t, p.alias, ">", "$1") +
+                               " AND ($2::text[] IS NULL OR NOT " +
+                               CursorCompare(t, p.alias, ">", "$2") + ")";
+  return "INSERT INTO " + p.target + " (" + sql::Join(all, ", ") + ") " + SelectValues(p) +
+         " WHERE " + in_range + " AND " + p.where;
+}
+
+std::string AddKeySql(const catalog::Transform& t) {
+  Parts p = MakeParts(t);
+  return "ALTER TABLE " + p.target + " ADD PRIMARY KEY (" + sql::Join(p.keys, ", ") + ")";
+}
+
 std::string NextCursorSql(const catalog::Transform& t) {
   Parts p = MakeParts(t);
   std::vector<std::string> as_text;

@@ -23,6 +23,14 @@ std::string ApplyPagesSql(const catalog::Transform& t, const std::string& schema
 std::string ApplyRangeSql(const catalog::Transform& t,
                           const std::optional<std::vector<std::string>>& only_columns);
 
+// The first build's form of ApplyRangeSql: appends the range's rows, for a
+// target that holds no row of the range and has no key yet. A plain INSERT:
+// the rows written are its affected count.
+std::string AppendRangeSql(const catalog::Transform& t);
+
+// Makes the target's primary key (the source's), ending the first build.
+std::string AddKeySql(const catalog::Transform& t);
+
 // The key `$2` rows past cursor $1 (NULL: from the start), as text[]; no row
 // when fewer remain.
 std::string NextCursorSql(const catalog::Transform& t);

@@ -123,10 +123,9 @@ Result<std::string> Define(pg::Connection& conn, const std::string& schema,
   Status created = conn.Exec("CREATE TABLE " + target + " AS SELECT " + sql::Join(select, ", ") +
                              " FROM " + source_from + " WITH NO DATA");
   if (!created.ok()) return DefinitionError(name, created);
-  std::vector<std::string> quoted_keys;
-  for (const auto& k : source->key_columns) quoted_keys.push_back(sql::Ident(k));
-  TRELLIS_RETURN_IF_ERROR(conn.Exec("ALTER TABLE " + target + " ADD PRIMARY KEY (" +
-                                    sql::Join(quoted_keys, ", ") + ")"));
+  // The primary key is added when the first build ends (spec/engine.md,
+  // "Backfill"): appending rows and then building the key once is several
+  // times faster than maintaining it row by row.
 
   auto registered = catalog::EnsureSource(conn, schema, source.value());
   if (!registered.ok()) return registered.status();
