@@ -24,13 +24,18 @@ defmodule Trellis.TestCluster do
            "`#{@build_command}`, or set TRELLIS_TESTKIT_PATH"}
   end
 
-  @doc "Starts the cluster and returns its URL. Raises if it cannot start."
-  def start!(path) do
+  @doc """
+  Starts a cluster (with the testkit's command-line `args`, e.g. `["--tls"]`)
+  and returns `{holder, url}`; the cluster lives until `holder` exits.
+  Raises if it cannot start.
+  """
+  def start!(path, args \\ []) do
     parent = self()
 
     holder =
       spawn(fn ->
-        port = Port.open({:spawn_executable, path}, [:binary, {:line, 4096}, :exit_status])
+        port =
+          Port.open({:spawn_executable, path}, [:binary, {:line, 4096}, :exit_status, args: args])
 
         receive do
           {^port, {:data, {:eol, url}}} -> send(parent, {:test_cluster, :ok, url})
