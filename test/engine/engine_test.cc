@@ -56,10 +56,10 @@ TEST_CASE("a projection backfills, follows writes and goes live", "[engine][drai
   EngineFixture f;
   f.Sql(kWidgets);
   auto s = f.OpenSession();
-  auto defined =
-      s->Apply("TRANSFORM widget_prices FROM widgets SELECT price AS price, name AS label "
-               "WHERE price > 10",
-               true);
+  auto defined = s->Apply(
+      "TRANSFORM widget_prices FROM widgets SELECT price AS price, name AS label "
+      "WHERE price > 10",
+      true);
   REQUIRE(defined.ok());
   CHECK(defined->tag == "transform_defined");
   CHECK(defined->target == "widget_prices");
@@ -67,9 +67,10 @@ TEST_CASE("a projection backfills, follows writes and goes live", "[engine][drai
   f.AwaitConverged(*s);
   CHECK(f.Differences("widget_prices", kPricesQuery) == 0);
 
-  f.Sql("INSERT INTO widgets (id, name, price) SELECT g, 'n', g FROM generate_series(3000, 3500) g");
-  f.Sql("UPDATE widgets SET price = 1 WHERE id BETWEEN 100 AND 150");   // leave the WHERE
-  f.Sql("UPDATE widgets SET price = 99 WHERE id BETWEEN 1 AND 5");      // enter the WHERE
+  f.Sql(
+      "INSERT INTO widgets (id, name, price) SELECT g, 'n', g FROM generate_series(3000, 3500) g");
+  f.Sql("UPDATE widgets SET price = 1 WHERE id BETWEEN 100 AND 150");        // leave the WHERE
+  f.Sql("UPDATE widgets SET price = 99 WHERE id BETWEEN 1 AND 5");           // enter the WHERE
   f.Sql("UPDATE widgets SET id = id + 10000 WHERE id BETWEEN 200 AND 210");  // key change
   f.Sql("DELETE FROM widgets WHERE id % 17 = 0");
   f.AwaitConverged(*s);
@@ -176,8 +177,8 @@ TEST_CASE("identifiers are quoted: hostile names stay names", "[engine][define]"
   REQUIRE(r.ok());
   auto workers = trellis::BackgroundWorkers::Start(f.Options(), true, 1);
   f.AwaitConverged(*s);
-  CHECK(f.Differences(R"("T; DROP TABLE x")",
-                      R"(SELECT "Key", "Va""l" FROM "Odd ""Table"";--")") == 0);
+  CHECK(f.Differences(R"("T; DROP TABLE x")", R"(SELECT "Key", "Va""l" FROM "Odd ""Table"";--")") ==
+        0);
 }
 
 TEST_CASE("pause, resume, drop and the capture triggers' lifetime", "[engine][lifecycle]") {
@@ -296,8 +297,9 @@ TEST_CASE("request_backfill rebuilds a target that was changed behind Trellis's 
   REQUIRE(s->Apply("TRANSFORM a FROM widgets SELECT price AS price", true).ok());
   auto workers = trellis::BackgroundWorkers::Start(f.Options(), true, 1);
   f.AwaitConverged(*s);
-  f.Sql("DELETE FROM a WHERE id < 100; UPDATE a SET price = 0 WHERE id > 1900;"
-        "INSERT INTO a VALUES (99999, 1)");
+  f.Sql(
+      "DELETE FROM a WHERE id < 100; UPDATE a SET price = 0 WHERE id > 1900;"
+      "INSERT INTO a VALUES (99999, 1)");
   REQUIRE(s->RequestBackfill("a").ok());
   f.AwaitConverged(*s);
   CHECK(f.Differences("a", "SELECT id, price FROM widgets") == 0);

@@ -6,8 +6,8 @@
 namespace trellis {
 
 struct ConnectOptions {
-  std::string url;                         // libpq URL or key=value conninfo
-  std::string schema = "trellis";          // the catalog schema
+  std::string url;                 // libpq URL or key=value conninfo
+  std::string schema = "trellis";  // the catalog schema
   std::string application_name = "trellis";
 };
 

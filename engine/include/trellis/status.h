@@ -88,8 +88,8 @@ class Result {
 }  // namespace trellis
 
 // Returns early from the enclosing function when `expr` (a Status) failed.
-#define TRELLIS_RETURN_IF_ERROR(expr)      \
-  do {                                     \
-    ::trellis::Status status_ = (expr);    \
-    if (!status_.ok()) return status_;    \
+#define TRELLIS_RETURN_IF_ERROR(expr)   \
+  do {                                  \
+    ::trellis::Status status_ = (expr); \
+    if (!status_.ok()) return status_;  \
   } while (0)

@@ -41,9 +41,9 @@ struct TransformStatus {
   std::optional<std::string> paused_reason;
   std::optional<int64_t> paused_at_us;
   std::vector<ColumnStatus> columns;
-  int64_t backlog_pages = 0;     // ledger pages waiting to be drained
-  int64_t backlog_keys = 0;      // keys in those pages
-  int64_t capture_backlog = 0;   // capture rows of its source not staged yet
+  int64_t backlog_pages = 0;    // ledger pages waiting to be drained
+  int64_t backlog_keys = 0;     // keys in those pages
+  int64_t capture_backlog = 0;  // capture rows of its source not staged yet
   BackfillProgress backfill;
   std::optional<int64_t> last_applied_at_us;
 };

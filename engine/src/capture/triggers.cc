@@ -84,12 +84,11 @@ Status Remove(pg::Connection& conn, const std::string& schema, const catalog::So
   const std::string table = sql::Qualified(source.schema_name, source.table_name);
   for (const std::string event : kEvents) {
     // The table may be gone already; the functions are ours and always exist.
-    TRELLIS_RETURN_IF_ERROR(conn.Exec("DO $trellis$ BEGIN IF to_regclass(" +
-                                      sql::Literal(table) + ") IS NOT NULL THEN EXECUTE " +
-                                      sql::Literal("DROP TRIGGER IF EXISTS " +
-                                                   sql::Ident(TriggerName(schema, event)) +
-                                                   " ON " + table) +
-                                      "; END IF; END $trellis$"));
+    TRELLIS_RETURN_IF_ERROR(conn.Exec(
+        "DO $trellis$ BEGIN IF to_regclass(" + sql::Literal(table) + ") IS NOT NULL THEN EXECUTE " +
+        sql::Literal("DROP TRIGGER IF EXISTS " + sql::Ident(TriggerName(schema, event)) + " ON " +
+                     table) +
+        "; END IF; END $trellis$"));
     TRELLIS_RETURN_IF_ERROR(
         conn.Exec("DROP FUNCTION IF EXISTS " + FunctionName(schema, source.id, event) + "()"));
   }

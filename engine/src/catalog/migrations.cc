@@ -114,9 +114,8 @@ CREATE TABLE {schema}.workers (
 };
 
 Result<int> ReadVersion(pg::Connection& conn, const std::string& schema) {
-  auto exists = conn.Query(
-      "SELECT to_regclass($1) IS NOT NULL",
-      {sql::Ident(schema) + ".catalog_version"});
+  auto exists =
+      conn.Query("SELECT to_regclass($1) IS NOT NULL", {sql::Ident(schema) + ".catalog_version"});
   if (!exists.ok()) return exists.status();
   if (exists->text(0, 0) != "t") return 0;
   auto rows = conn.Query(sql::WithSchema("SELECT version FROM {schema}.catalog_version", schema));
@@ -159,9 +158,9 @@ Status Migrate(pg::Connection& conn, const std::string& schema) {
   }
   TRELLIS_RETURN_IF_ERROR(
       conn.Exec(sql::WithSchema("DELETE FROM {schema}.catalog_version", schema)));
-  TRELLIS_RETURN_IF_ERROR(conn.Exec(
-      sql::WithSchema("INSERT INTO {schema}.catalog_version VALUES ($1::int)", schema),
-      {std::to_string(kCatalogVersion)}));
+  TRELLIS_RETURN_IF_ERROR(
+      conn.Exec(sql::WithSchema("INSERT INTO {schema}.catalog_version VALUES ($1::int)", schema),
+                {std::to_string(kCatalogVersion)}));
   return tx.value()->Commit();
 }
 

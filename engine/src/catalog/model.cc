@@ -70,8 +70,7 @@ FROM {schema}.transform_columns ORDER BY transform_id, ordinal)sql",
 }
 
 Result<std::vector<Transform>> Load(pg::Connection& conn, const std::string& schema,
-                                    const std::string& where, const pg::Params& params,
-                                    bool lock) {
+                                    const std::string& where, const pg::Params& params, bool lock) {
   std::string text = sql::WithSchema(kSelectTransforms, schema) + where + " ORDER BY t.id";
   if (lock) text += " FOR UPDATE OF t";
   auto rows = conn.Query(text, params);

@@ -8,11 +8,11 @@ Status RequestRebuild(pg::Connection& conn, const std::string& schema, int id,
                       const std::optional<std::vector<std::string>>& columns) {
   // A first build still running has appended rows without a key to catch a
   // second copy: empty the target and start that build again, whole.
-  auto unbuilt = conn.Query(
-      sql::WithSchema("SELECT target_schema, target_name FROM {schema}.transforms "
-                      "WHERE id = $1::int AND NOT key_indexed",
-                      schema),
-      {std::to_string(id)});
+  auto unbuilt =
+      conn.Query(sql::WithSchema("SELECT target_schema, target_name FROM {schema}.transforms "
+                                 "WHERE id = $1::int AND NOT key_indexed",
+                                 schema),
+                 {std::to_string(id)});
   if (!unbuilt.ok()) return unbuilt.status();
   std::optional<std::vector<std::string>> rebuild_columns = columns;
   if (!unbuilt->empty()) {
@@ -40,10 +40,9 @@ UPDATE {schema}.transforms SET
   status = CASE WHEN status = 'paused' THEN 'paused' ELSE 'waiting_to_backfill' END
 WHERE id = $1::int)sql",
                                    schema),
-                   {std::to_string(id),
-                    rebuild_columns
-                        ? std::optional<std::string>(sql::ArrayLiteral(*rebuild_columns))
-                        : std::nullopt});
+                   {std::to_string(id), rebuild_columns ? std::optional<std::string>(
+                                                              sql::ArrayLiteral(*rebuild_columns))
+                                                        : std::nullopt});
 }
 
 }  // namespace trellis::catalog

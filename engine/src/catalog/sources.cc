@@ -7,7 +7,8 @@
 namespace trellis::catalog {
 
 Result<ResolvedTable> ResolveTable(pg::Connection& conn, const grammar::QualifiedName& name) {
-  std::string quoted = name.schema ? sql::Qualified(*name.schema, name.name) : sql::Ident(name.name);
+  std::string quoted =
+      name.schema ? sql::Qualified(*name.schema, name.name) : sql::Ident(name.name);
   auto rows = conn.Query(R"sql(
 SELECT c.oid, n.nspname, c.relname, c.relkind::text
 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
@@ -44,20 +45,24 @@ Result<Source> EnsureSource(pg::Connection& conn, const std::string& schema,
                       schema),
       {table.oid});
   if (!existing.ok()) return existing.status();
-  Source source{0, table.schema_name, table.table_name, table.key_columns, table.key_types,
+  Source source{0,
+                table.schema_name,
+                table.table_name,
+                table.key_columns,
+                table.key_types,
                 table.key_columns};
   if (!existing->empty()) {
     source.id = std::stoi(existing->text(0, 0));
     source.routing_columns = sql::ParseTextArray(existing->text(0, 1));
     return source;
   }
-  auto inserted = conn.Query(sql::WithSchema(R"sql(
+  auto inserted =
+      conn.Query(sql::WithSchema(R"sql(
 INSERT INTO {schema}.sources (relid, schema_name, table_name, key_columns, key_types, routing_columns)
 VALUES ($1::oid, $2, $3, $4::text[], $5::text[], $4::text[]) RETURNING id)sql",
-                                             schema),
-                             {table.oid, table.schema_name, table.table_name,
-                              sql::ArrayLiteral(table.key_columns),
-                              sql::ArrayLiteral(table.key_types)});
+                                 schema),
+                 {table.oid, table.schema_name, table.table_name,
+                  sql::ArrayLiteral(table.key_columns), sql::ArrayLiteral(table.key_types)});
   if (!inserted.ok()) return inserted.status();
   source.id = std::stoi(inserted->text(0, 0));
   TRELLIS_RETURN_IF_ERROR(capture::Install(conn, schema, source));

@@ -30,7 +30,6 @@ Result<Source> EnsureSource(pg::Connection& conn, const std::string& schema,
                             const ResolvedTable& table);
 
 // Removes `source` and its capture when no transform reads it any more.
-Status ReleaseSourceIfUnused(pg::Connection& conn, const std::string& schema,
-                             const Source& source);
+Status ReleaseSourceIfUnused(pg::Connection& conn, const std::string& schema, const Source& source);
 
 }  // namespace trellis::catalog

@@ -35,9 +35,9 @@ WHERE status IN ('waiting_to_backfill', 'backfilling') ORDER BY id LIMIT 1)sql",
   // Exclusive: no drain of this transform reads or writes while the chunk's
   // snapshot is in use (drains take it shared). Taken before the row lock:
   // a drain holding the shared lock may still update the transform's row.
-  TRELLIS_RETURN_IF_ERROR(conn.Exec(
-      "SELECT pg_advisory_xact_lock(" + workers::TransformLockSpace() + ", $2::int)",
-      {schema, id}));
+  TRELLIS_RETURN_IF_ERROR(
+      conn.Exec("SELECT pg_advisory_xact_lock(" + workers::TransformLockSpace() + ", $2::int)",
+                {schema, id}));
   auto owned = conn.Query(
       sql::WithSchema("SELECT 1 FROM {schema}.transforms WHERE id = $1::int AND status IN "
                       "('waiting_to_backfill', 'backfilling') FOR UPDATE SKIP LOCKED",
@@ -68,14 +68,14 @@ WHERE status IN ('waiting_to_backfill', 'backfilling') ORDER BY id LIMIT 1)sql",
 
   // The first build appends (the target has no key yet and no row of this
   // range); a rebuild recomputes the range in place.
-  auto applied = conn.Query(t->key_indexed ? ApplyRangeSql(t.value(), t->backfill_columns)
-                                           : AppendRangeSql(t.value()),
-                            {lo, hi});
+  auto applied = conn.Query(
+      t->key_indexed ? ApplyRangeSql(t.value(), t->backfill_columns) : AppendRangeSql(t.value()),
+      {lo, hi});
   if (!applied.ok()) return applied.status();
   // A recompute reports (written, deleted) as a row; an append its count.
-  const long written =
-      t->key_indexed ? std::stol(applied->text(0, 0)) + std::stol(applied->text(0, 1))
-                     : applied->affected;
+  const long written = t->key_indexed
+                           ? std::stol(applied->text(0, 0)) + std::stol(applied->text(0, 1))
+                           : applied->affected;
   if (!hi && !t->key_indexed) {
     TRELLIS_RETURN_IF_ERROR(conn.Exec(AddKeySql(t.value())));
   }
@@ -85,11 +85,11 @@ WHERE status IN ('waiting_to_backfill', 'backfilling') ORDER BY id LIMIT 1)sql",
                                                 std::memory_order_relaxed);
 
   if (hi) {
-    TRELLIS_RETURN_IF_ERROR(conn.Exec(
-        sql::WithSchema("UPDATE {schema}.transforms SET backfill_cursor = $2::text[], "
-                        "backfill_done = backfill_done + $3::bigint WHERE id = $1::int",
-                        schema),
-        {id, hi, std::to_string(chunk_rows)}));
+    TRELLIS_RETURN_IF_ERROR(
+        conn.Exec(sql::WithSchema("UPDATE {schema}.transforms SET backfill_cursor = $2::text[], "
+                                  "backfill_done = backfill_done + $3::bigint WHERE id = $1::int",
+                                  schema),
+                  {id, hi, std::to_string(chunk_rows)}));
   } else {
     // Done: keys written since the backfill began are in the ledger; the
     // transform is live once the pages that exist now are drained.

@@ -77,20 +77,20 @@ Result<PageResult> DrainPages(pg::Connection& conn, const std::string& schema,
 
   // A backfill chunk holds the transform lock exclusively: leave its pages
   // for later instead of idling this thread behind it.
-  auto shared = conn.Query("SELECT pg_try_advisory_xact_lock_shared(" +
-                               workers::TransformLockSpace() + ", $2::int)",
-                           {schema, transform_id});
+  auto shared = conn.Query(
+      "SELECT pg_try_advisory_xact_lock_shared(" + workers::TransformLockSpace() + ", $2::int)",
+      {schema, transform_id});
   if (!shared.ok()) return shared.status();
   if (shared->text(0, 0) != "t") return PageResult{PageOutcome::kBusy, tid, 0, 0};
   // Serialise with any other drain of the same keys before reading the
   // source, so an older snapshot can never overwrite a newer one. Buckets are
   // locked in ascending order (the sorted subquery), so two drains wanting
   // overlapping sets cannot deadlock.
-  TRELLIS_RETURN_IF_ERROR(conn.Exec(
-      "SELECT count(pg_advisory_xact_lock(" + workers::BucketLockSpace() + ", $2::int * " +
-          std::to_string(workers::kBuckets) +
-          " + b)) FROM (SELECT b FROM unnest($3::int[]) AS b ORDER BY b) AS sorted",
-      {schema, transform_id, claim->at(0, 4)}));
+  TRELLIS_RETURN_IF_ERROR(
+      conn.Exec("SELECT count(pg_advisory_xact_lock(" + workers::BucketLockSpace() +
+                    ", $2::int * " + std::to_string(workers::kBuckets) +
+                    " + b)) FROM (SELECT b FROM unnest($3::int[]) AS b ORDER BY b) AS sorted",
+                {schema, transform_id, claim->at(0, 4)}));
 
   auto transform = catalog::LoadTransformById(conn, schema, tid);
   if (!transform.ok()) return transform.status();

@@ -38,7 +38,8 @@ Result<bool> DrainWorker::Step(pg::Connection& conn) {
   auto& metrics = GlobalEngineMetrics();
   switch (page->outcome) {
     case PageOutcome::kDrained:
-      metrics.pages_drained.fetch_add(static_cast<uint64_t>(page->pages), std::memory_order_relaxed);
+      metrics.pages_drained.fetch_add(static_cast<uint64_t>(page->pages),
+                                      std::memory_order_relaxed);
       metrics.keys_drained.fetch_add(static_cast<uint64_t>(page->keys), std::memory_order_relaxed);
       return true;
     case PageOutcome::kFailed:

@@ -10,9 +10,9 @@ constexpr const char* kTargetAlias = "__trellis_t";
 constexpr const char* kKeysName = "__trellis_keys";
 
 struct Parts {
-  std::string target;       // quoted target table
-  std::string source_from;  // "src" AS "alias"
-  std::string alias;        // quoted alias
+  std::string target;                // quoted target table
+  std::string source_from;           // "src" AS "alias"
+  std::string alias;                 // quoted alias
   std::vector<std::string> keys;     // quoted key column names
   std::vector<std::string> columns;  // quoted live value column names
   std::vector<std::string> exprs;    // their expressions
@@ -47,8 +47,8 @@ std::string CursorCompare(const catalog::Transform& t, const std::string& qualif
   std::vector<std::string> rhs;
   for (size_t i = 0; i < t.source.key_columns.size(); ++i) {
     lhs.push_back(qualifier + "." + sql::Ident(t.source.key_columns[i]));
-    rhs.push_back("(" + param + "::text[])[" + std::to_string(i + 1) + "]::" +
-                  t.source.key_types[i]);
+    rhs.push_back("(" + param + "::text[])[" + std::to_string(i + 1) +
+                  "]::" + t.source.key_types[i]);
   }
   return "(" + param + "::text[] IS NULL OR ROW(" + sql::Join(lhs, ", ") + ") " + op + " ROW(" +
          sql::Join(rhs, ", ") + "))";
@@ -110,12 +110,11 @@ std::string ApplyPagesSql(const catalog::Transform& t, const std::string& schema
                          ".pages AS p, " +
                          sql::FlatRows("p.keys", "p.id", p.keys.size(), p.keys.size(), "k") +
                          " WHERE p.id = ANY($1::bigint[]))";
-  std::string select = SelectValues(p) + " JOIN " + kKeysName + " ON " +
-                       sql::Join(join, " AND ") + " WHERE " + p.where;
+  std::string select = SelectValues(p) + " JOIN " + kKeysName + " ON " + sql::Join(join, " AND ") +
+                       " WHERE " + p.where;
   return "WITH " + keys_cte + ", written AS (" + Upsert(p, select, p.columns) +
-         " RETURNING 1), deleted AS (DELETE FROM " + p.target + " AS " + kTargetAlias +
-         " USING " + kKeysName + " WHERE " + sql::Join(target_join, " AND ") + " AND " +
-         SourceRowGone(p) +
+         " RETURNING 1), deleted AS (DELETE FROM " + p.target + " AS " + kTargetAlias + " USING " +
+         kKeysName + " WHERE " + sql::Join(target_join, " AND ") + " AND " + SourceRowGone(p) +
          " RETURNING 1) SELECT (SELECT count(*) FROM written), (SELECT count(*) FROM deleted)";
 }
 
@@ -139,9 +138,9 @@ std::string ApplyRangeSql(const catalog::Transform& t,
   };
   std::string select = SelectValues(p) + " WHERE " + in_range(p.alias) + " AND " + p.where;
   std::string target_in_range = in_range(kTargetAlias);
-  return "WITH written AS (" + Upsert(p, select, update) + " RETURNING 1), deleted AS (DELETE FROM " +
-         p.target + " AS " + kTargetAlias + " WHERE " + target_in_range + " AND " +
-         SourceRowGone(p) +
+  return "WITH written AS (" + Upsert(p, select, update) +
+         " RETURNING 1), deleted AS (DELETE FROM " + p.target + " AS " + kTargetAlias + " WHERE " +
+         target_in_range + " AND " + SourceRowGone(p) +
          " RETURNING 1) SELECT (SELECT count(*) FROM written), (SELECT count(*) FROM deleted)";
 }
 

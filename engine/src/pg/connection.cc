@@ -18,8 +18,10 @@ Status StatusFromResult(PGconn* conn, const PGresult* res) {
   while (!message.empty() && (message.back() == '\n' || message.back() == ' ')) message.pop_back();
   const char* sqlstate = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : nullptr;
   Status status;
-  if (PQstatus(conn) == CONNECTION_BAD || (sqlstate && std::string_view(sqlstate).substr(0, 2) == "08")) {
-    status = Status::Connection(message.empty() ? "the connection to the database was lost" : message);
+  if (PQstatus(conn) == CONNECTION_BAD ||
+      (sqlstate && std::string_view(sqlstate).substr(0, 2) == "08")) {
+    status =
+        Status::Connection(message.empty() ? "the connection to the database was lost" : message);
   } else {
     status = Status::Database(message);
   }
@@ -70,8 +72,8 @@ Result<std::unique_ptr<Connection>> Connection::Open(const std::string& conninfo
     std::string message = PQerrorMessage(conn);
     PQfinish(conn);
     while (!message.empty() && message.back() == '\n') message.pop_back();
-    return Status::Connection("could not connect to the database at " +
-                              RedactConninfo(conninfo) + ": " + message);
+    return Status::Connection("could not connect to the database at " + RedactConninfo(conninfo) +
+                              ": " + message);
   }
   PQsetNoticeProcessor(conn, IgnoreNotice, nullptr);
   return std::unique_ptr<Connection>(new Connection(conn));
@@ -136,9 +138,7 @@ void Connection::RequestCancel() {
 
 bool Connection::broken() const { return PQstatus(conn_) != CONNECTION_OK; }
 
-bool Connection::in_transaction() const {
-  return PQtransactionStatus(conn_) != PQTRANS_IDLE;
-}
+bool Connection::in_transaction() const { return PQtransactionStatus(conn_) != PQTRANS_IDLE; }
 
 std::string Connection::database() const { return PQdb(conn_); }
 
@@ -168,8 +168,7 @@ std::string RedactConninfo(std::string_view conninfo) {
   static const std::regex url_password(R"(^([a-zA-Z][a-zA-Z0-9+.-]*://[^:@/?#]*):[^@/?#]*@)");
   text = std::regex_replace(text, url_password, "$1:***@");
   // Query or key=value form: password=secret
-  static const std::regex kv_password(R"((password\s*=\s*)('[^']*'|[^&\s]*))",
-                                      std::regex::icase);
+  static const std::regex kv_password(R"((password\s*=\s*)('[^']*'|[^&\s]*))", std::regex::icase);
   return std::regex_replace(text, kv_password, "$1***");
 }
 

@@ -62,8 +62,8 @@ FROM {schema}.transforms ORDER BY target_name)sql",
   if (!rows.ok()) return rows.status();
   std::vector<Definition> out;
   for (size_t r = 0; r < rows->size(); ++r) {
-    out.push_back(Definition{rows->text(r, 0), rows->text(r, 1), rows->text(r, 2),
-                             rows->text(r, 3), Micros(rows->at(r, 4))});
+    out.push_back(Definition{rows->text(r, 0), rows->text(r, 1), rows->text(r, 2), rows->text(r, 3),
+                             Micros(rows->at(r, 4))});
   }
   return out;
 }

@@ -16,8 +16,8 @@ std::string FlatRows(const std::string& array_expr, const std::string& row_id, s
   // column (ord-1)%width + 1. Fold each row's first `take` elements back.
   std::vector<std::string> columns;
   for (size_t c = 1; c <= take; ++c) {
-    columns.push_back("max(u.v) FILTER (WHERE (u.ord - 1) % " + std::to_string(width) +
-                      " = " + std::to_string(c - 1) + ") AS c" + std::to_string(c));
+    columns.push_back("max(u.v) FILTER (WHERE (u.ord - 1) % " + std::to_string(width) + " = " +
+                      std::to_string(c - 1) + ") AS c" + std::to_string(c));
   }
   return "LATERAL (SELECT " + Join(columns, ", ") + " FROM unnest(" + array_expr +
          ") WITH ORDINALITY AS u(v, ord) GROUP BY " + row_id + ", (u.ord - 1) / " +

@@ -105,10 +105,9 @@ SELECT $1::int, coalesce(max(ordinal), 0) + 1, $2, $3, $4
 FROM {schema}.transform_columns WHERE transform_id = $1::int)sql",
                                                     schema),
                                     {std::to_string(t.id), name, stmt.column.expr, type.value()}));
-  TRELLIS_RETURN_IF_ERROR(StoreDefinition(conn, schema, t.id, t.definition,
-                                          [&](grammar::TransformStmt& s) {
-                                            s.select.push_back(stmt.column);
-                                          }));
+  TRELLIS_RETURN_IF_ERROR(
+      StoreDefinition(conn, schema, t.id, t.definition,
+                      [&](grammar::TransformStmt& s) { s.select.push_back(stmt.column); }));
   TRELLIS_RETURN_IF_ERROR(
       catalog::RequestRebuild(conn, schema, t.id, std::vector<std::string>{name}));
   return Finish(a.value());
@@ -134,9 +133,10 @@ Result<ApplyResult> AlterDropColumn(pg::Connection& conn, const std::string& sch
           "DELETE FROM {schema}.transform_columns WHERE transform_id = $1::int AND name = $2",
           schema),
       {std::to_string(t.id), stmt.column}));
-  TRELLIS_RETURN_IF_ERROR(StoreDefinition(
-      conn, schema, t.id, t.definition, [&](grammar::TransformStmt& s) {
-        std::erase_if(s.select, [&](const grammar::SelectItem& i) { return i.alias == stmt.column; });
+  TRELLIS_RETURN_IF_ERROR(
+      StoreDefinition(conn, schema, t.id, t.definition, [&](grammar::TransformStmt& s) {
+        std::erase_if(s.select,
+                      [&](const grammar::SelectItem& i) { return i.alias == stmt.column; });
       }));
   return Finish(a.value());
 }
@@ -165,12 +165,12 @@ UPDATE {schema}.transform_columns SET expr = $3, sql_type = $4
 WHERE transform_id = $1::int AND name = $2)sql",
                                                     schema),
                                     {std::to_string(t.id), name, stmt.column.expr, type.value()}));
-  TRELLIS_RETURN_IF_ERROR(StoreDefinition(conn, schema, t.id, t.definition,
-                                          [&](grammar::TransformStmt& s) {
-                                            for (auto& item : s.select) {
-                                              if (item.alias == name) item.expr = stmt.column.expr;
-                                            }
-                                          }));
+  TRELLIS_RETURN_IF_ERROR(
+      StoreDefinition(conn, schema, t.id, t.definition, [&](grammar::TransformStmt& s) {
+        for (auto& item : s.select) {
+          if (item.alias == name) item.expr = stmt.column.expr;
+        }
+      }));
   TRELLIS_RETURN_IF_ERROR(
       catalog::RequestRebuild(conn, schema, t.id, std::vector<std::string>{name}));
   return Finish(a.value());

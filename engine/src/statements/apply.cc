@@ -26,9 +26,7 @@ struct Runner {
   Result<ApplyResult> operator()(const grammar::ResumeStmt& s) const {
     return Resume(conn, schema, s);
   }
-  Result<ApplyResult> operator()(const grammar::DropStmt& s) const {
-    return Drop(conn, schema, s);
-  }
+  Result<ApplyResult> operator()(const grammar::DropStmt& s) const { return Drop(conn, schema, s); }
   Result<ApplyResult> operator()(const grammar::AlterAddColumnStmt& s) const {
     return AlterAddColumn(conn, schema, s);
   }

@@ -79,8 +79,8 @@ Result<std::string> Define(pg::Connection& conn, const std::string& schema,
   if (!current_schema.ok()) return current_schema.status();
   const std::string target_schema_name =
       stmt.target.schema ? *stmt.target.schema : current_schema->text(0, 0);
-  auto exists = conn.Query("SELECT to_regclass($1) IS NOT NULL",
-                           {sql::Qualified(target_schema_name, name)});
+  auto exists =
+      conn.Query("SELECT to_regclass($1) IS NOT NULL", {sql::Qualified(target_schema_name, name)});
   if (!exists.ok()) return exists.status();
   if (exists->text(0, 0) == "t") {
     return Status::AlreadyExists("a table named " + shown_target +
@@ -141,13 +141,13 @@ VALUES ($1, $2, $3::int, $4, 'projection', $5, $6) RETURNING id)sql",
   if (!inserted.ok()) return inserted.status();
   const std::string id = inserted->text(0, 0);
   for (size_t i = 0; i < items.size(); ++i) {
-    TRELLIS_RETURN_IF_ERROR(conn.Exec(sql::WithSchema(R"sql(
+    TRELLIS_RETURN_IF_ERROR(
+        conn.Exec(sql::WithSchema(R"sql(
 INSERT INTO {schema}.transform_columns (transform_id, ordinal, name, expr, sql_type)
 SELECT $1::int, $2::int, $3::text, $4::text, format_type(a.atttypid, a.atttypmod)
 FROM pg_attribute a WHERE a.attrelid = $5::regclass AND a.attname = $3::name)sql",
-                                                      schema),
-                                      {id, std::to_string(i + 1), items[i].alias, items[i].expr,
-                                       target}));
+                                  schema),
+                  {id, std::to_string(i + 1), items[i].alias, items[i].expr, target}));
   }
   TRELLIS_RETURN_IF_ERROR(tx.value()->Commit());
   return shown_target;

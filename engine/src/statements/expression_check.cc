@@ -37,10 +37,11 @@ Status DefinitionError(const std::string& transform_name, const Status& db_error
   return out;
 }
 
-Result<std::vector<std::string>> CheckExpressions(pg::Connection& conn, const std::string& transform_name,
-                        const std::string& source_from,
-                        const std::vector<std::string>& select_exprs,
-                        const std::optional<std::string>& where) {
+Result<std::vector<std::string>> CheckExpressions(pg::Connection& conn,
+                                                  const std::string& transform_name,
+                                                  const std::string& source_from,
+                                                  const std::vector<std::string>& select_exprs,
+                                                  const std::optional<std::string>& where) {
   std::vector<std::string> items;
   for (size_t i = 0; i < select_exprs.size(); ++i) {
     items.push_back("(" + select_exprs[i] + ") AS c" + std::to_string(i));
@@ -56,9 +57,8 @@ Result<std::vector<std::string>> CheckExpressions(pg::Connection& conn, const st
     (void)conn.Exec("ROLLBACK TO SAVEPOINT trellis_check");
     return DefinitionError(transform_name, created);
   }
-  auto tree = conn.Query(
-      "SELECT ev_action::text FROM pg_rewrite WHERE ev_class = $1::regclass",
-      {std::string("pg_temp.") + kCheckView});
+  auto tree = conn.Query("SELECT ev_action::text FROM pg_rewrite WHERE ev_class = $1::regclass",
+                         {std::string("pg_temp.") + kCheckView});
   if (!tree.ok()) return tree.status();
   const std::string text = tree->text(0, 0);
   auto types = conn.Query(
@@ -97,8 +97,7 @@ Result<std::vector<std::string>> CheckExpressions(pg::Connection& conn, const st
   if (!volatile_names->empty()) {
     std::vector<std::string> names;
     for (size_t r = 0; r < volatile_names->size(); ++r) names.push_back(volatile_names->text(r, 0));
-    return Status::Validation(prefix + "it calls the volatile function " +
-                              sql::Join(names, ", ") +
+    return Status::Validation(prefix + "it calls the volatile function " + sql::Join(names, ", ") +
                               ", whose result changes from one call to the next; a target must "
                               "be a function of its source rows");
   }

@@ -17,10 +17,11 @@ namespace trellis::statements {
 // Returns the type PostgreSQL infers for each select expression
 // (format_type text, e.g. "numeric" or "character varying(20)").
 // REQUIRES: inside a transaction (a temporary view is created and dropped).
-Result<std::vector<std::string>> CheckExpressions(pg::Connection& conn, const std::string& transform_name,
-                        const std::string& source_from,
-                        const std::vector<std::string>& select_exprs,
-                        const std::optional<std::string>& where);
+Result<std::vector<std::string>> CheckExpressions(pg::Connection& conn,
+                                                  const std::string& transform_name,
+                                                  const std::string& source_from,
+                                                  const std::vector<std::string>& select_exprs,
+                                                  const std::optional<std::string>& where);
 
 // Rewrites a database error raised while checking a definition into a
 // validation error that names the transform.

@@ -150,9 +150,9 @@ Result<ApplyResult> Drop(pg::Connection& conn, const std::string& schema,
   }
   const std::string target = TargetTable(t.value());
   TRELLIS_RETURN_IF_ERROR(conn.Exec("DROP TABLE IF EXISTS " + target));
-  TRELLIS_RETURN_IF_ERROR(conn.Exec(
-      sql::WithSchema("DELETE FROM {schema}.transforms WHERE id = $1::int", schema),
-      {std::to_string(t->id)}));
+  TRELLIS_RETURN_IF_ERROR(
+      conn.Exec(sql::WithSchema("DELETE FROM {schema}.transforms WHERE id = $1::int", schema),
+                {std::to_string(t->id)}));
   TRELLIS_RETURN_IF_ERROR(catalog::ReleaseSourceIfUnused(conn, schema, t->source));
   return Commit(tx.value(), ApplyResult{"dropped", t->name(), {}});
 }

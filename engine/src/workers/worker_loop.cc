@@ -39,7 +39,9 @@ WorkerLoop::WorkerLoop(ConnectOptions options, std::string role, std::string id)
 
 WorkerLoop::~WorkerLoop() { Stop(); }
 
-void WorkerLoop::Start() { thread_ = std::thread([this] { Run(); }); }
+void WorkerLoop::Start() {
+  thread_ = std::thread([this] { Run(); });
+}
 
 void WorkerLoop::RequestStop() {
   {
