@@ -46,6 +46,7 @@ class Scanner {
   const DecodeLimits& limits_;
   size_t max_depth_;
   size_t pos_ = 0;
+  size_t values_ = 0;
 };
 
 ScanFailure Failure(DecodeErrorKind kind, size_t offset, std::string what) {
@@ -128,6 +129,11 @@ std::optional<ScanFailure> Scanner::Value(size_t depth) {
   const size_t start = pos_;
   if (left() == 0) {
     return Failure(DecodeErrorKind::kTruncated, start, "a value was expected, no bytes left");
+  }
+  if (++values_ > limits_.max_total_values) {
+    return Failure(DecodeErrorKind::kLimitExceeded, start,
+                   "the body holds more than " + std::to_string(limits_.max_total_values) +
+                       " values");
   }
   const uint8_t b = ByteAt(pos_);
   if (b <= 0x7f || b >= 0xe0) return Fixed(start, "fixint", 0);

@@ -24,6 +24,9 @@ struct DecodeLimits {
   size_t max_bin_bytes = 8u * 1024u * 1024u;
   size_t max_array_items = 1024u * 1024u;
   size_t max_map_pairs = 64u * 1024u;
+  // Values in one body, all levels together: bounds the memory a small but
+  // wide body (nested arrays of nils) can make the decoder build.
+  size_t max_total_values = 2u * 1024u * 1024u;
 };
 
 // The error classes of spec sections 2 and 5; conformance vectors name them.
