@@ -36,10 +36,10 @@ defmodule Trellis.RuntimeTest do
     Process.sleep(200)
     assert Task.yield(stuck, 0) == nil
 
-    {micros, {:ok, info}} = :timer.tc(fn -> Trellis.server_info(trellis) end)
+    # Answered while the other call is still stuck: it did not queue behind it.
+    assert {:ok, info} = Trellis.server_info(trellis)
     assert info.instance =~ "/trellis"
     assert Task.yield(stuck, 0) == nil, "the other call was meant to be still waiting"
-    assert micros < 5_000_000
 
     SimplePG.query!(locker, "ROLLBACK")
     assert {:ok, []} = Task.await(stuck)
