@@ -18,8 +18,9 @@ namespace trellis::port {
 // Whether the call still needs a reply is known only to the io thread (the
 // Dispatcher's table of calls in flight), so a late result is dropped there.
 struct Call {
-  Call(uint64_t id, const Op& op, protocol::Map args, std::chrono::milliseconds timeout)
-      : id(id), op(op), args(std::move(args)), timeout(timeout) {}
+  Call(uint64_t id, const Op& op, protocol::Map args, std::chrono::milliseconds timeout,
+       std::chrono::steady_clock::time_point received)
+      : id(id), op(op), args(std::move(args)), timeout(timeout), received(received) {}
   Call(const Call&) = delete;
   Call& operator=(const Call&) = delete;
 
@@ -27,6 +28,7 @@ struct Call {
   const Op& op;
   const protocol::Map args;
   const std::chrono::milliseconds timeout;
+  const std::chrono::steady_clock::time_point received;  // when the port read the request
 
   // Set (never cleared) once the call must stop: its deadline passed, a
   // cancel frame came, or the port shuts down. A worker that has not started

@@ -6,6 +6,8 @@
 #include <boost/asio/post.hpp>
 #include <exception>
 
+#include "telemetry/series.h"
+
 namespace trellis::port {
 
 namespace asio = boost::asio;
@@ -33,8 +35,15 @@ protocol::ErrorInfo ErrorInfoFromStatus(const Status& status) {
 }
 
 Dispatcher::Dispatcher(asio::io_context& io, std::shared_ptr<FrameWriter> out,
-                       const OpRegistry& ops)
-    : io_(io), out_(std::move(out)), ops_(ops) {}
+                       const OpRegistry& ops, std::shared_ptr<telemetry::LogSink> log_sink)
+    : io_(io), out_(std::move(out)), ops_(ops), log_sink_(std::move(log_sink)) {}
+
+void Dispatcher::CountCall(const std::string& op, std::string_view result,
+                           steady_clock::time_point received) {
+  const double seconds = std::chrono::duration<double>(steady_clock::now() - received).count();
+  telemetry::kCalls.With({op, result}).Add();
+  telemetry::kCallDuration.With({op}).Observe(seconds);
+}
 
 Dispatcher::~Dispatcher() {
   if (pool_) pool_->Stop();
@@ -42,6 +51,8 @@ Dispatcher::~Dispatcher() {
 
 void Dispatcher::HandleRequest(protocol::Request request, steady_clock::time_point received) {
   if (shut_down_) {
+    const Op* known = ops_.Find(request.op);
+    CountCall(known ? known->name : "unknown", CodeName(Code::kValidation), received);
     SendReply(request.call_id, Status::Validation(kShutDownMessage));
     return;
   }
@@ -54,23 +65,28 @@ void Dispatcher::HandleRequest(protocol::Request request, steady_clock::time_poi
   }
   const Op* op = ops_.Find(request.op);
   if (!op) {
+    // One label value for every unknown op: a label must not take whatever
+    // string a request carries.
+    CountCall("unknown", CodeName(Code::kValidation), received);
     SendReply(request.call_id, Status::Validation("unknown op \"" + request.op + "\""));
     return;
   }
   if (op->kind == OpKind::kInline) {
-    RunInline(*op, request);
+    RunInline(*op, request, received);
   } else {
     QueueDatabaseCall(*op, request, received);
   }
 }
 
-void Dispatcher::RunInline(const Op& op, protocol::Request& request) {
+void Dispatcher::RunInline(const Op& op, protocol::Request& request,
+                           steady_clock::time_point received) {
   Result<protocol::Value> result = Status::Internal("the op returned no result");
   try {
     result = op.run_inline(*this, request.args);
   } catch (const std::exception& e) {
     result = Status::Internal("op \"" + op.name + "\" threw: " + e.what());
   }
+  CountCall(op.name, result.ok() ? "ok" : CodeName(result.status().code()), received);
   SendReply(request.call_id, std::move(result));
   if (shutdown_requested_ && on_shutdown_requested_) {
     shutdown_requested_ = false;
@@ -81,6 +97,7 @@ void Dispatcher::RunInline(const Op& op, protocol::Request& request) {
 void Dispatcher::QueueDatabaseCall(const Op& op, protocol::Request& request,
                                    steady_clock::time_point received) {
   if (op.needs_connection && state_ != State::kConnected) {
+    CountCall(op.name, CodeName(Code::kValidation), received);
     SendReply(request.call_id,
               Status::Validation(state_ == State::kConnecting
                                      ? "not connected: call connect first (a connect is running)"
@@ -95,21 +112,23 @@ void Dispatcher::QueueDatabaseCall(const Op& op, protocol::Request& request,
       admitted = Status::Internal("op \"" + op.name + "\" threw: " + e.what());
     }
     if (!admitted.ok()) {
+      CountCall(op.name, CodeName(admitted.code()), received);
       SendReply(request.call_id, admitted);
       return;
     }
   }
   if (!pool_) {
     Status missing = Status::Internal("op \"" + op.name + "\" was admitted with no session pool");
+    CountCall(op.name, CodeName(missing.code()), received);
+    if (op.finish) op.finish(*this, missing, nullptr);
     SendReply(request.call_id, missing);
-    if (op.finish) op.finish(*this, missing);
     return;
   }
 
   const uint64_t timeout_ms =
       std::min(request.timeout_ms.value_or(protocol::kDefaultTimeoutMs), kMaxTimeoutMs);
   auto call = std::make_shared<Call>(request.call_id, op, std::move(request.args),
-                                     milliseconds(timeout_ms));
+                                     milliseconds(timeout_ms), received);
   auto [it, inserted] = calls_.try_emplace(call->id, call, pool_, io_);
   it->second.deadline.expires_at(received + call->timeout);
   it->second.deadline.async_wait(
@@ -165,8 +184,16 @@ void Dispatcher::Finish(CallTable::iterator it, const Status& outcome,
                         std::optional<Result<protocol::Value>> reply) {
   std::shared_ptr<Call> call = std::move(it->second.call);
   calls_.erase(it);  // destroys the deadline timer, cancelling its wait
+  CountCall(call->op.name,
+            !reply         ? "cancelled"
+            : outcome.ok() ? "ok"
+                           : CodeName(outcome.code()),
+            call->received);
+  if (call->op.finish) {
+    const protocol::Value* value = reply && reply->ok() ? &reply->value() : nullptr;
+    call->op.finish(*this, outcome, value);
+  }
   if (reply) SendReply(call->id, std::move(*reply));
-  if (call->op.finish) call->op.finish(*this, outcome);
 }
 
 void Dispatcher::ShutDown(std::optional<Status> answer) {
@@ -203,15 +230,18 @@ Status Dispatcher::BeginConnect(HandleConfig config) {
           if (auto self = weak.lock()) self->OnCompleted(call, std::move(result));
         });
       });
+  telemetry::kPoolMax.Get().Set(config.pool_size);
   config_ = std::move(config);
   state_ = State::kConnecting;
   return Status::OK();
 }
 
-void Dispatcher::EndConnect(bool ok) {
+void Dispatcher::EndConnect(bool ok, const std::string& instance) {
   if (state_ != State::kConnecting) return;
   if (ok) {
     state_ = State::kConnected;
+    config_->instance = instance;
+    if (log_sink_) log_sink_->set_instance(instance);
     spdlog::info("connected to {} (pool_size {}, staging {}, drain_threads {})",
                  RedactUrl(config_->options.url), config_->pool_size, config_->staging,
                  config_->drain_threads);
@@ -224,6 +254,7 @@ void Dispatcher::EndConnect(bool ok) {
   if (pool_) pool_->Stop();
   pool_.reset();
   config_.reset();
+  telemetry::kPoolMax.Get().Set(0);
   state_ = State::kDisconnected;
 }
 

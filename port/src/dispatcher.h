@@ -18,8 +18,9 @@
 #include "frame_writer.h"
 #include "op_registry.h"
 #include "port_context.h"
-#include "trellis/workers.h"
+#include "telemetry/log_sink.h"
 #include "trellis/protocol/message.h"
+#include "trellis/workers.h"
 #include "worker_pool.h"
 
 namespace trellis::port {
@@ -28,7 +29,9 @@ namespace trellis::port {
 // which only posts to the io thread. Handlers hold shared_from_this().
 class Dispatcher : public PortContext, public std::enable_shared_from_this<Dispatcher> {
  public:
-  Dispatcher(boost::asio::io_context& io, std::shared_ptr<FrameWriter> out, const OpRegistry& ops);
+  // `log_sink` (may be null) learns the instance once connect succeeds.
+  Dispatcher(boost::asio::io_context& io, std::shared_ptr<FrameWriter> out, const OpRegistry& ops,
+             std::shared_ptr<telemetry::LogSink> log_sink = nullptr);
   ~Dispatcher() override;
   Dispatcher(const Dispatcher&) = delete;
   Dispatcher& operator=(const Dispatcher&) = delete;
@@ -56,7 +59,7 @@ class Dispatcher : public PortContext, public std::enable_shared_from_this<Dispa
   bool connected() const override { return state_ == State::kConnected; }
   const HandleConfig* config() const override { return config_ ? &*config_ : nullptr; }
   Status BeginConnect(HandleConfig config) override;
-  void EndConnect(bool ok) override;
+  void EndConnect(bool ok, const std::string& instance) override;
   void RequestShutdown() override { shutdown_requested_ = true; }
 
  private:
@@ -73,7 +76,8 @@ class Dispatcher : public PortContext, public std::enable_shared_from_this<Dispa
   };
   using CallTable = std::unordered_map<uint64_t, PendingCall>;
 
-  void RunInline(const Op& op, protocol::Request& request);
+  void RunInline(const Op& op, protocol::Request& request,
+                 std::chrono::steady_clock::time_point received);
   void QueueDatabaseCall(const Op& op, protocol::Request& request,
                          std::chrono::steady_clock::time_point received);
   void OnDeadline(const std::shared_ptr<Call>& call);
@@ -86,11 +90,17 @@ class Dispatcher : public PortContext, public std::enable_shared_from_this<Dispa
   void Finish(CallTable::iterator it, const Status& outcome,
               std::optional<Result<protocol::Value>> reply);
   void SendReply(uint64_t call_id, Result<protocol::Value> result);
+  // Counts a call's end in the metrics: its op ("unknown" for an op the port
+  // does not have), its result ("ok", an error code, or "cancelled") and its
+  // time since `received`.
+  static void CountCall(const std::string& op, std::string_view result,
+                        std::chrono::steady_clock::time_point received);
   void SendErrorEvent(const std::string& message);
 
   boost::asio::io_context& io_;
   std::shared_ptr<FrameWriter> out_;
   const OpRegistry& ops_;
+  std::shared_ptr<telemetry::LogSink> log_sink_;
   CallTable calls_;
   Canceller canceller_;
   std::shared_ptr<WorkerPool> pool_;

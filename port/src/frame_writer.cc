@@ -5,6 +5,7 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/write.hpp>
 
+#include "telemetry/series.h"
 #include "trellis/protocol/codec.h"
 #include "trellis/protocol/frame.h"
 
@@ -27,6 +28,10 @@ bool FrameWriter::Send(const protocol::Message& message) {
       static_cast<char>(length >> 8), static_cast<char>(length)};
   queued_.append(header, sizeof header);
   queued_.append(body);
+  static telemetry::Counter& frames_out = telemetry::kFrames.With({"out"});
+  static telemetry::Counter& bytes_out = telemetry::kBytes.With({"out"});
+  frames_out.Add();
+  bytes_out.Add(sizeof header + body.size());
   if (!in_flight_) StartWrite();
   return true;
 }
@@ -47,6 +52,7 @@ void FrameWriter::StartWrite() {
 
 void FrameWriter::OnWritten(const boost::system::error_code& error) {
   in_flight_ = false;
+  writing_.clear();
   if (error) {
     if (!failed_) {
       failed_ = true;
@@ -59,9 +65,10 @@ void FrameWriter::OnWritten(const boost::system::error_code& error) {
   }
   if (!queued_.empty()) {
     StartWrite();
-    return;
+  } else {
+    NotifyFlushed();
   }
-  NotifyFlushed();
+  if (on_written_) on_written_();
 }
 
 void FrameWriter::NotifyFlushed() {

@@ -39,8 +39,12 @@ class FrameWriter : public std::enable_shared_from_this<FrameWriter> {
 
   // Called once when a write fails (the BEAM closed its end).
   void set_on_failure(std::function<void()> on_failure) { on_failure_ = std::move(on_failure); }
+  // Called after each write that completed (the log pump resumes on it).
+  void set_on_written(std::function<void()> on_written) { on_written_ = std::move(on_written); }
 
   bool failed() const { return failed_; }
+  // Bytes queued or being written: how far the BEAM is behind.
+  size_t pending_bytes() const { return queued_.size() + writing_.size(); }
 
  private:
   void StartWrite();
@@ -55,6 +59,7 @@ class FrameWriter : public std::enable_shared_from_this<FrameWriter> {
   bool failed_ = false;
   std::vector<std::function<void()>> flush_waiters_;
   std::function<void()> on_failure_;
+  std::function<void()> on_written_;
 };
 
 }  // namespace trellis::port

@@ -21,6 +21,8 @@
 
 #include "capture.h"
 #include "server.h"
+#include "telemetry/log_level.h"
+#include "telemetry/log_sink.h"
 #include "tools/tools.h"
 #include "trellis/engine.h"
 
@@ -32,8 +34,12 @@ constexpr int kOutFd = 4;
 
 const char* const kUsage =
     "usage:\n"
-    "  trellis-port [--record FILE]        serve protocol v1 on fds 3 (in) and 4 (out);\n"
-    "                                      started by the trellis_pg package as an Erlang port\n"
+    "  trellis-port [--record FILE] [--log-level LEVEL]\n"
+    "                                      serve protocol v1 on fds 3 (in) and 4 (out);\n"
+    "                                      started by the trellis_pg package as an Erlang port.\n"
+    "                                      Log lines go to the BEAM as log events, those at\n"
+    "                                      LEVEL or above: debug, info (default), warning,\n"
+    "                                      error, critical or off\n"
     "  trellis-port decode FILE            print a capture file, one line per frame\n"
     "  trellis-port replay FILE --url URL  re-send a capture's requests against URL and\n"
     "                                      compare the replies (exit 1 if any differ)\n"
@@ -47,19 +53,41 @@ int Usage(const std::string& problem) {
   return kExitUsage;
 }
 
-// Logs go to stderr: stdout belongs to the BEAM, fd 4 to the protocol.
-void SetUpLogging() {
-  auto logger = spdlog::stderr_logger_mt("trellis");
-  logger->set_pattern("trellis-port %Y-%m-%dT%H:%M:%S.%e [%l] %v");
+// The port's own lines are logged as this component; the engine's carry
+// theirs ("trellis::drain", ...).
+const char* const kPortLoggerName = "trellis::port";
+
+// The level from TRELLIS_LOG_LEVEL (a protocol level name or spdlog's), or
+// info. The --log-level flag overrides it when serving.
+spdlog::level::level_enum EnvLogLevel() {
+  const char* name = std::getenv("TRELLIS_LOG_LEVEL");
+  if (!name) return spdlog::level::info;
+  if (auto level = telemetry::ParseWireLevel(name)) return *level;
+  return spdlog::level::from_str(name);
+}
+
+// Lines go to stderr until serving starts: the command-line tools, and a
+// port whose fds 3 and 4 are not usable. Stdout belongs to the BEAM (and to
+// the tools' output).
+void LogToStderr() {
+  auto logger = spdlog::stderr_logger_mt(kPortLoggerName);
+  logger->set_pattern("trellis-port %Y-%m-%dT%H:%M:%S.%e [%l] %n: %v");
   spdlog::set_default_logger(std::move(logger));
-  if (const char* level = std::getenv("TRELLIS_LOG_LEVEL")) {
-    spdlog::set_level(spdlog::level::from_str(level));
-  }
+  spdlog::set_level(EnvLogLevel());
+}
+
+// Serving: lines go to the BEAM as log events through `sink`, and stderr
+// keeps only crash output.
+void LogToBeam(std::shared_ptr<telemetry::LogSink> sink, spdlog::level::level_enum level) {
+  auto logger = std::make_shared<spdlog::logger>(kPortLoggerName, std::move(sink));
+  spdlog::set_default_logger(std::move(logger));
+  spdlog::set_level(level);
 }
 
 bool FdOpen(int fd) { return fcntl(fd, F_GETFD) != -1; }
 
-int Serve(const std::optional<std::string>& record_path) {
+int Serve(const std::optional<std::string>& record_path,
+          std::optional<spdlog::level::level_enum> log_level) {
   const auto start = std::chrono::steady_clock::now();
   if (!FdOpen(kInFd) || !FdOpen(kOutFd)) {
     spdlog::error("{}",
@@ -77,15 +105,18 @@ int Serve(const std::optional<std::string>& record_path) {
     }
     capture = std::move(opened.value());
   }
+  auto sink = std::make_shared<telemetry::LogSink>();
+  LogToBeam(sink, log_level.value_or(EnvLogLevel()));
   try {
     boost::asio::io_context io(1);
-    auto server = std::make_shared<Server>(io, kInFd, kOutFd, std::move(capture));
+    auto server = std::make_shared<Server>(io, kInFd, kOutFd, std::move(capture), sink);
     server->Start();
     io.run();
   } catch (const std::exception& e) {
     // Only a failure to set up the fds (e.g. fd 3 is a regular file, which
     // epoll refuses) gets here; serving itself reports errors as values.
-    spdlog::error("cannot serve on fds 3 and 4: {}", e.what());
+    // Nothing can carry a log event, so this is stderr's.
+    std::fprintf(stderr, "trellis-port: cannot serve on fds 3 and 4: %s\n", e.what());
     std::fflush(stderr);
     std::_Exit(kExitStartFailed);
   }
@@ -113,14 +144,21 @@ int Run(int argc, char** argv) {
     return RunReplay(args[1], args[3]);
   }
   std::optional<std::string> record_path;
+  std::optional<spdlog::level::level_enum> log_level;
   for (size_t i = 0; i < args.size(); ++i) {
     if (args[i] == "--record" && i + 1 < args.size() && !record_path) {
       record_path = args[++i];
+    } else if (args[i] == "--log-level" && i + 1 < args.size() && !log_level) {
+      log_level = telemetry::ParseWireLevel(args[++i]);
+      if (!log_level) {
+        return Usage("--log-level must be " + telemetry::ThresholdChoices() + ", got \"" + args[i] +
+                     "\"");
+      }
     } else {
       return Usage("unexpected argument \"" + args[i] + "\"");
     }
   }
-  return Serve(record_path);
+  return Serve(record_path, log_level);
 }
 
 }  // namespace
@@ -129,6 +167,7 @@ int Run(int argc, char** argv) {
 int main(int argc, char** argv) {
   // A closed pipe must be an error value on write, not a killed process.
   std::signal(SIGPIPE, SIG_IGN);
-  trellis::port::SetUpLogging();
+  // Until serving starts (and for the tools), lines go to stderr.
+  trellis::port::LogToStderr();
   return trellis::port::Run(argc, argv);
 }

@@ -33,8 +33,11 @@ using DatabaseHandler =
 // Status is the call's reply and nothing is queued.
 using AdmitHook = std::function<Status(PortContext& port, const protocol::Map& args)>;
 // Optional for database ops, io thread, once the call has ended however it
-// ended: its reply's status, or a timeout, cancel or shutdown status.
-using FinishHook = std::function<void(PortContext& port, const Status& outcome)>;
+// ended: its reply's status, or a timeout, cancel or shutdown status, and the
+// reply's value when the call succeeded (nullptr otherwise). It runs just
+// before the reply is queued.
+using FinishHook =
+    std::function<void(PortContext& port, const Status& outcome, const protocol::Value* value)>;
 
 enum class OpKind {
   kInline,    // answered on the io thread (ping, echo, config, shutdown)

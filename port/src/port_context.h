@@ -15,7 +15,8 @@ struct HandleConfig {
   ConnectOptions options;
   int64_t pool_size = 10;     // at most this many sessions (and worker threads)
   bool staging = false;       // run the instance's staging worker (not started yet)
-  int64_t drain_threads = 0;  // drain workers to run (not started yet)
+  int64_t drain_threads = 0;  // drain workers to run
+  std::string instance;       // "<database>/<schema>", set once connect succeeded
 };
 
 // Implemented by the Dispatcher. Every method runs on the io thread: ops call
@@ -35,8 +36,9 @@ class PortContext {
   // A validation error when a connect succeeded or is still running.
   virtual Status BeginConnect(HandleConfig config) = 0;
   // Ends the connect begun by BeginConnect: when `ok`, the handle is
-  // connected; otherwise the pool is dropped and connect may be called again.
-  virtual void EndConnect(bool ok) = 0;
+  // connected to `instance` ("<database>/<schema>"); otherwise the pool is
+  // dropped and connect may be called again.
+  virtual void EndConnect(bool ok, const std::string& instance) = 0;
 
   // Shuts the port down once the current call's reply is written: every
   // other call in flight is answered "the handle was shut down", running

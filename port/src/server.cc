@@ -8,6 +8,7 @@
 
 #include "hello.h"
 #include "op_registry.h"
+#include "telemetry/series.h"
 #include "trellis/options.h"
 #include "trellis/protocol/codec.h"
 
@@ -51,17 +52,27 @@ std::optional<std::string> RedactedRequestBody(const protocol::Request& request)
 
 }  // namespace
 
-Server::Server(asio::io_context& io, int in_fd, int out_fd, std::unique_ptr<CaptureWriter> capture)
+Server::Server(asio::io_context& io, int in_fd, int out_fd, std::unique_ptr<CaptureWriter> capture,
+               std::shared_ptr<telemetry::LogSink> log_sink)
     : io_(io),
       in_(io, in_fd),
       capture_(std::move(capture)),
       out_(std::make_shared<FrameWriter>(io, out_fd, capture_.get())),
-      dispatcher_(std::make_shared<Dispatcher>(io, out_, OpRegistry::Global())),
+      dispatcher_(std::make_shared<Dispatcher>(io, out_, OpRegistry::Global(), log_sink)),
       signals_(io, SIGTERM, SIGINT),
-      exit_timer_(io) {}
+      exit_timer_(io) {
+  if (log_sink) log_pump_ = std::make_shared<telemetry::LogPump>(io, std::move(log_sink), out_);
+}
 
 void Server::Start() {
   out_->Send(HelloEvent());
+  if (log_pump_) {
+    std::weak_ptr<telemetry::LogPump> pump = log_pump_;
+    out_->set_on_written([pump] {
+      if (auto self = pump.lock()) self->OnWritten();
+    });
+    log_pump_->Start();
+  }
   std::weak_ptr<Server> weak = weak_from_this();
   out_->set_on_failure([weak] {
     if (auto self = weak.lock()) self->Stop(kExitOk, std::nullopt, "the output fd closed");
@@ -114,6 +125,10 @@ void Server::OnRead(const boost::system::error_code& error, size_t bytes) {
 
 void Server::HandleBody(const std::string& body) {
   const steady_clock::time_point received = steady_clock::now();
+  static telemetry::Counter& frames_in = telemetry::kFrames.With({"in"});
+  static telemetry::Counter& bytes_in = telemetry::kBytes.With({"in"});
+  frames_in.Add();
+  bytes_in.Add(protocol::kFrameHeaderBytes + body.size());
   auto decoded = protocol::DecodeMessage(body);
   if (capture_) Record(body, decoded);
 
@@ -168,6 +183,8 @@ void Server::Stop(int status, std::optional<Status> answer, const std::string& w
   in_.cancel(ignored);
   signals_.cancel(ignored);
   dispatcher_->ShutDown(std::move(answer));
+  // The lines logged so far (this one included) go out before the flush.
+  if (log_pump_) log_pump_->SendAll();
 
   // Exit once fd 4 is flushed, or after kFlushBudget if the BEAM stopped
   // reading it: a full pipe must not keep the process alive.

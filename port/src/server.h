@@ -16,6 +16,8 @@
 #include "capture.h"
 #include "dispatcher.h"
 #include "frame_writer.h"
+#include "telemetry/log_pump.h"
+#include "telemetry/log_sink.h"
 #include "trellis/protocol/codec.h"
 #include "trellis/protocol/frame.h"
 
@@ -35,9 +37,11 @@ class Server : public std::enable_shared_from_this<Server> {
   // Of which writing the last frames may take this much.
   static constexpr std::chrono::milliseconds kFlushBudget{500};
 
-  // Adopts `in_fd` and `out_fd`. `capture` may be null.
-  Server(boost::asio::io_context& io, int in_fd, int out_fd,
-         std::unique_ptr<CaptureWriter> capture);
+  // Adopts `in_fd` and `out_fd`. `capture` may be null. `log_sink` (may be
+  // null) is the sink of the process's loggers: its lines go out as `log`
+  // events.
+  Server(boost::asio::io_context& io, int in_fd, int out_fd, std::unique_ptr<CaptureWriter> capture,
+         std::shared_ptr<telemetry::LogSink> log_sink);
   Server(const Server&) = delete;
   Server& operator=(const Server&) = delete;
 
@@ -62,6 +66,7 @@ class Server : public std::enable_shared_from_this<Server> {
   std::unique_ptr<CaptureWriter> capture_;
   std::shared_ptr<FrameWriter> out_;
   std::shared_ptr<Dispatcher> dispatcher_;
+  std::shared_ptr<telemetry::LogPump> log_pump_;  // null without a sink
   boost::asio::signal_set signals_;
   boost::asio::steady_timer exit_timer_;
   protocol::FrameReader reader_;

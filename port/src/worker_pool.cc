@@ -8,6 +8,8 @@
 #include <mutex>
 #include <thread>
 
+#include "telemetry/series.h"
+
 namespace trellis::port {
 
 struct WorkerPool::Shared {
@@ -73,6 +75,8 @@ void WorkerPool::Stop() {
 }
 
 void WorkerPool::WorkerLoop(std::shared_ptr<Shared> shared) {
+  telemetry::Gauge& open_sessions = telemetry::kPoolOpen.Get();
+  telemetry::Gauge& busy_sessions = telemetry::kPoolInUse.Get();
   std::unique_ptr<Session> session;
   for (;;) {
     std::shared_ptr<Call> call;
@@ -90,6 +94,7 @@ void WorkerPool::WorkerLoop(std::shared_ptr<Shared> shared) {
     if (session && session->broken()) {
       spdlog::info("discarding a broken database session");
       session.reset();
+      open_sessions.Add(-1);
     }
     if (!session) {
       auto opened = Session::Open(shared->options);
@@ -98,6 +103,7 @@ void WorkerPool::WorkerLoop(std::shared_ptr<Shared> shared) {
         continue;
       }
       session = std::move(opened.value());
+      open_sessions.Add(1);
     }
 
     // A cancel meant for the session's previous call must not stop this one;
@@ -109,6 +115,7 @@ void WorkerPool::WorkerLoop(std::shared_ptr<Shared> shared) {
       call->session = session.get();
     }
     Result<protocol::Value> result = Status::Internal("the op returned no result");
+    busy_sessions.Add(1);
     try {
       result = call->op.run_database(*session, call->args);
     } catch (const std::exception& e) {
@@ -116,12 +123,14 @@ void WorkerPool::WorkerLoop(std::shared_ptr<Shared> shared) {
     } catch (...) {
       result = Status::Internal("op \"" + call->op.name + "\" threw a non-standard exception");
     }
+    busy_sessions.Add(-1);
     {
       std::lock_guard lock(call->mu);
       call->session = nullptr;
     }
     shared->done(call, std::move(result));
   }
+  if (session) open_sessions.Add(-1);
   std::lock_guard lock(shared->mu);
   --shared->workers;
 }

@@ -79,10 +79,11 @@ std::string TempPath(const std::string& name) {
 }
 
 // Records a session: connect (with a password in the URL), ping, echo,
-// server_info, an unknown op, shutdown.
+// server_info, an unknown op, shutdown. Without log events (they would be
+// records too; telemetry_test.cc covers them).
 std::string RecordSession() {
   const std::string path = TempPath("port-capture");
-  PortProcess port({"--record", path});
+  PortProcess port({"--record", path, "--log-level", "off"});
   REQUIRE(port.ReceiveHello());
   auto connected = port.Call(1, "connect",
                              MakeMap({{"url", WithPassword(ClusterUrl(), "capture-secret-pw")},

@@ -133,12 +133,51 @@ std::optional<std::string> PortProcess::ReceiveBody(Ms timeout) {
   }
 }
 
+namespace {
+
+bool IsLog(const protocol::Message& message) {
+  auto* event = std::get_if<protocol::Event>(&message);
+  return event && event->kind == "log";
+}
+
+}  // namespace
+
 std::optional<protocol::Message> PortProcess::Receive(Ms timeout) {
-  auto body = ReceiveBody(timeout);
-  if (!body) return std::nullopt;
-  auto decoded = protocol::DecodeMessage(*body);
-  if (auto* message = std::get_if<protocol::Message>(&decoded)) return std::move(*message);
-  return std::nullopt;
+  if (!held_.empty()) {
+    protocol::Message message = std::move(held_.front());
+    held_.pop_front();
+    return message;
+  }
+  const auto deadline = steady_clock::now() + timeout;
+  for (;;) {
+    const auto left = std::chrono::duration_cast<Ms>(deadline - steady_clock::now());
+    auto body = ReceiveBody(left.count() > 0 ? left : Ms(0));
+    if (!body) return std::nullopt;
+    auto decoded = protocol::DecodeMessage(*body);
+    auto* message = std::get_if<protocol::Message>(&decoded);
+    if (!message) return std::nullopt;
+    if (!IsLog(*message)) return std::move(*message);
+    logs_.push_back(std::move(std::get<protocol::Event>(*message)));
+  }
+}
+
+std::optional<protocol::Event> PortProcess::ReceiveLog(Ms timeout) {
+  if (!logs_.empty()) {
+    protocol::Event event = std::move(logs_.front());
+    logs_.pop_front();
+    return event;
+  }
+  const auto deadline = steady_clock::now() + timeout;
+  for (;;) {
+    const auto left = std::chrono::duration_cast<Ms>(deadline - steady_clock::now());
+    auto body = ReceiveBody(left.count() > 0 ? left : Ms(0));
+    if (!body) return std::nullopt;
+    auto decoded = protocol::DecodeMessage(*body);
+    auto* message = std::get_if<protocol::Message>(&decoded);
+    if (!message) continue;
+    if (IsLog(*message)) return std::move(std::get<protocol::Event>(*message));
+    held_.push_back(std::move(*message));
+  }
 }
 
 std::optional<protocol::Reply> PortProcess::ReceiveReply(Ms timeout) {

@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <deque>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -42,8 +43,11 @@ class PortProcess {
 
   // The next frame body; nullopt on timeout or when the port closed fd 4.
   std::optional<std::string> ReceiveBody(Ms timeout = 10s);
-  // The next frame, decoded; nullopt on timeout, EOF or an undecodable frame.
+  // The next frame, decoded, other than a `log` event (those are kept for
+  // ReceiveLog); nullopt on timeout, EOF or an undecodable frame.
   std::optional<protocol::Message> Receive(Ms timeout = 10s);
+  // The next `log` event; frames read meanwhile are kept for Receive.
+  std::optional<protocol::Event> ReceiveLog(Ms timeout = 10s);
   // The next reply, skipping events; nullopt as for Receive.
   std::optional<protocol::Reply> ReceiveReply(Ms timeout = 10s);
   // Reads the hello event every port sends first.
@@ -68,6 +72,8 @@ class PortProcess {
   bool reaped_ = false;
   int exit_status_ = 0;
   protocol::FrameReader reader_;
+  std::deque<protocol::Message> held_;  // read by ReceiveLog, not yet by Receive
+  std::deque<protocol::Event> logs_;    // read by Receive, not yet by ReceiveLog
 };
 
 // Helpers for reading replies in assertions.

@@ -6,6 +6,10 @@ defmodule Trellis.Application do
   @impl true
   def start(_type, _args) do
     children = [
+      # Live handles, for Trellis.Metrics and Trellis.LogBridge.
+      Trellis.Handles,
+      # Engine log lines to Logger; reads its configuration as it starts.
+      Trellis.LogBridge,
       # Owners of the handles `Trellis.connect/1` opens (supervised handles,
       # `{Trellis, opts}`, live in the host's own tree instead).
       {DynamicSupervisor, name: Trellis.HandleSupervisor, strategy: :one_for_one}

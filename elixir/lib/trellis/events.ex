@@ -2,16 +2,16 @@ defmodule Trellis.Events do
   @moduledoc false
 
   # Where the events a port program sends (spec section 3: `[3, kind,
-  # payload]`, other than the hello the owner reads itself) go. The owner
-  # calls `dispatch/4` for each, in the owner process, so a handler must be
-  # quick and must not call the handle.
+  # payload]`) go, other than the hello the owner reads itself and the `log`
+  # events it hands to Trellis.LogBridge undecoded. The owner calls
+  # `dispatch/4` for each, in the owner process, so a handler must be quick
+  # and must not call the handle.
   #
   # The handler is `{module, function}`, called as
   # `module.function(kind, payload, metadata)` with `metadata.instance` the
   # handle's "<database>/<schema>" (nil before connect finished). It comes
   # from `config :trellis_pg, :event_handler`, read when a handle starts;
-  # the default is `{Trellis.Events, :default}`. Trellis.LogBridge (log lines)
-  # and Trellis.Metrics plug in here.
+  # the default is `{Trellis.Events, :default}`.
 
   require Logger
 

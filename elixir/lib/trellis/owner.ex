@@ -4,10 +4,14 @@ defmodule Trellis.Owner do
   # The process a handle's port is connected to. It does four things and no
   # caller's waiting:
   #
-  #   * starts the port program, checks its hello and runs `connect`;
+  #   * starts the port program (told the log level Trellis.LogBridge
+  #     forwards), checks its hello, runs `connect`, and registers the handle
+  #     in Trellis.Handles (for Trellis.Metrics and the log level);
   #   * routes each reply frame to the caller registered under its call id in
   #     the handle's ETS table (the body travels undecoded; the caller decodes
-  #     it), and hands every event to the event handler (Trellis.Events);
+  #     it), hands each `log` event's frame, undecoded too, to
+  #     Trellis.LogBridge, and every other event to the event handler
+  #     (Trellis.Events);
   #   * every 200 ms, sweeps the table for callers that died mid-call and
   #     cancels their calls (a monitor per call would cost the owner a message
   #     per call; the sweep costs nothing while no caller dies);
@@ -23,7 +27,7 @@ defmodule Trellis.Owner do
 
   require Logger
 
-  alias Trellis.{Error, Events, HandleState, PortBinary, Protocol}
+  alias Trellis.{Error, Events, HandleState, Handles, LogBridge, PortBinary, Protocol}
 
   @sweep_interval_ms 200
   @shutdown_grace_ms 5_000
@@ -64,11 +68,15 @@ defmodule Trellis.Owner do
     Process.flag(:trap_exit, true)
     deadline = deadline(opts[:timeout_ms])
 
+    log_level = LogBridge.port_level()
+
     with {:ok, path} <- PortBinary.path(),
-         {:ok, port} <- open_port(path, opts),
+         {:ok, port} <- open_port(path, log_level, opts),
          {:ok, hello} <- await_hello(port, deadline),
          {:ok, handle} <- connect(port, hello, opts, deadline) do
       if name = opts[:name], do: :persistent_term.put({Trellis, name}, handle)
+      Handles.register(handle)
+      catch_up_log_level(handle, log_level)
       caller_ref = if caller = opts[:caller], do: Process.monitor(caller)
       schedule_sweep()
 
@@ -85,8 +93,9 @@ defmodule Trellis.Owner do
     end
   end
 
-  defp open_port(path, opts) do
-    args = if record = opts[:record], do: ["--record", record], else: []
+  defp open_port(path, log_level, opts) do
+    record = if file = opts[:record], do: ["--record", file], else: []
+    args = ["--log-level", log_level | record]
     options = [:binary, {:packet, 4}, :nouse_stdio, :exit_status, args: args]
     {:ok, Port.open({:spawn_executable, path}, options)}
   rescue
@@ -177,6 +186,10 @@ defmodule Trellis.Owner do
             Port.close(port)
             {:error, Error.from_wire(wire)}
 
+          {:ok, {:event, "log", _payload}} ->
+            LogBridge.forward(body, nil)
+            await_reply(port, call_id, deadline)
+
           {:ok, {:event, kind, payload}} ->
             Events.dispatch(Events.handler(), kind, payload, %{instance: nil})
             await_reply(port, call_id, deadline)
@@ -192,6 +205,21 @@ defmodule Trellis.Owner do
         {:error, HandleState.exit_error(HandleState.unknown_exit_status())}
     after
       remaining(deadline) -> refuse(port, "connect got no reply in time", :timeout)
+    end
+  end
+
+  # Trellis.LogBridge.put_level/1 tells the registered handles; one that
+  # changed the level between this port's start and its registration missed
+  # this handle, so the owner passes the change on. Its reply is dropped (no
+  # caller waits for it).
+  defp catch_up_log_level(handle, started_with) do
+    case LogBridge.port_level() do
+      ^started_with ->
+        :ok
+
+      level ->
+        call_id = HandleState.next_call_id(handle.state)
+        write(handle.port, Protocol.encode_request(call_id, "set_log_level", %{"level" => level}))
     end
   end
 
@@ -265,7 +293,15 @@ defmodule Trellis.Owner do
     end
   end
 
+  # Log lines can come in floods: they go on undecoded, so the owner spends
+  # next to nothing on them and replies never wait behind them.
   defp other_frame(body, state) do
+    if LogBridge.log_frame?(body),
+      do: LogBridge.forward(body, state.instance),
+      else: decode_other(body, state)
+  end
+
+  defp decode_other(body, state) do
     case Protocol.decode_message(body) do
       {:ok, {:event, kind, payload}} ->
         Events.dispatch(state.event_handler, kind, payload, %{instance: state.instance})

@@ -1,9 +1,8 @@
 #include "drain/drain_page.h"
 
-#include <spdlog/spdlog.h>
-
 #include "catalog/model.h"
 #include "drain/recompute.h"
+#include "log/component_log.h"
 #include "sql/quote.h"
 #include "workers/locks.h"
 
@@ -99,8 +98,13 @@ Result<PageResult> DrainPages(pg::Connection& conn, const std::string& schema,
   if (!applied.ok()) {
     if (applied.status().code() == Code::kConnection) return applied.status();
     TRELLIS_RETURN_IF_ERROR(conn.Exec("ROLLBACK TO SAVEPOINT trellis_pages"));
-    spdlog::warn("trellis_instance={}/{} pages {} of transform {} failed: {}", conn.database(),
-                 schema, page_ids, transform->name(), applied.status().message());
+    // The host names the instance; the message itself only at debug level,
+    // where a data error's quoted row value may appear.
+    static const auto logger = log::Component("trellis::drain");
+    logger->warn("pages {} of transform {} failed, retried with backoff: {}", page_ids,
+                 transform->name(), log::SafeForLog(applied.status()));
+    logger->debug("pages {} of transform {} failed: {}", page_ids, transform->name(),
+                  applied.status().message());
     TRELLIS_RETURN_IF_ERROR(MarkFailed(conn, schema, page_ids, applied.status()));
     TRELLIS_RETURN_IF_ERROR(tx.value()->Commit());
     result.outcome = PageOutcome::kFailed;

@@ -55,7 +55,17 @@ Result<protocol::Value> Connect(Session& session, const protocol::Map& args) {
   return protocol::Value(std::move(reply));
 }
 
-void FinishConnect(PortContext& port, const Status& outcome) { port.EndConnect(outcome.ok()); }
+void FinishConnect(PortContext& port, const Status& outcome, const protocol::Value* value) {
+  std::string instance;
+  if (value && value->is_map()) {
+    for (const auto& [key, item] : value->as_map()) {
+      if (key.is_string() && key.as_string() == "instance" && item.is_string()) {
+        instance = item.as_string();
+      }
+    }
+  }
+  port.EndConnect(outcome.ok(), instance);
+}
 
 Op ConnectOp() {
   Op op = DatabaseOp("connect", Connect);

@@ -1,0 +1,52 @@
+#include "telemetry/series.h"
+
+#include "trellis/engine_metrics.h"
+
+namespace trellis::port::telemetry {
+namespace {
+
+// Call latency buckets, in seconds: 100 us (an inline op) to 30 s (the
+// default budget).
+const std::vector<double> kLatencyBuckets = {0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005,
+                                             0.01,   0.025,   0.05,   0.1,   0.25,   0.5,
+                                             1,      2.5,     5,      10,    30};
+
+template <typename T>
+double Load(const std::atomic<T>& value) {
+  return static_cast<double>(value.load(std::memory_order_relaxed));
+}
+
+EngineMetrics& Engine() { return GlobalEngineMetrics(); }
+
+}  // namespace
+
+// clang-format off
+const CounterFamily kCalls("trellis_calls_total", "Calls the port program answered, by op and result (ok, an error code, or cancelled).", {"op", "result"});
+const HistogramFamily kCallDuration("trellis_call_duration_seconds", "Time from reading a request to answering it, by op.", {"op"}, kLatencyBuckets);
+
+const GaugeFamily kPoolOpen("trellis_pool_connections_open", "Database sessions the call pool holds open.");
+const GaugeFamily kPoolInUse("trellis_pool_connections_in_use", "Database sessions of the call pool running a call.");
+const GaugeFamily kPoolMax("trellis_pool_connections_max", "The call pool's size (pool_size; 0 before connect).");
+
+const CounterFamily kFrames("trellis_port_frames_total", "Protocol frames, by direction (in: BEAM to port, out: port to BEAM).", {"direction"});
+const CounterFamily kBytes("trellis_port_bytes_total", "Protocol bytes, length prefixes included, by direction.", {"direction"});
+
+const CounterFamily kLogLines("trellis_log_lines_total", "Engine log lines sent to the BEAM, by level.", {"level"});
+const CounterFamily kLogLinesDropped("trellis_log_lines_dropped_total", "Engine log lines dropped because the BEAM did not read them in time.");
+
+namespace {
+
+const CallbackFamily kWorkers("trellis_workers", "Background worker threads running in this handle, by role.", MetricType::kGauge, {"role"}, [] {
+  return std::vector<CallbackFamily::Sample>{{{"drain"}, Load(Engine().drain_workers)}, {{"staging"}, Load(Engine().staging_workers)}};
+});
+const CallbackFamily kStagingElected("trellis_staging_elected", "1 while this handle's staging worker holds the instance's staging election, else 0.", MetricType::kGauge, [] { return Load(Engine().staging_elected); });
+const CallbackFamily kPagesDrained("trellis_drain_pages_total", "Ledger pages drained into their targets.", MetricType::kCounter, [] { return Load(Engine().pages_drained); });
+const CallbackFamily kKeysDrained("trellis_drain_keys_total", "Target keys recomputed by drained pages.", MetricType::kCounter, [] { return Load(Engine().keys_drained); });
+const CallbackFamily kPagesFailed("trellis_drain_pages_failed_total", "Ledger pages whose drain failed and was scheduled for a retry.", MetricType::kCounter, [] { return Load(Engine().pages_failed); });
+const CallbackFamily kCaptureRowsStaged("trellis_capture_rows_staged_total", "Capture rows the staging worker turned into ledger pages.", MetricType::kCounter, [] { return Load(Engine().capture_rows_staged); });
+const CallbackFamily kBackfillRows("trellis_backfill_rows_total", "Target rows written by backfill chunks.", MetricType::kCounter, [] { return Load(Engine().backfill_rows); });
+
+}  // namespace
+// clang-format on
+
+}  // namespace trellis::port::telemetry
