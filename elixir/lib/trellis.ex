@@ -42,6 +42,13 @@ defmodule Trellis do
   The supervisor restarts the handle if its port program dies. A handle works
   only on the node that connected it.
 
+  ## Logs and metrics
+
+  The port program's log lines reach `Logger` through `Trellis.LogBridge`
+  (domain `[:trellis]`), and `Trellis.Metrics.render_prometheus/0` renders
+  the metrics of every live handle in this VM for a `/metrics` route the
+  host already serves.
+
   ## Handles from `connect/1`
 
   A handle from `connect/1` belongs to the process that called it: it shuts
