@@ -12,7 +12,7 @@ namespace trellis::port_test {
 
 // The URL of a cluster started by trellis-testkit on first use and stopped
 // when the test binary exits (closing the testkit's stdin stops it).
-// Throws when the testkit cannot start one.
+// Aborts the test binary, with a message, when the testkit cannot start one.
 const std::string& ClusterUrl();
 
 // The URL with user:password credentials written in (the cluster trusts

@@ -1,6 +1,7 @@
 // A throwaway PostgreSQL cluster for a C++ test: runs the built
 // trellis-testkit as a child with a pipe on its stdin, reads its URL, and
 // closes the pipe on destruction, which makes the testkit remove the cluster.
+// Used by the engine, port and benchmark suites.
 #pragma once
 
 #include <sys/types.h>
