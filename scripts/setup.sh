@@ -7,7 +7,7 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 
 packages=(
   build-essential cmake ninja-build git
-  elixir erlang-dev erlang-dialyzer
+  elixir erlang-dev
   libboost-dev libmsgpack-cxx-dev libspdlog-dev catch2 libpq-dev libssl-dev openssl
   postgresql postgresql-contrib
   clang-14 libclang-rt-14-dev clang-format
