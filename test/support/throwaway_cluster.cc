@@ -42,7 +42,8 @@ std::string ReadLine(int fd) {
 
 }  // namespace
 
-ThrowawayCluster::ThrowawayCluster(const std::string& testkit_path) {
+ThrowawayCluster::ThrowawayCluster(const std::string& testkit_path,
+                                   const std::vector<std::string>& args) {
   // Close-on-exec pipes: a child the test starts later (a port program) must
   // not inherit the testkit's stdin, or the cluster would outlive the test.
   int in_pipe[2];
@@ -55,8 +56,12 @@ ThrowawayCluster::ThrowawayCluster(const std::string& testkit_path) {
   posix_spawn_file_actions_adddup2(&actions, in_pipe[0], STDIN_FILENO);
   posix_spawn_file_actions_adddup2(&actions, out_pipe[1], STDOUT_FILENO);
   std::string exe = testkit_path;
-  char* argv[] = {exe.data(), nullptr};
-  const int spawned = posix_spawn(&pid_, exe.c_str(), &actions, nullptr, argv, environ);
+  std::vector<std::string> words = {exe};
+  words.insert(words.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (auto& w : words) argv.push_back(w.data());
+  argv.push_back(nullptr);
+  const int spawned = posix_spawn(&pid_, exe.c_str(), &actions, nullptr, argv.data(), environ);
   posix_spawn_file_actions_destroy(&actions);
   close(in_pipe[0]);
   close(out_pipe[1]);

@@ -8,6 +8,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace trellis::test {
 
@@ -15,7 +16,8 @@ class ThrowawayCluster {
  public:
   // Starts a cluster with the testkit at `testkit_path`. Aborts the test
   // binary with a message on stderr when it cannot: nothing can run without.
-  explicit ThrowawayCluster(const std::string& testkit_path);
+  explicit ThrowawayCluster(const std::string& testkit_path,
+                            const std::vector<std::string>& args = {});
   ~ThrowawayCluster();
   ThrowawayCluster(const ThrowawayCluster&) = delete;
   ThrowawayCluster& operator=(const ThrowawayCluster&) = delete;

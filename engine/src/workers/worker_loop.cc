@@ -91,6 +91,16 @@ void WorkerLoop::Run() {
       current_ = conn->get();
     }
     pg::Connection& c = *conn.value();
+    // Workers commit without waiting for the WAL flush. Safe: each worker
+    // transaction is all-or-nothing and redoable (a lost staging batch leaves
+    // its capture rows in place; a lost drain leaves its pages), and the
+    // writes they stand for are the users' own durable commits. Without it,
+    // every staging batch and drain pays a flush and doubles the flushes a
+    // durable cluster does per user write (spec/engine.md, "Workers").
+    if (Status async = c.Exec("SET synchronous_commit = off"); !async.ok()) {
+      logger->warn("{} worker cannot turn synchronous_commit off: {}", role_,
+                   log::SafeForLog(async));
+    }
     auto last_beat = std::chrono::steady_clock::time_point{};
     bool ready = false;
     while (!stopping() && !c.broken()) {

@@ -34,13 +34,15 @@ constexpr int kLogTailLines = 30;
 // addresses; the LOG line naming the cause is below log_min_messages.
 constexpr const char* kNoSocketsMessage = "could not create any TCP/IP sockets";
 
-// Settings for a disposable test server: durability off (a crash loses a
+// Settings for a disposable test server: durability off unless --durable (a crash loses a
 // cluster nobody keeps), room for many test connections and for engine
 // transactions touching many tables, and a quiet log.
-const std::vector<std::string> kServerSettings = {
+const std::vector<std::string> kNoDurability = {
     "fsync=off",
     "synchronous_commit=off",
     "full_page_writes=off",
+};
+const std::vector<std::string> kServerSettings = {
     "max_connections=200",
     "shared_buffers=128MB",
     "max_locks_per_transaction=256",
@@ -124,6 +126,7 @@ Cluster::Attempt Cluster::StartOnPort(int port, ShutdownWatch& watch, Status* st
   std::vector<std::string> argv = {postgres, "-D", data_dir_, "-k", config_.root_dir};
   argv.insert(argv.end(), {"-p", std::to_string(port), "-h", "127.0.0.1"});
   std::vector<std::string> settings = kServerSettings;
+  if (!config_.durable) settings.insert(settings.end(), kNoDurability.begin(), kNoDurability.end());
   if (config_.tls) {
     settings.insert(settings.end(), {"ssl=on", "ssl_cert_file=" + config_.tls->server_cert,
                                      "ssl_key_file=" + config_.tls->server_key});

@@ -19,6 +19,7 @@ struct ClusterConfig {
   std::string root_dir;               // the cluster's private directory (see TempDir)
   std::optional<Credentials> run_as;  // account for initdb and postgres; nullopt: ours
   std::optional<TlsFiles> tls;        // serve TLS with these files
+  bool durable = false;               // leave durability on
 };
 
 // One throwaway PostgreSQL cluster under root_dir: data in root_dir/data,

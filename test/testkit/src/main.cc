@@ -70,7 +70,7 @@ int Serve(const Options& options, const std::string& bin_dir,
     if (Status status = dir.ChownTo(*account); !status.ok()) return StartupFailure(status);
   }
 
-  Cluster cluster(ClusterConfig{bin_dir, dir.path(), account, tls});
+  Cluster cluster(ClusterConfig{bin_dir, dir.path(), account, tls, options.durable});
   if (Status status = cluster.Init(watch); !status.ok()) return StartupFailure(status);
   if (Status status = cluster.Start(watch); !status.ok()) return StartupFailure(status);
 

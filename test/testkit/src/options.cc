@@ -11,6 +11,8 @@ Result<Options> ParseOptions(int argc, const char* const* argv) {
     const std::string_view arg = argv[i];
     if (arg == "--tls") {
       options.tls = true;
+    } else if (arg == "--durable") {
+      options.durable = true;
     } else if (arg == "--keep") {
       options.keep = true;
     } else if (arg == "--help" || arg == "-h") {
@@ -23,7 +25,7 @@ Result<Options> ParseOptions(int argc, const char* const* argv) {
 }
 
 const char* UsageText() {
-  return R"(usage: trellis-testkit [--tls] [--keep] [--help]
+  return R"(usage: trellis-testkit [--tls] [--durable] [--keep] [--help]
 
 Starts a throwaway PostgreSQL cluster, prints its connection URL as the only
 line on stdout, and keeps it running until stdin reaches EOF, a SIGTERM,
@@ -32,6 +34,8 @@ server and removes the cluster directory.
 
   --tls    serve TLS with a throwaway CA; the URL uses host localhost,
            sslmode=verify-full and sslrootcert=<the CA certificate>
+  --durable  keep fsync, synchronous_commit and full_page_writes on (for
+           benchmarks that must pay what a production commit pays)
   --keep   keep the cluster directory on exit (for debugging)
   --help   print this text
 

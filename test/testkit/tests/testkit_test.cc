@@ -152,6 +152,24 @@ TEST_CASE("the --tls option prints a verify-full URL that connects over TLS") {
   CHECK(Leftovers(facts).empty());
 }
 
+TEST_CASE("durability is off by default and on with --durable") {
+  auto [fast, fast_url] = StartTestkit();
+  std::unique_ptr<PgClient> fast_client = ConnectOrFail(fast_url);
+  CHECK(fast_client->Scalar("SHOW fsync") == "off");
+  CHECK(fast_client->Scalar("SHOW synchronous_commit") == "off");
+
+  auto [durable, durable_url] = StartTestkit({"--durable"});
+  std::unique_ptr<PgClient> durable_client = ConnectOrFail(durable_url);
+  CHECK(durable_client->Scalar("SHOW fsync") == "on");
+  CHECK(durable_client->Scalar("SHOW synchronous_commit") == "on");
+  CHECK(durable_client->Scalar("SHOW full_page_writes") == "on");
+
+  for (auto* testkit : {fast.get(), durable.get()}) {
+    testkit->CloseStdin();
+    CHECK(testkit->WaitExit(kStopTimeout) == 0);
+  }
+}
+
 TEST_CASE("a server that dies makes the testkit exit 3 after cleaning up") {
   auto [testkit, url] = StartTestkit();
   const ClusterFacts facts = InspectOrFail(*ConnectOrFail(url));
@@ -169,7 +187,7 @@ TEST_CASE("the --help option prints usage on stderr and nothing on stdout") {
   REQUIRE(testkit);
   CHECK(testkit->WaitExit(kStopTimeout) == 0);
   CHECK(testkit->ReadRemainingStdout(1s).empty());
-  CHECK(testkit->Stderr().starts_with("usage: trellis-testkit [--tls] [--keep] [--help]"));
+  CHECK(testkit->Stderr().starts_with("usage: trellis-testkit [--tls] [--durable] [--keep] [--help]"));
 }
 
 TEST_CASE("an unknown argument exits 2 naming it") {
