@@ -23,15 +23,6 @@ using protocol::Map;
 using protocol::Value;
 using std::chrono::steady_clock;
 
-bool Eventually(const std::function<bool()>& condition, Ms timeout = 3s) {
-  const auto deadline = steady_clock::now() + timeout;
-  while (steady_clock::now() < deadline) {
-    if (condition()) return true;
-    std::this_thread::sleep_for(50ms);
-  }
-  return condition();
-}
-
 Map ConnectArgs(const std::string& schema, int64_t pool_size, const std::string& app) {
   return MakeMap({{"url", ClusterUrl()},
                   {"schema", schema},
@@ -216,9 +207,9 @@ TEST_CASE("config shows the handle's options with the password redacted", "[port
 TEST_CASE("connect with staging before migrate says to run migrate", "[port][db]") {
   PortProcess port;
   REQUIRE(port.ReceiveHello());
-  auto connected = port.Call(
-      1, "connect",
-      MakeMap({{"url", ClusterUrl()}, {"schema", "never_migrated"}, {"staging", true}}));
+  auto connected =
+      port.Call(1, "connect",
+                MakeMap({{"url", ClusterUrl()}, {"schema", "never_migrated"}, {"staging", true}}));
   REQUIRE(connected);
   REQUIRE_FALSE(connected->ok());
   const auto& error = std::get<trellis::protocol::ErrorInfo>(connected->result);

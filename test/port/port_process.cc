@@ -295,4 +295,13 @@ ToolRun RunTool(const std::vector<std::string>& args) {
   return run;
 }
 
+bool Eventually(const std::function<bool()>& condition, Ms timeout) {
+  const auto deadline = steady_clock::now() + timeout;
+  while (steady_clock::now() < deadline) {
+    if (condition()) return true;
+    std::this_thread::sleep_for(Ms(50));
+  }
+  return condition();
+}
+
 }  // namespace trellis::port_test

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -20,6 +21,10 @@ namespace trellis::port_test {
 
 using namespace std::chrono_literals;
 using Ms = std::chrono::milliseconds;
+
+// Polls `condition` every 50 ms until it holds or `timeout` passes; returns
+// its last answer. For states another process reaches on its own time.
+bool Eventually(const std::function<bool()>& condition, Ms timeout = Ms(5000));
 
 // Not thread-safe. The destructor kills the process if it still runs.
 class PortProcess {

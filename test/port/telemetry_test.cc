@@ -18,15 +18,6 @@ using protocol::Map;
 using protocol::Value;
 using std::chrono::steady_clock;
 
-bool Eventually(const std::function<bool()>& condition, Ms timeout = 5s) {
-  const auto deadline = steady_clock::now() + timeout;
-  while (steady_clock::now() < deadline) {
-    if (condition()) return true;
-    std::this_thread::sleep_for(50ms);
-  }
-  return condition();
-}
-
 std::string Text(const protocol::Event& event, std::string_view key) {
   const Value payload(event.payload);
   const Value* value = payload.Find(key);
