@@ -6,16 +6,18 @@ namespace trellis::catalog {
 
 Status RequestRebuild(pg::Connection& conn, const std::string& schema, int id,
                       const std::optional<std::vector<std::string>>& columns) {
-  // A first build still running has appended rows without a key to catch a
-  // second copy: empty the target and start that build again, whole.
-  auto unbuilt =
-      conn.Query(sql::WithSchema("SELECT target_schema, target_name FROM {schema}.transforms "
-                                 "WHERE id = $1::int AND NOT key_indexed",
-                                 schema),
-                 {std::to_string(id)});
+  // Lock the transform's row first: a backfill chunk holds it while it runs,
+  // so what follows sees every row the chunk appended. A first build still
+  // running has appended rows without a key to catch a second copy: empty
+  // the target and start that build again, whole.
+  auto unbuilt = conn.Query(
+      sql::WithSchema("SELECT target_schema, target_name, key_indexed FROM {schema}.transforms "
+                      "WHERE id = $1::int FOR UPDATE",
+                      schema),
+      {std::to_string(id)});
   if (!unbuilt.ok()) return unbuilt.status();
   std::optional<std::vector<std::string>> rebuild_columns = columns;
-  if (!unbuilt->empty()) {
+  if (!unbuilt->empty() && unbuilt->text(0, 2) == "f") {
     TRELLIS_RETURN_IF_ERROR(
         conn.Exec("DELETE FROM " + sql::Qualified(unbuilt->text(0, 0), unbuilt->text(0, 1))));
     rebuild_columns.reset();
