@@ -14,7 +14,7 @@ namespace trellis::port {
 struct HandleConfig {
   ConnectOptions options;
   int64_t pool_size = 10;     // at most this many sessions (and worker threads)
-  bool staging = false;       // run the instance's staging worker (not started yet)
+  bool staging = false;       // run (or stand by for) the instance's staging worker
   int64_t drain_threads = 0;  // drain workers to run
   std::string instance;       // "<database>/<schema>", set once connect succeeded
 };
