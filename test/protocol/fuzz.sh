@@ -30,6 +30,13 @@ if [[ "$jobs" -gt 1 ]]; then
   args+=(-jobs="$jobs" -workers="$jobs")
 fi
 
-# libFuzzer exits non-zero on a finding; set -e passes that on.
-"$build/test/protocol/protocol_fuzz" "${args[@]}" "$corpus" "$seeds"
+# libFuzzer prints a line per new input; keep that in a log and show its
+# tail, or all of it when there is a finding (a non-zero exit).
+log="$build/fuzz.log"
+if ! "$build/test/protocol/protocol_fuzz" "${args[@]}" "$corpus" "$seeds" >"$log" 2>&1; then
+  cat "$log"
+  echo "fuzz: FINDING, see $findings/ and $log" >&2
+  exit 1
+fi
+grep -E '^(Done|stat::number_of_executed_units|INFO: .*corpus)' "$log" || tail -n 5 "$log"
 echo "fuzz: no findings in ${seconds}s"
