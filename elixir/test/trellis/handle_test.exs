@@ -2,18 +2,14 @@ defmodule Trellis.HandleTest do
   # Handles through the real trellis-port, against the suite's test cluster.
   use ExUnit.Case, async: true
 
+  import Trellis.Test.Handles, only: [connect!: 1, connect!: 2]
+
   @moduletag :port
 
   alias Trellis.{Call, Error, TestCluster}
 
   setup do
     %{url: TestCluster.url()}
-  end
-
-  defp connect!(url, opts \\ []) do
-    {:ok, handle} = Trellis.connect([url: url, timeout_ms: 10_000] ++ opts)
-    on_exit(fn -> Trellis.shutdown(handle) end)
-    handle
   end
 
   # The URL with a password in it. The test cluster trusts local

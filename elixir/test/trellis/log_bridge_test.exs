@@ -3,6 +3,8 @@ defmodule Trellis.LogBridgeTest do
   # the forwarded level and the bridge's configuration are VM-wide.
   use ExUnit.Case, async: false
 
+  import Trellis.Test.Handles, only: [connect!: 2]
+
   @moduletag :port
   @moduletag :capture_log
 
@@ -34,12 +36,6 @@ defmodule Trellis.LogBridgeTest do
     :ok = :logger.add_handler(id, Forward, config)
     on_exit(fn -> :logger.remove_handler(id) end)
     context
-  end
-
-  defp connect!(url, opts) do
-    {:ok, handle} = Trellis.connect([url: url, timeout_ms: 10_000] ++ opts)
-    on_exit(fn -> Trellis.shutdown(handle) end)
-    handle
   end
 
   # The next forwarded event whose text contains every one of `needles`.

@@ -4,6 +4,8 @@ defmodule Trellis.MetricsTest do
   # in the middle of these.
   use ExUnit.Case, async: false
 
+  import Trellis.Test.Handles, only: [connect!: 2]
+
   @moduletag :port
 
   alias Trellis.{Metrics, TestCluster}
@@ -11,12 +13,6 @@ defmodule Trellis.MetricsTest do
 
   setup do
     %{url: TestCluster.url()}
-  end
-
-  defp connect!(url, opts) do
-    {:ok, handle} = Trellis.connect([url: url, timeout_ms: 10_000] ++ opts)
-    on_exit(fn -> Trellis.shutdown(handle) end)
-    handle
   end
 
   # The value of the sample `name{labels}` in `text` (labels written as in
