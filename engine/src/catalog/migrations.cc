@@ -71,8 +71,9 @@ CREATE TABLE {schema}.transform_columns (
 -- The capture buffer: one row per writing statement, written by the capture
 -- triggers inside the writer's transaction. `routing` is a 2-D text array: one
 -- row per changed row version, one column per routing column of the source.
+-- No key and no index: staging takes rows in any order and deletes them by
+-- ctid, and every index would tax every captured statement.
 CREATE TABLE {schema}.capture (
-  id        bigserial PRIMARY KEY,
   source_id int NOT NULL,
   xid       xid8 NOT NULL DEFAULT pg_current_xact_id(),
   op        "char" NOT NULL,

@@ -36,8 +36,8 @@ std::string StageSql(const std::string& schema, const std::vector<catalog::Trans
   return sql::WithSchema(R"sql(
 WITH consumed AS (
   DELETE FROM {schema}.capture
-  WHERE id IN (SELECT id FROM {schema}.capture ORDER BY id LIMIT $1::int)
-  RETURNING id, source_id, op, routing
+  WHERE ctid = ANY (ARRAY(SELECT ctid FROM {schema}.capture LIMIT $1::int))
+  RETURNING ctid AS id, source_id, op, routing
 ), dirty AS ()sql",
                          schema) +
          dirty + R"sql(

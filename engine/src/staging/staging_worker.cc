@@ -41,7 +41,12 @@ Result<bool> StagingWorker::Step(pg::Connection& conn) {
   GlobalEngineMetrics().capture_rows_staged.fetch_add(static_cast<uint64_t>(consumed.value()),
                                                       std::memory_order_relaxed);
   TRELLIS_RETURN_IF_ERROR(PromoteCaughtUp(conn, options().schema));
-  return consumed.value() > 0;
+  // Only a full batch runs the next one at once. After a partial one the loop
+  // waits its idle pause, so a steady stream of small writes is staged in
+  // batches of ~10 ms worth rather than one transaction per write: under
+  // single-row writes that cut the workers' cost per write several-fold,
+  // for ~5 ms of freshness on average (spec/engine.md "Staging").
+  return consumed.value() >= kBatchRows;
 }
 
 }  // namespace trellis::staging
