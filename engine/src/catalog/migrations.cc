@@ -96,6 +96,19 @@ CREATE TABLE {schema}.pages (
 );
 CREATE INDEX ON {schema}.pages (transform_id, id);
 
+-- The key ranges of a first build not appended yet. The build is planned as
+-- ranges so that every drain worker can append one at once; a range is claimed
+-- FOR UPDATE SKIP LOCKED and deleted by the transaction that appends it, so a
+-- crashed append leaves its range for another worker.
+CREATE TABLE {schema}.build_ranges (
+  transform_id int NOT NULL REFERENCES {schema}.transforms(id) ON DELETE CASCADE,
+  ord          int NOT NULL,
+  lo           text[],           -- exclusive; NULL: from the first key
+  hi           text[],           -- inclusive; NULL: through the last key
+  est_rows     bigint NOT NULL,  -- for backfill progress
+  PRIMARY KEY (transform_id, ord)
+);
+
 -- Both queues see a row inserted and deleted for every write: vacuum them
 -- early, or the claim queries wade through dead rows at the head.
 ALTER TABLE {schema}.capture SET (autovacuum_vacuum_scale_factor = 0,

@@ -6,8 +6,9 @@ namespace trellis::catalog {
 
 Status RequestRebuild(pg::Connection& conn, const std::string& schema, int id,
                       const std::optional<std::vector<std::string>>& columns) {
-  // Lock the transform's row first: a backfill chunk holds it while it runs,
-  // so what follows sees every row the chunk appended. A first build still
+  // Lock the transform's row first: a backfill chunk holds it while it runs
+  // (the appends of a first build hold it shared), so what follows sees
+  // every row they appended. A first build still
   // running has appended rows without a key to catch a second copy: empty
   // the target and start that build again, whole.
   auto unbuilt = conn.Query(
@@ -20,6 +21,9 @@ Status RequestRebuild(pg::Connection& conn, const std::string& schema, int id,
   if (!unbuilt->empty() && unbuilt->text(0, 2) == "f") {
     TRELLIS_RETURN_IF_ERROR(
         conn.Exec("DELETE FROM " + sql::Qualified(unbuilt->text(0, 0), unbuilt->text(0, 1))));
+    TRELLIS_RETURN_IF_ERROR(conn.Exec(
+        sql::WithSchema("DELETE FROM {schema}.build_ranges WHERE transform_id = $1::int", schema),
+        {std::to_string(id)}));
     rebuild_columns.reset();
   }
   // A whole-row rebuild (NULL columns) absorbs any column rebuild; two column

@@ -1,6 +1,7 @@
 #include "drain/backfill_chunk.h"
 
 #include "catalog/model.h"
+#include "drain/first_build.h"
 #include "drain/recompute.h"
 #include "sql/quote.h"
 #include "trellis/engine_metrics.h"
@@ -9,12 +10,29 @@
 namespace trellis::drain {
 namespace {
 
-// The source's row count for backfill progress: the planner's estimate when
-// the table has been analysed (free), else an exact count (a scan, once).
+// The source's row count, for backfill progress and for planning a first
+// build's ranges: the planner's rows-per-page scaled to the table's size now
+// when it has been analysed with rows in it (free), else an exact count.
 std::string TotalRowsSql(const catalog::Transform& t) {
   const std::string table = sql::Qualified(t.source.schema_name, t.source.table_name);
-  return "(SELECT CASE WHEN c.reltuples >= 0 THEN c.reltuples::bigint ELSE (SELECT count(*) FROM " +
+  return "(SELECT CASE WHEN c.reltuples > 0 AND c.relpages > 0 THEN (c.reltuples / c.relpages * "
+         "(pg_relation_size(c.oid) / current_setting('block_size')::bigint))::bigint "
+         "ELSE (SELECT count(*) FROM " +
          table + ") END FROM pg_class c WHERE c.oid = " + sql::Literal(table) + "::regclass)";
+}
+
+// Done: keys written since the backfill began are in the ledger; the
+// transform is live once the pages that exist now are drained.
+Status FinishBackfill(pg::Connection& conn, const std::string& schema, const std::string& id) {
+  return conn.Exec(sql::WithSchema(R"sql(
+UPDATE {schema}.transforms SET
+  status = 'catching_up', backfill_cursor = NULL, backfill_finished_at = now(), key_indexed = true,
+  backfill_done = greatest(backfill_done, coalesce(backfill_total, 0)),
+  last_applied_at = now(),
+  catch_up_page = (SELECT max(id) FROM {schema}.pages WHERE transform_id = $1::int)
+WHERE id = $1::int)sql",
+                                   schema),
+                   {id});
 }
 
 }  // namespace
@@ -44,19 +62,45 @@ WHERE status IN ('waiting_to_backfill', 'backfilling') ORDER BY id LIMIT 1)sql",
                       schema),
       {id});
   if (!owned.ok()) return owned.status();
-  if (owned->empty()) return true;  // paused, finished or dropped meanwhile: look again
+  // Paused, finished or dropped meanwhile, or appends of its first build are
+  // running (they hold the row shared): nothing for this worker now.
+  if (owned->empty()) return false;
   // Read after the locks, so the cursor is the one the previous chunk left.
   auto t = catalog::LoadTransformById(conn, schema, std::stoi(id));
   if (!t.ok()) return t.status();
 
   if (t->status == "waiting_to_backfill") {
-    TRELLIS_RETURN_IF_ERROR(conn.Exec(
-        sql::WithSchema(
-            "UPDATE {schema}.transforms SET status = 'backfilling', backfill_started_at = now(), "
-            "backfill_done = 0, backfill_total = " +
-                TotalRowsSql(t.value()) + " WHERE id = $1::int",
-            schema),
-        {id}));
+    auto total =
+        conn.Query(sql::WithSchema(
+                       "UPDATE {schema}.transforms SET status = 'backfilling', "
+                       "backfill_started_at = now(), backfill_done = 0, backfill_total = " +
+                           TotalRowsSql(t.value()) + " WHERE id = $1::int RETURNING backfill_total",
+                       schema),
+                   {id});
+    if (!total.ok()) return total.status();
+    if (!t->key_indexed) {
+      // A first build: plan its ranges; every drain worker appends them.
+      TRELLIS_RETURN_IF_ERROR(
+          PlanFirstBuild(conn, schema, t.value(), std::stol(total->text(0, 0)), chunk_rows));
+      TRELLIS_RETURN_IF_ERROR(tx.value()->Commit());
+      return true;
+    }
+  } else if (!t->key_indexed) {
+    // A first build whose ranges are all appended (none is running: this
+    // holds the row) gets its key, and the transform catches up.
+    auto left = conn.Query(
+        sql::WithSchema("SELECT 1 FROM {schema}.build_ranges WHERE transform_id = $1::int LIMIT 1",
+                        schema),
+        {id});
+    if (!left.ok()) return left.status();
+    if (!left->empty()) {
+      TRELLIS_RETURN_IF_ERROR(tx.value()->Commit());
+      return true;  // ranges left to append: AppendOneRange takes them
+    }
+    TRELLIS_RETURN_IF_ERROR(conn.Exec(AddKeySql(t.value())));
+    TRELLIS_RETURN_IF_ERROR(FinishBackfill(conn, schema, id));
+    TRELLIS_RETURN_IF_ERROR(tx.value()->Commit());
+    return true;
   }
 
   std::optional<std::string> lo;
@@ -66,24 +110,17 @@ WHERE status IN ('waiting_to_backfill', 'backfilling') ORDER BY id LIMIT 1)sql",
   std::optional<std::string> hi;
   if (!hi_rows->empty()) hi = hi_rows->at(0, 0);
 
-  // The first build appends (the target has no key yet and no row of this
-  // range); a rebuild recomputes the range in place.
-  auto applied = conn.Query(
-      t->key_indexed ? ApplyRangeSql(t.value(), t->backfill_columns) : AppendRangeSql(t.value()),
-      {lo, hi});
+  // A rebuild: recompute the next range in place.
+  // The bitmap scan the planner picks for a fifth of a table costs more than
+  // an ordered index scan (first_build.cc).
+  TRELLIS_RETURN_IF_ERROR(conn.Exec("SET LOCAL enable_bitmapscan = off"));
+  auto applied = conn.Query(ApplyRangeSql(t.value(), t->backfill_columns), {lo, hi});
   if (!applied.ok()) return applied.status();
-  // A recompute reports (written, deleted) as a row; an append its count.
-  const long written = t->key_indexed
-                           ? std::stol(applied->text(0, 0)) + std::stol(applied->text(0, 1))
-                           : applied->affected;
-  if (!hi && !t->key_indexed) {
-    TRELLIS_RETURN_IF_ERROR(conn.Exec(AddKeySql(t.value())));
-  }
   // Counted before the commit: a chunk that fails to commit is redone, and
   // its rows counted again (the counter measures work, not distinct rows).
+  const long written = std::stol(applied->text(0, 0)) + std::stol(applied->text(0, 1));
   GlobalEngineMetrics().backfill_rows.fetch_add(static_cast<uint64_t>(written),
                                                 std::memory_order_relaxed);
-
   if (hi) {
     TRELLIS_RETURN_IF_ERROR(
         conn.Exec(sql::WithSchema("UPDATE {schema}.transforms SET backfill_cursor = $2::text[], "
@@ -91,17 +128,7 @@ WHERE status IN ('waiting_to_backfill', 'backfilling') ORDER BY id LIMIT 1)sql",
                                   schema),
                   {id, hi, std::to_string(chunk_rows)}));
   } else {
-    // Done: keys written since the backfill began are in the ledger; the
-    // transform is live once the pages that exist now are drained.
-    TRELLIS_RETURN_IF_ERROR(conn.Exec(sql::WithSchema(R"sql(
-UPDATE {schema}.transforms SET
-  status = 'catching_up', backfill_cursor = NULL, backfill_finished_at = now(), key_indexed = true,
-  backfill_done = greatest(backfill_done, coalesce(backfill_total, 0)),
-  last_applied_at = now(),
-  catch_up_page = (SELECT max(id) FROM {schema}.pages WHERE transform_id = $1::int)
-WHERE id = $1::int)sql",
-                                                      schema),
-                                      {id}));
+    TRELLIS_RETURN_IF_ERROR(FinishBackfill(conn, schema, id));
   }
   TRELLIS_RETURN_IF_ERROR(tx.value()->Commit());
   return true;

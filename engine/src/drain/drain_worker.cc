@@ -3,6 +3,7 @@
 #include "catalog/migrations.h"
 #include "drain/backfill_chunk.h"
 #include "drain/drain_page.h"
+#include "drain/first_build.h"
 #include "trellis/engine_metrics.h"
 
 namespace trellis::drain {
@@ -50,6 +51,13 @@ Result<bool> DrainWorker::Step(pg::Connection& conn) {
       return true;
     case PageOutcome::kNone:
       break;
+  }
+  // Ranges of a first build first: any number of workers append them at once.
+  auto appended = AppendOneRange(conn, options().schema);
+  if (!appended.ok()) return appended.status();
+  if (appended.value()) {
+    metrics.backfill_rows.fetch_add(static_cast<uint64_t>(**appended), std::memory_order_relaxed);
+    return true;
   }
   return BackfillOneChunk(conn, options().schema, kBackfillChunkRows);
 }

@@ -14,7 +14,9 @@ class DrainWorker : public workers::WorkerLoop {
   explicit DrainWorker(ConnectOptions options);
   ~DrainWorker() override;
 
-  // Source rows per backfill transaction.
+  // Source rows per backfill transaction (a rebuild's chunk, a first build's
+  // range): a fraction of a second of work, so a crash redoes little and
+  // drains of the transform wait behind a rebuild chunk only briefly.
   static constexpr long kBackfillChunkRows = 200000;
 
  protected:

@@ -169,6 +169,16 @@ std::string NextCursorSql(const catalog::Transform& t) {
          " OFFSET $2::bigint - 1 LIMIT 1";
 }
 
+std::string SampleBoundariesSql(const catalog::Transform& t) {
+  Parts p = MakeParts(t);
+  std::vector<std::string> as_text;
+  for (const auto& k : p.keys) as_text.push_back(p.alias + "." + k + "::text");
+  return "SELECT b FROM (SELECT ARRAY[" + sql::Join(as_text, ", ") +
+         "] AS b, row_number() OVER (ORDER BY " + Qualify(p.alias, p.keys) + ") AS n FROM " +
+         p.source_from +
+         " TABLESAMPLE SYSTEM ($1::float8)) s WHERE n % $2::bigint = 0 ORDER BY n LIMIT $3::bigint";
+}
+
 std::string DefinitionQuerySql(const catalog::Transform& t) {
   Parts p = MakeParts(t);
   std::vector<std::string> values;

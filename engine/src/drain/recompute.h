@@ -35,6 +35,12 @@ std::string AddKeySql(const catalog::Transform& t);
 // when fewer remain.
 std::string NextCursorSql(const catalog::Transform& t);
 
+// At most $3 keys ($1: percent of the source's pages to sample, $2: sampled
+// rows per boundary) that cut the source into ranges of about equal size, as text
+// arrays in key order. Only the balance depends on the sample: the ranges
+// between the boundaries cover every key whatever it picks.
+std::string SampleBoundariesSql(const catalog::Transform& t);
+
 // The fresh recompute of the whole definition, for comparisons: the rows the
 // target must hold, with the target's column names.
 std::string DefinitionQuerySql(const catalog::Transform& t);

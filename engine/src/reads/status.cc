@@ -37,7 +37,8 @@ SELECT (SELECT count(*) FROM {schema}.pages WHERE transform_id = $1::int),
        (SELECT (extract(epoch FROM backfill_started_at) * 1000000)::bigint
         FROM {schema}.transforms WHERE id = $1::int),
        (SELECT (extract(epoch FROM backfill_finished_at) * 1000000)::bigint
-        FROM {schema}.transforms WHERE id = $1::int))sql",
+        FROM {schema}.transforms WHERE id = $1::int),
+       (SELECT sum(est_rows) FROM {schema}.build_ranges WHERE transform_id = $1::int))sql",
                                             schema),
                             {std::to_string(t->id), std::to_string(t->source.id)});
   if (!backlog.ok()) return backlog.status();
@@ -45,6 +46,10 @@ SELECT (SELECT count(*) FROM {schema}.pages WHERE transform_id = $1::int),
   s.backlog_keys = std::stoll(backlog->text(0, 1));
   s.capture_backlog = std::stoll(backlog->text(0, 2));
   s.backfill.rows_done = t->backfill_done;
+  // A first build counts its progress by the ranges it has left to append.
+  if (const auto& left = backlog->at(0, 5); left && t->backfill_total) {
+    s.backfill.rows_done = std::max<int64_t>(0, *t->backfill_total - std::stoll(*left));
+  }
   s.backfill.rows_total = t->backfill_total;
   s.backfill.started_at_us = Micros(backlog->at(0, 3));
   s.backfill.finished_at_us = Micros(backlog->at(0, 4));

@@ -1,0 +1,180 @@
+// The first build in ranges (engine/src/drain/first_build.cc), driven step by
+// step from two connections the way two drain workers run it, with writes,
+// key changes, deletes and a TRUNCATE landing in the middle.
+#include <catch2/catch.hpp>
+
+#include <atomic>
+#include <mutex>
+#include <random>
+#include <thread>
+
+#include "drain/backfill_chunk.h"
+#include "drain/first_build.h"
+#include "engine_fixture.h"
+
+using trellis::test::EngineFixture;
+
+namespace {
+
+constexpr long kRangeRows = 1000;
+constexpr const char* kItems = R"sql(
+CREATE TABLE items (id bigint PRIMARY KEY, v int NOT NULL, w text);
+INSERT INTO items SELECT g, g % 97, md5(g::text) FROM generate_series(1, 6000) g;
+)sql";
+constexpr const char* kDefinition =
+    "TRANSFORM items_t FROM items SELECT v * 2 AS v2, upper(w) AS w_up WHERE v % 5 <> 0";
+constexpr const char* kQuery =
+    "SELECT id, v * 2 AS v2, upper(w) AS w_up FROM items WHERE v % 5 <> 0";
+
+std::unique_ptr<trellis::pg::Connection> Connect(EngineFixture& f) {
+  auto conn = trellis::pg::Connection::Open(f.url(), "first_build_test");
+  REQUIRE(conn.ok());
+  return std::move(conn.value());
+}
+
+// One builder's step: a range if one is free, else the serial part (plan,
+// or make the key once every range is in). True when it did something.
+trellis::Result<bool> TryBuildStep(trellis::pg::Connection& conn) {
+  auto appended = trellis::drain::AppendOneRange(conn, "trellis");
+  if (!appended.ok()) return appended.status();
+  if (appended.value()) return true;
+  return trellis::drain::BackfillOneChunk(conn, "trellis", kRangeRows);
+}
+
+bool BuildStep(trellis::pg::Connection& conn) {
+  auto stepped = TryBuildStep(conn);
+  REQUIRE(stepped.ok());
+  return stepped.value();
+}
+
+// Catch2's assertions are not thread-safe: threads record their first error
+// here and the test checks it on the main thread.
+class Errors {
+ public:
+  bool Ok(const trellis::Status& status) {
+    if (status.ok()) return true;
+    std::lock_guard lock(mu_);
+    if (first_.empty()) first_ = status.message();
+    return false;
+  }
+  std::string first() {
+    std::lock_guard lock(mu_);
+    return first_;
+  }
+
+ private:
+  std::mutex mu_;
+  std::string first_;
+};
+
+}  // namespace
+
+TEST_CASE("a first build is planned as ranges and reports progress by them", "[engine][backfill]") {
+  EngineFixture f;
+  f.Sql(kItems);
+  auto s = f.OpenSession();
+  REQUIRE(s->Apply(kDefinition, true).ok());
+  auto conn = Connect(f);
+  REQUIRE(BuildStep(*conn));  // plans
+  CHECK(f.Scalar("SELECT count(*) FROM trellis.build_ranges") == "6");
+  CHECK(f.Scalar("SELECT count(*) FROM trellis.build_ranges WHERE lo IS NULL") == "1");
+  CHECK(f.Scalar("SELECT count(*) FROM trellis.build_ranges WHERE hi IS NULL") == "1");
+  REQUIRE(BuildStep(*conn));
+  REQUIRE(BuildStep(*conn));
+  auto st = s->ReadStatus("items_t");
+  REQUIRE(st.ok());
+  CHECK(st->status == "backfilling");
+  CHECK(st->backfill.rows_total == 6000);
+  CHECK(st->backfill.rows_done == 2000);
+  while (f.Scalar("SELECT key_indexed FROM trellis.transforms") == "f") REQUIRE(BuildStep(*conn));
+  CHECK(f.Scalar("SELECT count(*) FROM trellis.build_ranges") == "0");
+  CHECK(f.Differences("items_t", kQuery) == 0);
+  // The key is made once, at the end: the target is keyed like the source.
+  CHECK(f.Scalar("SELECT count(*) FROM pg_constraint WHERE conrelid = 'items_t'::regclass "
+                 "AND contype = 'p'") == "1");
+}
+
+TEST_CASE("two builders, concurrent writes and a TRUNCATE: the target equals its definition",
+          "[engine][backfill]") {
+  EngineFixture f;
+  f.Sql(kItems);
+  auto s = f.OpenSession();
+  REQUIRE(s->Apply(kDefinition, true).ok());
+  // Staging runs (capture -> pages, TRUNCATE -> rebuild); no drain threads:
+  // the two builders below are the only ones building.
+  auto staging = trellis::BackgroundWorkers::Start(f.Options(), true, 0);
+  const unsigned seed = std::random_device{}();
+  INFO("seed " << seed);
+
+  Errors errors;
+  std::atomic<bool> writing{true};
+  std::atomic<bool> truncated_mid_build{false};
+  std::thread writer([&] {
+    auto conn = Connect(f);
+    std::mt19937 rng(seed);
+    auto pick = [&](int n) { return std::to_string(1 + rng() % n); };
+    for (int i = 0; i < 300; ++i) {
+      const int op = static_cast<int>(rng() % 100);
+      std::string sql;
+      if (op < 35) {
+        sql = "UPDATE items SET v = v + 1 WHERE id = " + pick(9000);
+      } else if (op < 55) {
+        sql = "INSERT INTO items VALUES (" + pick(9000) + ", " + pick(97) +
+              ", 'new') ON CONFLICT (id) DO UPDATE SET w = 'upserted'";
+      } else if (op < 70) {
+        sql = "DELETE FROM items WHERE id = " + pick(9000);
+      } else if (op < 85) {
+        // A key change moves a row across ranges.
+        sql = "UPDATE items SET id = id + 20000 WHERE id = " + pick(6000);
+      } else if (op < 99) {
+        sql = "UPDATE items SET w = w || 'x' WHERE id BETWEEN " + pick(6000) + " AND " + pick(6000);
+      } else {
+        sql =
+            "TRUNCATE items; INSERT INTO items SELECT g, g % 97, 't' FROM "
+            "generate_series(1, 3000) g";
+      }
+      if (i == 5) {
+        // Wait until the build is half way (some ranges appended, some not),
+        // then TRUNCATE: the build must start again from the new contents.
+        for (int wait = 0; wait < 2000; ++wait) {
+          auto left = conn->Query("SELECT count(*) FROM trellis.build_ranges");
+          if (!left.ok() && !errors.Ok(left.status())) return;
+          const int n = std::stoi(left->text(0, 0));
+          if (n >= 1 && n <= 5) {
+            truncated_mid_build = true;
+            break;
+          }
+          std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        }
+        sql =
+            "TRUNCATE items; INSERT INTO items SELECT g, g % 97, md5(g::text) FROM "
+            "generate_series(1, 5000) g";
+      }
+      if (!errors.Ok(conn->ExecScript(sql))) break;
+    }
+    writing = false;
+  });
+  std::vector<std::thread> builders;
+  for (int b = 0; b < 2; ++b) {
+    builders.emplace_back([&] {
+      auto conn = Connect(f);
+      for (;;) {
+        const bool done_writing = !writing;
+        auto built = conn->Query("SELECT key_indexed FROM trellis.transforms");
+        if (!built.ok() && !errors.Ok(built.status())) return;
+        if (done_writing && built->text(0, 0) == "t") return;
+        auto stepped = TryBuildStep(*conn);
+        if (!stepped.ok() && !errors.Ok(stepped.status())) return;
+        // Paced, so that the build spans many of the writer's statements.
+        std::this_thread::sleep_for(std::chrono::milliseconds(stepped.value() ? 40 : 2));
+      }
+    });
+  }
+  writer.join();
+  for (auto& b : builders) b.join();
+  REQUIRE(errors.first() == "");
+  CHECK(truncated_mid_build);
+  auto drains = trellis::BackgroundWorkers::Start(f.Options(), false, 2);
+  f.AwaitConverged(*s);
+  CHECK(f.Differences("items_t", kQuery) == 0);
+}
