@@ -90,7 +90,9 @@ Section Backfill(const test::ThrowawayCluster& cluster, const Config& config) {
              " rounds, CTAS then backfill, CHECKPOINT before each. Ratio = CTAS time / "
              "backfill time, median of rounds.";
   s.figures.push_back({"(CTAS + PK) / backfill", Fixed(r_pk, 2), ">= 0.80", r_pk >= 0.8});
-  s.figures.push_back({"CTAS (no PK) / backfill", Fixed(r, 2), ">= 0.80", r >= 0.8});
+  // The target is keyed, so CTAS plus its key is the like-for-like baseline;
+  // CTAS alone is shown for reference.
+  s.figures.push_back({"CTAS (no PK) / backfill", Fixed(r, 2), "(reference)", std::nullopt});
   s.figures.push_back({"backfill / CTAS+PK / CTAS, medians",
                        Fixed(Median(backfill), 2) + " s / " + Fixed(Median(ctas_pk), 2) + " s / " +
                            Fixed(Median(ctas), 2) + " s",
