@@ -41,11 +41,16 @@ WITH consumed AS (
 ), dirty AS ()sql",
                          schema) +
          dirty + R"sql(
-), numbered AS (
+), bucketed AS (
   SELECT transform_id, key, abs(hashtext(key::text) % )sql" +
-         buckets + R"sql() AS bucket,
-         (row_number() OVER (PARTITION BY transform_id ORDER BY key) - 1) / $2::int AS chunk
-  FROM dirty
+         buckets + R"sql() AS bucket FROM dirty
+), numbered AS (
+  -- Pages are cut in bucket order: a big backlog's pages then cover few
+  -- buckets each, so drains of one transform lock disjoint buckets and run
+  -- side by side instead of queueing on every bucket.
+  SELECT transform_id, key, bucket,
+         (row_number() OVER (PARTITION BY transform_id ORDER BY bucket, key) - 1) / $2::int AS chunk
+  FROM bucketed
 ), paged AS (
   INSERT INTO )sql" +
          sql::Ident(schema) + R"sql(.pages (transform_id, buckets, keys, key_count)
