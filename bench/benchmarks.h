@@ -14,7 +14,6 @@ struct Config {
   int rounds = 5;  // interleaved A/B rounds of the capture benchmarks
   int bulk_rows = 100000;
   int pgbench_seconds = 5;
-  bool trigger_only_leg = false;  // also run the captured table with no workers
   int fresh_seconds = 10;
   int fresh_rate = 2000;  // writes per second, paced
   int drain_rows = 200000;

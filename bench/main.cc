@@ -26,7 +26,7 @@ namespace {
 constexpr const char* kUsage =
     "usage: engine_bench [--out FILE] [--only 1,2,3,4,5] [--rounds N]\n"
     "                    [--pgbench-seconds S] [--fresh-seconds S] [--backfill-rows N]\n"
-    "                    [--backfill-rounds N] [--pgbench PATH] [--trigger-only-leg]\n";
+    "                    [--backfill-rounds N] [--pgbench PATH]\n";
 
 struct Args {
   Config config;
@@ -46,10 +46,6 @@ Args Parse(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     const std::string flag = argv[i];
     if (flag == "--help" || flag == "-h") Usage("");
-    if (flag == "--trigger-only-leg") {
-      a.config.trigger_only_leg = true;
-      continue;
-    }
     if (i + 1 >= argc) Usage(flag + " needs a value");
     const std::string value = argv[++i];
     auto number = [&] {

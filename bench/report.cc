@@ -20,7 +20,11 @@ std::string Report::Markdown(const std::string& machine_note) const {
     out += "\n## " + s.title + "\n\n" + s.method + "\n\n";
     for (const auto& f : s.figures) {
       out += "- **" + f.name + "**: " + f.measured;
-      if (!f.target.empty()) out += " (target " + f.target + ", " + Verdict(f.met) + ")";
+      if (f.met) {
+        out += " (target " + f.target + ", " + Verdict(f.met) + ")";
+      } else if (!f.target.empty()) {
+        out += " " + f.target;  // a figure with no target, e.g. "(reference)"
+      }
       out += "\n";
     }
     for (const auto& r : s.raw) out += "- " + r + "\n";

@@ -1,7 +1,7 @@
 // The engine through its public API against a real PostgreSQL: catalog,
 // define validation, capture -> staging -> drain, backfill, the statement
 // lifecycle and convergence. The randomized differential and crash tests
-// run through the Elixir package (elixir/test/trellis/differential_test.exs).
+// run through the Elixir package (elixir/test/trellis/engine/differential_test.exs).
 #include <catch2/catch.hpp>
 
 #include <thread>

@@ -1,6 +1,8 @@
-// One backfill transaction: recompute the next key range of a transform that
-// is being (re)built, and advance its cursor. The last chunk moves the
-// transform to catching_up.
+// The serial part of a backfill, one transaction per call: start a build
+// (a first build is planned as ranges, see first_build.h), finish a first
+// build once its ranges are appended (make the key), or recompute a
+// rebuild's next key range and advance its cursor. The step that finishes
+// moves the transform to catching_up.
 #pragma once
 
 #include <string>
