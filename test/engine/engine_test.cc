@@ -289,6 +289,23 @@ TEST_CASE("TRUNCATE of a source empties its targets and writes after it flow",
   CHECK(f.Scalar("SELECT count(*) FROM a") == "2");
 }
 
+TEST_CASE("statements that change no row are captured and staged harmlessly", "[engine][capture]") {
+  EngineFixture f;
+  f.Sql(kWidgets);
+  auto s = f.OpenSession();
+  REQUIRE(s->Apply("TRANSFORM a FROM widgets SELECT price AS price", true).ok());
+  auto workers = trellis::BackgroundWorkers::Start(f.Options(), true, 2);
+  f.AwaitConverged(*s);
+  // Each writes a capture row with an empty routing array.
+  f.Sql("UPDATE widgets SET price = 0 WHERE false");
+  f.Sql("DELETE FROM widgets WHERE id < 0");
+  f.Sql("INSERT INTO widgets (id, price) SELECT 1, 1 WHERE false");
+  f.Sql("UPDATE widgets SET price = price + 1 WHERE id = 7");
+  f.AwaitConverged(*s);
+  CHECK(f.Scalar("SELECT count(*) FROM trellis.capture") == "0");
+  CHECK(f.Differences("a", "SELECT id, price FROM widgets") == 0);
+}
+
 TEST_CASE("request_backfill rebuilds a target that was changed behind Trellis's back",
           "[engine][backfill]") {
   EngineFixture f;

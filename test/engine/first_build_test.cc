@@ -178,3 +178,22 @@ TEST_CASE("two builders, concurrent writes and a TRUNCATE: the target equals its
   f.AwaitConverged(*s);
   CHECK(f.Differences("items_t", kQuery) == 0);
 }
+
+TEST_CASE("a composite key is cut into ranges by its whole key", "[engine][backfill]") {
+  EngineFixture f;
+  // (region, seq) with few regions: boundaries fall inside a region, so the
+  // ranges must compare the whole key, not its first column.
+  f.Sql(
+      "CREATE TABLE readings (region text, seq int, reading numeric, PRIMARY KEY (region, seq)); "
+      "INSERT INTO readings SELECT 'r' || (g % 3), g, g * 0.5 FROM generate_series(1, 5000) g");
+  auto s = f.OpenSession();
+  REQUIRE(s->Apply("TRANSFORM doubled FROM readings SELECT reading * 2 AS twice", true).ok());
+  auto conn = Connect(f);
+  REQUIRE(BuildStep(*conn));  // plans
+  CHECK(f.Scalar("SELECT count(*) FROM trellis.build_ranges") == "5");
+  CHECK(f.Scalar("SELECT count(*) FROM trellis.build_ranges WHERE lo IS NOT NULL AND "
+                 "cardinality(lo) <> 2") == "0");
+  while (f.Scalar("SELECT key_indexed FROM trellis.transforms") == "f") REQUIRE(BuildStep(*conn));
+  CHECK(f.Differences("doubled", "SELECT region, seq, reading * 2 AS twice FROM readings") == 0);
+  CHECK(f.Scalar("SELECT count(*) FROM doubled") == "5000");
+}
