@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Runs every test: the C++ suites (CTest), a bounded fuzzing run, and the
-# ExUnit suite through the real trellis-port against a throwaway Postgres.
+# Runs every test: the C++ suites (CTest), a bounded fuzzing run, the
+# ExUnit suite through the real trellis-port against a throwaway Postgres,
+# and a formatting check (clang-format, mix format).
 # Each suite starts its own cluster through build/test/testkit/trellis-testkit.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -18,6 +19,11 @@ export TRELLIS_PORT_PATH="$root/build/port/trellis-port"
 export TRELLIS_TESTKIT_PATH="$root/build/test/testkit/trellis-testkit"
 export TRELLIS_REQUIRE_PORT=1
 (cd "$root/elixir" && MIX_ENV=test mix test --warnings-as-errors 2>&1) || status=1
+
+echo "== Formatting (clang-format, mix format)"
+(cd "$root" && find protocol engine port test bench \( -name '*.cc' -o -name '*.h' \) -print0 |
+  xargs -0 clang-format --dry-run --Werror) || status=1
+(cd "$root/elixir" && mix format --check-formatted) || status=1
 
 if ((status)); then echo "== FAILED" >&2; else echo "== all suites passed"; fi
 exit "$status"

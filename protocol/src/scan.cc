@@ -131,9 +131,9 @@ std::optional<ScanFailure> Scanner::Value(size_t depth) {
     return Failure(DecodeErrorKind::kTruncated, start, "a value was expected, no bytes left");
   }
   if (++values_ > limits_.max_total_values) {
-    return Failure(DecodeErrorKind::kLimitExceeded, start,
-                   "the body holds more than " + std::to_string(limits_.max_total_values) +
-                       " values");
+    return Failure(
+        DecodeErrorKind::kLimitExceeded, start,
+        "the body holds more than " + std::to_string(limits_.max_total_values) + " values");
   }
   const uint8_t b = ByteAt(pos_);
   if (b <= 0x7f || b >= 0xe0) return Fixed(start, "fixint", 0);

@@ -36,14 +36,13 @@ Result<protocol::Value> AwaitConvergedOp(Session& session, const protocol::Map& 
   }
   auto timeout = RequireInt(args, "timeout_ms", 0, kMaxAwaitMs);
   if (!timeout.ok()) return timeout.status();
-  auto converged = session.AwaitConverged(token->as_binary().bytes,
-                                          std::chrono::milliseconds(timeout.value()));
+  auto converged =
+      session.AwaitConverged(token->as_binary().bytes, std::chrono::milliseconds(timeout.value()));
   if (!converged.ok()) return converged.status();
   return protocol::Value(converged.value());
 }
 
-const OpRegistrar kHasLiveDrainWorkers(DatabaseOp("has_live_drain_workers",
-                                                  HasLiveDrainWorkersOp));
+const OpRegistrar kHasLiveDrainWorkers(DatabaseOp("has_live_drain_workers", HasLiveDrainWorkersOp));
 const OpRegistrar kHasLiveStagingWorker(DatabaseOp("has_live_staging_worker",
                                                    HasLiveStagingWorkerOp));
 const OpRegistrar kWatermarkToken(DatabaseOp("watermark_token", WatermarkTokenOp));

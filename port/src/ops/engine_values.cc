@@ -48,14 +48,14 @@ protocol::Value ToValue(const TransformStatus& s) {
       {"backlog_pages", s.backlog_pages},
       {"backlog_keys", s.backlog_keys},
       {"capture_backlog", s.capture_backlog},
-      {"backfill", protocol::MakeMap({
-                       {"rows_done", s.backfill.rows_done},
-                       {"rows_total", Optional(s.backfill.rows_total)},
-                       {"started_at", Optional(s.backfill.started_at_us)},
-                       {"finished_at", Optional(s.backfill.finished_at_us)},
-                       {"columns", s.backfill.columns ? Strings(*s.backfill.columns)
-                                                      : protocol::Value()},
-                   })},
+      {"backfill",
+       protocol::MakeMap({
+           {"rows_done", s.backfill.rows_done},
+           {"rows_total", Optional(s.backfill.rows_total)},
+           {"started_at", Optional(s.backfill.started_at_us)},
+           {"finished_at", Optional(s.backfill.finished_at_us)},
+           {"columns", s.backfill.columns ? Strings(*s.backfill.columns) : protocol::Value()},
+       })},
       {"last_applied_at", Optional(s.last_applied_at_us)},
   });
 }

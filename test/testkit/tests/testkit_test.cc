@@ -187,7 +187,8 @@ TEST_CASE("the --help option prints usage on stderr and nothing on stdout") {
   REQUIRE(testkit);
   CHECK(testkit->WaitExit(kStopTimeout) == 0);
   CHECK(testkit->ReadRemainingStdout(1s).empty());
-  CHECK(testkit->Stderr().starts_with("usage: trellis-testkit [--tls] [--durable] [--keep] [--help]"));
+  CHECK(testkit->Stderr().starts_with(
+      "usage: trellis-testkit [--tls] [--durable] [--keep] [--help]"));
 }
 
 TEST_CASE("an unknown argument exits 2 naming it") {
