@@ -566,6 +566,41 @@ defmodule Trellis do
   @spec request_backfill!(handle, String.t()) :: :ok
   def request_backfill!(handle, transform), do: unwrap!(request_backfill(handle, transform))
 
+  @doc """
+  Pauses now the transforms reading any table whose Trellis capture was
+  changed outside Trellis, and returns those tables as `"schema.table"`.
+
+  Capture is changed outside Trellis when one of its triggers is disabled
+  (`ALTER TABLE ... DISABLE TRIGGER`, a loader's `--disable-triggers`), left
+  firing only in origin or replica sessions (`ENABLE TRIGGER ALL` does that;
+  Trellis needs `ENABLE ALWAYS`), dropped or replaced, or when the table is
+  gone. Writes made meanwhile never reached the targets, so their transforms
+  are paused with `paused_kind: :disruption` (an operator's pause becomes
+  one too), and `RESUME TRANSFORM` reinstalls capture and rebuilds the
+  target. The staging worker makes the same check about once a second; this
+  call does it at once. A table that is still disrupted is returned again.
+
+  ## Example
+
+      {:ok, ["public.widgets"]} = Trellis.detect_capture_disruptions(trellis)
+      {:ok, %Trellis.Status{status: :paused, paused_kind: :disruption}} =
+        Trellis.status(trellis, "widget_prices")
+      {:ok, {:resumed, ["widget_prices"]}} = Trellis.apply(trellis, "RESUME TRANSFORM widget_prices")
+  """
+  @spec detect_capture_disruptions(handle) :: {:ok, [String.t()]} | {:error, Error.t()}
+  def detect_capture_disruptions(handle), do: Call.call(handle, "detect_capture_disruptions", %{})
+
+  @doc """
+  Like `detect_capture_disruptions/1`, but returns the tables or raises
+  `Trellis.Error`.
+
+  ## Example
+
+      [] = Trellis.detect_capture_disruptions!(trellis)
+  """
+  @spec detect_capture_disruptions!(handle) :: [String.t()]
+  def detect_capture_disruptions!(handle), do: unwrap!(detect_capture_disruptions(handle))
+
   ## Fleet and convergence
 
   @doc """

@@ -1,3 +1,4 @@
+#include "capture/disruption.h"
 #include "catalog/migrations.h"
 #include "catalog/model.h"
 #include "catalog/rebuild.h"
@@ -80,6 +81,18 @@ Status Session::RequestBackfill(const std::string& transform) {
   if (!t.ok()) return t.status();
   TRELLIS_RETURN_IF_ERROR(catalog::RequestRebuild(*conn_, options_.schema, t->id, std::nullopt));
   return tx.value()->Commit();
+}
+
+Result<std::vector<std::string>> Session::DetectCaptureDisruptions() {
+  auto tx = pg::Transaction::Begin(*conn_);
+  if (!tx.ok()) return tx.status();
+  TRELLIS_RETURN_IF_ERROR(CheckMigrated());
+  auto found = capture::PauseDisruptedReaders(*conn_, options_.schema);
+  if (!found.ok()) return found.status();
+  TRELLIS_RETURN_IF_ERROR(tx.value()->Commit());
+  std::vector<std::string> tables;
+  for (const auto& d : found.value()) tables.push_back(d.table);
+  return tables;
 }
 
 }  // namespace trellis

@@ -306,6 +306,102 @@ TEST_CASE("statements that change no row are captured and staged harmlessly", "[
   CHECK(f.Differences("a", "SELECT id, price FROM widgets") == 0);
 }
 
+TEST_CASE("capture changed outside Trellis pauses its readers; RESUME reinstalls and rebuilds",
+          "[engine][capture]") {
+  EngineFixture f;
+  f.Sql(kWidgets);
+  auto s = f.OpenSession();
+  REQUIRE(s->Apply("TRANSFORM a FROM widgets SELECT price AS price", true).ok());
+  REQUIRE(s->Apply("TRANSFORM b FROM widgets SELECT name AS name", true).ok());
+  REQUIRE(s->Apply("PAUSE TRANSFORM b", false).ok());
+  {
+    auto workers = trellis::BackgroundWorkers::Start(f.Options(), true, 2);
+    f.AwaitConverged(*s);
+  }
+  auto none = s->DetectCaptureDisruptions();
+  REQUIRE(none.ok());
+  CHECK(none->empty());
+
+  // A loader's way: triggers off for the load, then ENABLE TRIGGER ALL,
+  // which leaves them firing in origin sessions only.
+  f.Sql("ALTER TABLE widgets DISABLE TRIGGER ALL");
+  f.Sql("UPDATE widgets SET price = price + 100 WHERE id <= 50");
+  f.Sql("INSERT INTO widgets (id, price) VALUES (9001, 1)");
+  f.Sql("ALTER TABLE widgets ENABLE TRIGGER ALL");
+  auto found = s->DetectCaptureDisruptions();
+  REQUIRE(found.ok());
+  CHECK(*found == std::vector<std::string>{"public.widgets"});
+  for (const char* name : {"a", "b"}) {
+    auto st = s->ReadStatus(name);
+    REQUIRE(st.ok());
+    CHECK(st->status == "paused");
+    CHECK(st->paused_kind == "disruption");  // b's operator pause became one
+    REQUIRE(st->paused_reason.has_value());
+    CHECK_THAT(*st->paused_reason, Catch::Contains("fires only in origin sessions"));
+    CHECK_THAT(*st->paused_reason, Catch::Contains("RESUME TRANSFORM " + std::string(name)));
+  }
+  // Still disrupted on a second look; nothing paused twice.
+  auto again = s->DetectCaptureDisruptions();
+  REQUIRE(again.ok());
+  CHECK(again->size() == 1);
+
+  auto resumed = s->Apply("RESUME TRANSFORM a", false);
+  REQUIRE(resumed.ok());
+  CHECK(f.Scalar("SELECT count(*) FROM pg_trigger WHERE tgrelid = 'widgets'::regclass "
+                 "AND tgname LIKE 'trellis_trellis_capture_%' AND tgenabled = 'A'") == "4");
+  auto workers = trellis::BackgroundWorkers::Start(f.Options(), true, 2);
+  f.Sql("UPDATE widgets SET price = 7 WHERE id = 9001");  // captured again
+  f.AwaitConverged(*s);
+  CHECK(f.Differences("a", "SELECT id, price FROM widgets") == 0);
+  auto b = s->ReadStatus("b");
+  REQUIRE(b.ok());
+  CHECK(b->status == "paused");  // b waits for its own RESUME (and rebuild)
+}
+
+TEST_CASE("a dropped capture trigger or source table is a disruption", "[engine][capture]") {
+  EngineFixture f;
+  f.Sql(kWidgets);
+  f.Sql("CREATE TABLE gadgets (id int PRIMARY KEY, v int)");
+  auto s = f.OpenSession();
+  REQUIRE(s->Apply("TRANSFORM a FROM widgets SELECT price AS price", true).ok());
+  REQUIRE(s->Apply("TRANSFORM g FROM gadgets SELECT v AS v", true).ok());
+  f.Sql("DROP TRIGGER trellis_trellis_capture_delete ON widgets");
+  f.Sql("DROP TABLE gadgets");
+  auto found = s->DetectCaptureDisruptions();
+  REQUIRE(found.ok());
+  CHECK(*found == std::vector<std::string>{"public.widgets", "public.gadgets"});
+  auto a = s->ReadStatus("a");
+  REQUIRE(a.ok());
+  CHECK_THAT(a->paused_reason.value_or(""),
+             Catch::Contains("trigger trellis_trellis_capture_delete is missing"));
+  auto g = s->ReadStatus("g");
+  REQUIRE(g.ok());
+  CHECK_THAT(g->paused_reason.value_or(""), Catch::Contains("the table no longer exists"));
+  // Its RESUME is refused with the fix, and changes nothing.
+  auto refused = s->Apply("RESUME TRANSFORM g", false);
+  REQUIRE_FALSE(refused.ok());
+  CHECK(refused.status().code() == Code::kNotFound);
+  CHECK_THAT(refused.status().message(), Catch::Contains("DROP TRANSFORM"));
+  CHECK(s->ReadStatus("g")->status == "paused");
+}
+
+TEST_CASE("the staging worker finds a disruption by itself", "[engine][capture]") {
+  EngineFixture f;
+  f.Sql(kWidgets);
+  auto s = f.OpenSession();
+  REQUIRE(s->Apply("TRANSFORM a FROM widgets SELECT price AS price", true).ok());
+  auto workers = trellis::BackgroundWorkers::Start(f.Options(), true, 1);
+  f.AwaitConverged(*s);
+  f.Sql("ALTER TABLE widgets DISABLE TRIGGER trellis_trellis_capture_update");
+  std::string status;
+  for (int i = 0; i < 100 && status != "paused"; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    status = s->ReadStatus("a")->status;
+  }
+  CHECK(status == "paused");
+  CHECK(s->ReadStatus("a")->paused_kind == "disruption");
+}
+
 TEST_CASE("request_backfill rebuilds a target that was changed behind Trellis's back",
           "[engine][backfill]") {
   EngineFixture f;

@@ -68,6 +68,10 @@ class Session {
   Result<bool> AwaitConverged(const std::string& token, std::chrono::milliseconds timeout);
   // Rebuilds a transform's target from its source.
   Status RequestBackfill(const std::string& transform);
+  // Pauses now the readers of every source whose capture was changed outside
+  // Trellis, and returns those tables ("schema.table"). The staging worker
+  // makes the same check about once a second.
+  Result<std::vector<std::string>> DetectCaptureDisruptions();
 
   // Direct access for engine components. Not for the port program.
   pg::Connection& connection() { return *conn_; }

@@ -69,6 +69,27 @@ VALUES ($1::oid, $2, $3, $4::text[], $5::text[], $4::text[]) RETURNING id)sql",
   return source;
 }
 
+Status ReinstallCapture(pg::Connection& conn, const std::string& schema, const Source& source) {
+  auto names = conn.Query(sql::WithSchema(R"sql(
+UPDATE {schema}.sources s SET schema_name = n.nspname, table_name = c.relname
+FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+WHERE s.id = $1::int AND c.oid = s.relid
+RETURNING n.nspname, c.relname)sql",
+                                          schema),
+                          {std::to_string(source.id)});
+  if (!names.ok()) return names.status();
+  if (names->empty()) {
+    return Status::NotFound("source table " +
+                            sql::Qualified(source.schema_name, source.table_name) +
+                            " no longer exists, so its capture cannot be reinstalled; DROP "
+                            "TRANSFORM removes a transform that reads it");
+  }
+  Source current = source;
+  current.schema_name = names->text(0, 0);
+  current.table_name = names->text(0, 1);
+  return capture::Install(conn, schema, current);
+}
+
 Status ReleaseSourceIfUnused(pg::Connection& conn, const std::string& schema,
                              const Source& source) {
   auto readers = conn.Query(

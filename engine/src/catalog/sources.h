@@ -29,6 +29,12 @@ Result<ResolvedTable> ResolveTable(pg::Connection& conn, const grammar::Qualifie
 Result<Source> EnsureSource(pg::Connection& conn, const std::string& schema,
                             const ResolvedTable& table);
 
+// Reinstalls the capture of `source` after a disruption, on the table under
+// its current name (a rename since the define is followed). not_found, with
+// the fix, when the table is gone.
+// REQUIRES: inside a transaction.
+Status ReinstallCapture(pg::Connection& conn, const std::string& schema, const Source& source);
+
 // Removes `source` and its capture when no transform reads it any more.
 Status ReleaseSourceIfUnused(pg::Connection& conn, const std::string& schema, const Source& source);
 

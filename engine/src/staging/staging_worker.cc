@@ -1,5 +1,6 @@
 #include "staging/staging_worker.h"
 
+#include "capture/disruption.h"
 #include "catalog/migrations.h"
 #include "log/component_log.h"
 #include "sql/quote.h"
@@ -8,6 +9,10 @@
 #include "workers/locks.h"
 
 namespace trellis::staging {
+namespace {
+// How often the staging worker looks for capture changed outside Trellis.
+constexpr auto kCaptureCheckEvery = std::chrono::seconds(1);
+}  // namespace
 
 StagingWorker::StagingWorker(ConnectOptions options)
     : WorkerLoop(std::move(options), "staging", workers::MakeWorkerId("staging")) {}
@@ -36,6 +41,15 @@ void StagingWorker::Disconnected() {
 }
 
 Result<bool> StagingWorker::Step(pg::Connection& conn) {
+  if (const auto now = std::chrono::steady_clock::now();
+      now - last_capture_check_ >= kCaptureCheckEvery) {
+    auto tx = pg::Transaction::Begin(conn);
+    if (!tx.ok()) return tx.status();
+    auto found = capture::PauseDisruptedReaders(conn, options().schema);
+    if (!found.ok()) return found.status();
+    TRELLIS_RETURN_IF_ERROR(tx.value()->Commit());
+    last_capture_check_ = now;
+  }
   auto consumed = StageBatch(conn, options().schema, kBatchRows, kPageKeys);
   if (!consumed.ok()) return consumed.status();
   GlobalEngineMetrics().capture_rows_staged.fetch_add(static_cast<uint64_t>(consumed.value()),

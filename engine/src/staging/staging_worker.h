@@ -25,6 +25,7 @@ class StagingWorker : public workers::WorkerLoop {
 
  private:
   bool elected_ = false;  // this connection holds the election; worker thread only
+  std::chrono::steady_clock::time_point last_capture_check_{};  // worker thread only
 };
 
 }  // namespace trellis::staging

@@ -112,6 +112,11 @@ WHERE transform_id = $1::int AND name = $2 AND state = 'paused' RETURNING 1)sql"
   } else if (t.status == "paused") {
     // Pages kept accumulating while paused, so an operator pause resumes by
     // draining them; a disruption (capture was off) lost writes: rebuild.
+    if (t.paused_kind == "disruption") {
+      // Capture first: a write committed after this RESUME is captured, and
+      // the rebuild below covers every write before it.
+      TRELLIS_RETURN_IF_ERROR(catalog::ReinstallCapture(conn, schema, t.source));
+    }
     if (t.paused_kind && *t.paused_kind != "operator") {
       TRELLIS_RETURN_IF_ERROR(catalog::RequestRebuild(conn, schema, t.id, std::nullopt));
     }

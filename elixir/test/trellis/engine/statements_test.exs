@@ -155,4 +155,44 @@ defmodule Trellis.Engine.StatementsTest do
 
     assert {:ok, false} = Trellis.has_live_drain_workers(trellis)
   end
+
+  test "capture disabled by a loader pauses the readers; RESUME rebuilds what they missed",
+       %{url: url, migrator: migrator, pg: pg} do
+    :ok = Trellis.migrate(migrator)
+    assert {:ok, []} = Trellis.detect_capture_disruptions(migrator)
+    trellis = Trellis.connect!(url: url, staging: true, drain_threads: 1)
+
+    {:transform_defined, "t"} =
+      Trellis.define!(trellis, "TRANSFORM t FROM widgets SELECT price AS price")
+
+    converge(trellis)
+
+    # A fixture load the way pg_restore --disable-triggers does it.
+    SimplePG.query!(pg, """
+    ALTER TABLE widgets DISABLE TRIGGER ALL;
+    UPDATE widgets SET price = -price WHERE id <= 10;
+    ALTER TABLE widgets ENABLE TRIGGER ALL;
+    """)
+
+    assert {:ok, ["public.widgets"]} = Trellis.detect_capture_disruptions(trellis)
+
+    assert {:ok, %Trellis.Status{status: :paused, paused_kind: :disruption, paused_reason: why}} =
+             Trellis.status(trellis, "t")
+
+    assert why =~ "changed outside Trellis"
+    assert why =~ "RESUME TRANSFORM t"
+    assert ["public.widgets"] = Trellis.detect_capture_disruptions!(trellis)
+
+    assert {:ok, {:resumed, ["t"]}} = Trellis.apply(trellis, "RESUME TRANSFORM t")
+    assert {:ok, []} = Trellis.detect_capture_disruptions(trellis)
+    converge(trellis)
+
+    assert SimplePG.scalar!(pg, """
+           SELECT count(*) FROM (SELECT id, price FROM widgets
+                                 EXCEPT SELECT id, price FROM t) d
+           """) == "0"
+
+    assert SimplePG.scalar!(pg, "SELECT count(*) FROM t WHERE price < 0") == "10"
+    Trellis.shutdown(trellis)
+  end
 end
