@@ -22,6 +22,21 @@ SELECT g, 'w' || g, g * 1.5, jsonb_build_object('g', g), '2024-01-01'::timestamp
 FROM generate_series(1, 2000) g;
 )sql";
 
+// `widgets` with the live projection `a` (its price) over it, and staging
+// plus `drains` drain threads running: where most lifecycle tests start.
+struct LivePrices {
+  explicit LivePrices(int drains) {
+    f.Sql(kWidgets);
+    s = f.OpenSession();
+    REQUIRE(s->Apply("TRANSFORM a FROM widgets SELECT price AS price", true).ok());
+    workers = trellis::BackgroundWorkers::Start(f.Options(), true, drains);
+    f.AwaitConverged(*s);
+  }
+  EngineFixture f;
+  std::unique_ptr<trellis::Session> s;
+  std::unique_ptr<trellis::BackgroundWorkers> workers;
+};
+
 constexpr const char* kPricesQuery =
     "SELECT id, price, name AS label FROM widgets WHERE price > 10";
 
@@ -238,12 +253,9 @@ TEST_CASE("pause, resume, drop and the capture triggers' lifetime", "[engine][li
 }
 
 TEST_CASE("alter adds, changes and drops columns and rebuilds only them", "[engine][alter]") {
-  EngineFixture f;
-  f.Sql(kWidgets);
-  auto s = f.OpenSession();
-  REQUIRE(s->Apply("TRANSFORM a FROM widgets SELECT price AS price", true).ok());
-  auto workers = trellis::BackgroundWorkers::Start(f.Options(), true, 1);
-  f.AwaitConverged(*s);
+  LivePrices live(1);
+  auto& f = live.f;
+  auto& s = live.s;
 
   auto added = s->Apply("ALTER TRANSFORM a ADD COLUMN upper(name) AS shout", false);
   REQUIRE(added.ok());
@@ -277,12 +289,9 @@ TEST_CASE("alter adds, changes and drops columns and rebuilds only them", "[engi
 
 TEST_CASE("TRUNCATE of a source empties its targets and writes after it flow",
           "[engine][truncate]") {
-  EngineFixture f;
-  f.Sql(kWidgets);
-  auto s = f.OpenSession();
-  REQUIRE(s->Apply("TRANSFORM a FROM widgets SELECT price AS price", true).ok());
-  auto workers = trellis::BackgroundWorkers::Start(f.Options(), true, 2);
-  f.AwaitConverged(*s);
+  LivePrices live(2);
+  auto& f = live.f;
+  auto& s = live.s;
   f.Sql("BEGIN; TRUNCATE widgets; INSERT INTO widgets (id, price) VALUES (1, 5), (2, 6); COMMIT;");
   f.AwaitConverged(*s);
   CHECK(f.Differences("a", "SELECT id, price FROM widgets") == 0);
@@ -290,12 +299,9 @@ TEST_CASE("TRUNCATE of a source empties its targets and writes after it flow",
 }
 
 TEST_CASE("statements that change no row are captured and staged harmlessly", "[engine][capture]") {
-  EngineFixture f;
-  f.Sql(kWidgets);
-  auto s = f.OpenSession();
-  REQUIRE(s->Apply("TRANSFORM a FROM widgets SELECT price AS price", true).ok());
-  auto workers = trellis::BackgroundWorkers::Start(f.Options(), true, 2);
-  f.AwaitConverged(*s);
+  LivePrices live(2);
+  auto& f = live.f;
+  auto& s = live.s;
   // Each writes a capture row with an empty routing array.
   f.Sql("UPDATE widgets SET price = 0 WHERE false");
   f.Sql("DELETE FROM widgets WHERE id < 0");
@@ -386,12 +392,9 @@ TEST_CASE("a dropped capture trigger or source table is a disruption", "[engine]
 }
 
 TEST_CASE("the staging worker finds a disruption by itself", "[engine][capture]") {
-  EngineFixture f;
-  f.Sql(kWidgets);
-  auto s = f.OpenSession();
-  REQUIRE(s->Apply("TRANSFORM a FROM widgets SELECT price AS price", true).ok());
-  auto workers = trellis::BackgroundWorkers::Start(f.Options(), true, 1);
-  f.AwaitConverged(*s);
+  LivePrices live(1);
+  auto& f = live.f;
+  auto& s = live.s;
   f.Sql("ALTER TABLE widgets DISABLE TRIGGER trellis_trellis_capture_update");
   std::string status;
   for (int i = 0; i < 100 && status != "paused"; ++i) {
@@ -404,12 +407,9 @@ TEST_CASE("the staging worker finds a disruption by itself", "[engine][capture]"
 
 TEST_CASE("request_backfill rebuilds a target that was changed behind Trellis's back",
           "[engine][backfill]") {
-  EngineFixture f;
-  f.Sql(kWidgets);
-  auto s = f.OpenSession();
-  REQUIRE(s->Apply("TRANSFORM a FROM widgets SELECT price AS price", true).ok());
-  auto workers = trellis::BackgroundWorkers::Start(f.Options(), true, 1);
-  f.AwaitConverged(*s);
+  LivePrices live(1);
+  auto& f = live.f;
+  auto& s = live.s;
   f.Sql(
       "DELETE FROM a WHERE id < 100; UPDATE a SET price = 0 WHERE id > 1900;"
       "INSERT INTO a VALUES (99999, 1)");
