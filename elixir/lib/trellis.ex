@@ -575,9 +575,9 @@ defmodule Trellis do
   firing only in origin or replica sessions (`ENABLE TRIGGER ALL` does that;
   Trellis needs `ENABLE ALWAYS`), dropped or replaced, or when the table is
   gone. Writes made meanwhile never reached the targets, so their transforms
-  are paused with `paused_kind: :disruption` (an operator's pause becomes
-  one too), and `RESUME TRANSFORM` reinstalls capture and rebuilds the
-  target. The staging worker makes the same check about once a second; this
+  are paused with `paused_kind: :disruption` (one already paused keeps its
+  pause, and its RESUME rebuilds too), and `RESUME TRANSFORM` reinstalls
+  capture and rebuilds the target. The staging worker makes the same check about once a second; this
   call does it at once. A table that is still disrupted is returned again.
 
   ## Example

@@ -57,13 +57,15 @@ Result<std::vector<Disruption>> PauseDisruptedReaders(pg::Connection& conn,
     Disruption d{found->text(r, 1), found->text(r, 2)};
     auto paused = conn.Query(sql::WithSchema(R"sql(
 UPDATE {schema}.transforms SET
-  paused_kind = 'disruption',
-  paused_reason = format('capture of %s was changed outside Trellis (%s), so writes made since '
-                         'may be missing from the target; RESUME TRANSFORM %s reinstalls capture '
-                         'and rebuilds it', $2::text, $3::text, quote_ident(target_name)),
+  capture_disrupted = true,
+  paused_kind = CASE WHEN status = 'paused' THEN paused_kind ELSE 'disruption' END,
+  paused_reason = CASE WHEN status = 'paused' THEN paused_reason ELSE
+    format('capture of %s was changed outside Trellis (%s), so writes made since may be missing '
+           'from the target; RESUME TRANSFORM %s reinstalls capture and rebuilds it',
+           $2::text, $3::text, quote_ident(target_name)) END,
   paused_at = CASE WHEN status = 'paused' THEN paused_at ELSE now() END,
   status = 'paused'
-WHERE source_id = $1::int AND (status <> 'paused' OR paused_kind = 'operator')
+WHERE source_id = $1::int AND NOT (status = 'paused' AND capture_disrupted)
 RETURNING target_name)sql",
                                              schema),
                              {found->text(r, 0), d.table, d.problem});

@@ -21,8 +21,9 @@ struct Disruption {
 };
 
 // Finds every disrupted source that a transform reads, and pauses those
-// transforms (an operator pause becomes a disruption pause: its RESUME must
-// rebuild). Returns the disrupted sources, paused just now or before.
+// transforms with kind "disruption". One already paused for another reason
+// keeps its pause and is marked capture_disrupted, so that its RESUME
+// rebuilds too. Returns the disrupted sources, found now or before.
 // REQUIRES: inside a transaction.
 Result<std::vector<Disruption>> PauseDisruptedReaders(pg::Connection& conn,
                                                       const std::string& schema);

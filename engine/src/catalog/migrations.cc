@@ -50,6 +50,9 @@ CREATE TABLE {schema}.transforms (
   -- (rows are appended and the key built once, which is much faster than
   -- maintaining it row by row), and drains leave its pages for later.
   key_indexed     boolean NOT NULL DEFAULT false,
+  -- Capture of the source was changed outside Trellis since the last
+  -- rebuild: RESUME reinstalls it and rebuilds (spec/engine.md "Capture").
+  capture_disrupted boolean NOT NULL DEFAULT false,
   last_applied_at timestamptz,
   created_at      timestamptz NOT NULL DEFAULT now(),
   -- A transform is named by its target table's unqualified name.

@@ -13,7 +13,7 @@ SELECT t.id, t.target_schema, t.target_name, t.kind, t.definition, t.source_alia
        (extract(epoch FROM t.last_applied_at) * 1000000)::bigint,
        (extract(epoch FROM t.created_at) * 1000000)::bigint,
        s.id, s.schema_name, s.table_name, s.key_columns, s.key_types, s.routing_columns,
-       t.key_indexed
+       t.key_indexed, t.capture_disrupted
 FROM {schema}.transforms t JOIN {schema}.sources s ON s.id = t.source_id
 )sql";
 
@@ -48,6 +48,7 @@ Transform RowToTransform(const pg::Rows& rows, size_t r) {
   t.source.key_types = sql::ParseTextArray(rows.text(r, 21));
   t.source.routing_columns = sql::ParseTextArray(rows.text(r, 22));
   t.key_indexed = rows.text(r, 23) == "t";
+  t.capture_disrupted = rows.text(r, 24) == "t";
   return t;
 }
 

@@ -45,6 +45,9 @@ struct Transform {
   std::optional<std::vector<std::string>> backfill_columns;
   long long backfill_done = 0;
   bool key_indexed = true;  // false until the first build has made the key
+  // Capture of the source was found disrupted while the transform was paused
+  // for another reason: its RESUME must reinstall capture and rebuild.
+  bool capture_disrupted = false;
   std::optional<long long> backfill_total;
   std::optional<std::string> last_applied_at;  // epoch microseconds as text
   std::optional<std::string> created_at;       // epoch microseconds as text

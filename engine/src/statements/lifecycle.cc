@@ -112,17 +112,17 @@ WHERE transform_id = $1::int AND name = $2 AND state = 'paused' RETURNING 1)sql"
   } else if (t.status == "paused") {
     // Pages kept accumulating while paused, so an operator pause resumes by
     // draining them; a disruption (capture was off) lost writes: rebuild.
-    if (t.paused_kind == "disruption") {
+    if (t.capture_disrupted) {
       // Capture first: a write committed after this RESUME is captured, and
       // the rebuild below covers every write before it.
       TRELLIS_RETURN_IF_ERROR(catalog::ReinstallCapture(conn, schema, t.source));
     }
-    if (t.paused_kind && *t.paused_kind != "operator") {
+    if (t.capture_disrupted || (t.paused_kind && *t.paused_kind != "operator")) {
       TRELLIS_RETURN_IF_ERROR(catalog::RequestRebuild(conn, schema, t.id, std::nullopt));
     }
     TRELLIS_RETURN_IF_ERROR(conn.Exec(sql::WithSchema(R"sql(
 UPDATE {schema}.transforms SET
-  paused_kind = NULL, paused_reason = NULL, paused_at = NULL,
+  paused_kind = NULL, paused_reason = NULL, paused_at = NULL, capture_disrupted = false,
   status = CASE
     WHEN backfill_finished_at IS NULL AND backfill_started_at IS NULL THEN 'waiting_to_backfill'
     WHEN backfill_finished_at IS NULL THEN 'backfilling'
