@@ -6,8 +6,10 @@ defmodule Trellis.Status do
     * `:target_table` - `"schema.table"` of the target
     * `:status` - `:waiting_to_backfill`, `:backfilling`, `:catching_up`,
       `:live` or `:paused` (`:unknown` for a state newer than this package)
-    * `:paused_kind` - why it is paused: `:operator` (a PAUSE TRANSFORM), or
-      another kind later versions add; `nil` when not paused
+    * `:paused_kind` - why it is paused: `:operator` (a PAUSE TRANSFORM),
+      `:disruption` (its capture was changed outside Trellis, see
+      `Trellis.detect_capture_disruptions/1`), or another kind later versions
+      add; `nil` when not paused
     * `:paused_reason` - a readable reason, `nil` when not paused
     * `:paused_at` - when it paused, a `DateTime`
     * `:columns` - one `Trellis.ColumnStatus` per value column

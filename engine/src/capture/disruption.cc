@@ -73,7 +73,8 @@ RETURNING target_name)sql",
     if (!paused->empty()) {
       static const auto logger = log::Component("trellis::capture");
       logger->warn(
-          "capture of {} was changed outside Trellis ({}): paused {} transform(s) reading it",
+          "capture of {} was changed outside Trellis ({}): {} transform(s) reading it paused, or "
+          "marked to rebuild on RESUME",
           d.table, d.problem, paused->size());
     }
     out.push_back(std::move(d));
