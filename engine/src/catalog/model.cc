@@ -1,5 +1,7 @@
 #include "catalog/model.h"
 
+#include <map>
+
 #include "sql/quote.h"
 
 namespace trellis::catalog {
@@ -54,18 +56,26 @@ Transform RowToTransform(const pg::Rows& rows, size_t r) {
 
 Status LoadColumns(pg::Connection& conn, const std::string& schema, std::vector<Transform>& out) {
   if (out.empty()) return Status::OK();
+  // Only the loaded transforms' columns: a drain loads one transform per
+  // transaction, and must not read every column of the catalog to do it.
+  std::map<int, Transform*> by_id;
+  std::vector<std::string> ids;
+  for (auto& t : out) {
+    by_id[t.id] = &t;
+    ids.push_back(std::to_string(t.id));
+  }
   auto rows = conn.Query(sql::WithSchema(R"sql(
 SELECT transform_id, name, expr, sql_type, state, paused_kind, paused_reason
-FROM {schema}.transform_columns ORDER BY transform_id, ordinal)sql",
-                                         schema));
+FROM {schema}.transform_columns WHERE transform_id = ANY($1::int[])
+ORDER BY transform_id, ordinal)sql",
+                                         schema),
+                         {"{" + sql::Join(ids, ",") + "}"});
   if (!rows.ok()) return rows.status();
   for (size_t r = 0; r < rows->size(); ++r) {
-    int id = std::stoi(rows->text(r, 0));
-    for (auto& t : out) {
-      if (t.id != id) continue;
-      t.columns.push_back(Column{rows->text(r, 1), rows->text(r, 2), rows->text(r, 3),
-                                 rows->text(r, 4), rows->at(r, 5), rows->at(r, 6)});
-    }
+    auto it = by_id.find(std::stoi(rows->text(r, 0)));
+    if (it == by_id.end()) continue;
+    it->second->columns.push_back(Column{rows->text(r, 1), rows->text(r, 2), rows->text(r, 3),
+                                         rows->text(r, 4), rows->at(r, 5), rows->at(r, 6)});
   }
   return Status::OK();
 }
