@@ -396,6 +396,21 @@ TEST_CASE("a dropped capture trigger or source table is a disruption", "[engine]
   CHECK(s->ReadStatus("g")->status == "paused");
 }
 
+TEST_CASE("disruptions are found under a catalog schema that needs quoting", "[engine][capture]") {
+  EngineFixture f;
+  f.Sql(kWidgets);
+  auto s = f.OpenSession(true, "Odd Schema-1");
+  REQUIRE(s->Apply("TRANSFORM a FROM widgets SELECT price AS price", true).ok());
+  auto intact = s->DetectCaptureDisruptions();
+  REQUIRE(intact.ok());
+  CHECK(intact->empty());
+  f.Sql(R"(ALTER TABLE widgets DISABLE TRIGGER "trellis_Odd Schema-1_capture_insert")");
+  auto found = s->DetectCaptureDisruptions();
+  REQUIRE(found.ok());
+  CHECK(*found == std::vector<std::string>{"public.widgets"});
+  CHECK_THAT(s->ReadStatus("a")->paused_reason.value_or(""), Catch::Contains("is disabled"));
+}
+
 TEST_CASE("the staging worker finds a disruption by itself", "[engine][capture]") {
   LivePrices live(1);
   auto& f = live.f;
