@@ -425,6 +425,53 @@ TEST_CASE("the staging worker finds a disruption by itself", "[engine][capture]"
   CHECK(s->ReadStatus("a")->paused_kind == "disruption");
 }
 
+TEST_CASE("a source column dropped behind Trellis's back pauses the transform until RESUME",
+          "[engine][schema_change]") {
+  LivePrices live(1);
+  auto& f = live.f;
+  auto& s = live.s;
+  f.Sql("ALTER TABLE widgets DROP COLUMN price");
+  f.Sql("UPDATE widgets SET name = 'renamed' WHERE id = 1");  // a drain now fails
+  std::string status;
+  for (int i = 0; i < 200 && status != "paused"; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    status = s->ReadStatus("a")->status;
+  }
+  auto st = s->ReadStatus("a");
+  REQUIRE(st.ok());
+  CHECK(st->status == "paused");
+  CHECK(st->paused_kind == "schema_change");
+  CHECK_THAT(st->paused_reason.value_or(""), Catch::Contains("\"price\" does not exist"));
+  CHECK_THAT(st->paused_reason.value_or(""), Catch::Contains("RESUME TRANSFORM a"));
+  // Fixed: the column is back (with other values); RESUME rebuilds.
+  f.Sql("ALTER TABLE widgets ADD COLUMN price numeric DEFAULT 3");
+  REQUIRE(s->Apply("RESUME TRANSFORM a", false).ok());
+  f.AwaitConverged(*s);
+  CHECK(f.Differences("a", "SELECT id, price FROM widgets") == 0);
+}
+
+TEST_CASE("a schema change during the first build pauses it; RESUME builds it again",
+          "[engine][schema_change]") {
+  EngineFixture f;
+  f.Sql(kWidgets);
+  auto s = f.OpenSession();
+  REQUIRE(s->Apply("TRANSFORM a FROM widgets SELECT price AS price", true).ok());
+  f.Sql("ALTER TABLE widgets RENAME COLUMN price TO cost");
+  auto workers = trellis::BackgroundWorkers::Start(f.Options(), true, 2);
+  std::string status;
+  for (int i = 0; i < 200 && status != "paused"; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    status = s->ReadStatus("a")->status;
+  }
+  CHECK(status == "paused");
+  CHECK(s->ReadStatus("a")->paused_kind == "schema_change");
+  f.Sql("ALTER TABLE widgets RENAME COLUMN cost TO price");
+  REQUIRE(s->Apply("RESUME TRANSFORM a", false).ok());
+  f.AwaitConverged(*s);
+  CHECK(f.Differences("a", "SELECT id, price FROM widgets") == 0);
+  CHECK(s->ReadStatus("a")->status != "paused");
+}
+
 TEST_CASE("request_backfill rebuilds a target that was changed behind Trellis's back",
           "[engine][backfill]") {
   LivePrices live(1);

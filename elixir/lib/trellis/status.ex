@@ -8,8 +8,9 @@ defmodule Trellis.Status do
       `:live` or `:paused` (`:unknown` for a state newer than this package)
     * `:paused_kind` - why it is paused: `:operator` (a PAUSE TRANSFORM),
       `:disruption` (its capture was changed outside Trellis, see
-      `Trellis.detect_capture_disruptions/1`), or another kind later versions
-      add; `nil` when not paused
+      `Trellis.detect_capture_disruptions/1`), `:schema_change` (a column or
+      table it uses was dropped, renamed or changed; the reason names it),
+      or another kind later versions add; `nil` when not paused
     * `:paused_reason` - a readable reason, `nil` when not paused
     * `:paused_at` - when it paused, a `DateTime`
     * `:columns` - one `Trellis.ColumnStatus` per value column

@@ -3,6 +3,7 @@
 #include "catalog/model.h"
 #include "drain/first_build.h"
 #include "drain/recompute.h"
+#include "drain/schema_change.h"
 #include "sql/quote.h"
 #include "trellis/engine_metrics.h"
 #include "workers/locks.h"
@@ -97,8 +98,9 @@ WHERE status IN ('waiting_to_backfill', 'backfilling') ORDER BY id LIMIT 1)sql",
       TRELLIS_RETURN_IF_ERROR(tx.value()->Commit());
       return true;  // ranges left to append: AppendOneRange takes them
     }
-    TRELLIS_RETURN_IF_ERROR(conn.Exec(AddKeySql(t.value())));
-    TRELLIS_RETURN_IF_ERROR(FinishBackfill(conn, schema, id));
+    auto keyed = QueryOrPauseOnSchemaChange(conn, schema, t.value(), AddKeySql(t.value()), {});
+    if (!keyed.ok()) return keyed.status();
+    if (keyed.value()) TRELLIS_RETURN_IF_ERROR(FinishBackfill(conn, schema, id));
     TRELLIS_RETURN_IF_ERROR(tx.value()->Commit());
     return true;
   }
@@ -114,11 +116,17 @@ WHERE status IN ('waiting_to_backfill', 'backfilling') ORDER BY id LIMIT 1)sql",
   // The bitmap scan the planner picks for a fifth of a table costs more than
   // an ordered index scan (first_build.cc).
   TRELLIS_RETURN_IF_ERROR(conn.Exec("SET LOCAL enable_bitmapscan = off"));
-  auto applied = conn.Query(ApplyRangeSql(t.value(), t->backfill_columns), {lo, hi});
+  auto applied = QueryOrPauseOnSchemaChange(
+      conn, schema, t.value(), ApplyRangeSql(t.value(), t->backfill_columns), {lo, hi});
   if (!applied.ok()) return applied.status();
+  if (!applied.value()) {  // paused; RESUME rebuilds from the start
+    TRELLIS_RETURN_IF_ERROR(tx.value()->Commit());
+    return true;
+  }
   // Counted before the commit: a chunk that fails to commit is redone, and
   // its rows counted again (the counter measures work, not distinct rows).
-  const long written = std::stol(applied->text(0, 0)) + std::stol(applied->text(0, 1));
+  const long written =
+      std::stol(applied.value()->text(0, 0)) + std::stol(applied.value()->text(0, 1));
   GlobalEngineMetrics().backfill_rows.fetch_add(static_cast<uint64_t>(written),
                                                 std::memory_order_relaxed);
   if (hi) {

@@ -2,6 +2,7 @@
 
 #include "catalog/model.h"
 #include "drain/recompute.h"
+#include "drain/schema_change.h"
 #include "log/component_log.h"
 #include "sql/quote.h"
 #include "workers/locks.h"
@@ -98,6 +99,14 @@ Result<PageResult> DrainPages(pg::Connection& conn, const std::string& schema,
   if (!applied.ok()) {
     if (applied.status().code() == Code::kConnection) return applied.status();
     TRELLIS_RETURN_IF_ERROR(conn.Exec("ROLLBACK TO SAVEPOINT trellis_pages"));
+    if (IsSchemaChange(applied.status())) {
+      // Retrying cannot help: pause, and keep the pages for after RESUME.
+      TRELLIS_RETURN_IF_ERROR(
+          PauseForSchemaChange(conn, schema, transform.value(), applied.status()));
+      TRELLIS_RETURN_IF_ERROR(tx.value()->Commit());
+      result.outcome = PageOutcome::kFailed;
+      return result;
+    }
     // The host names the instance; the message itself only at debug level,
     // where a data error's quoted row value may appear.
     static const auto logger = log::Component("trellis::drain");

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "drain/recompute.h"
+#include "drain/schema_change.h"
 #include "sql/quote.h"
 
 namespace trellis::drain {
@@ -80,15 +81,20 @@ ORDER BY ord LIMIT 1 FOR UPDATE SKIP LOCKED)sql",
       // ordered index scan; the bitmap scan the planner picks for a fifth of
       // a table builds its bitmap first, and cost an append ~15% more.
       TRELLIS_RETURN_IF_ERROR(conn.Exec("SET LOCAL enable_bitmapscan = off"));
-      auto appended = conn.Query(AppendRangeSql(t.value()), {range->at(0, 1), range->at(0, 2)});
+      auto appended = QueryOrPauseOnSchemaChange(conn, schema, t.value(), AppendRangeSql(t.value()),
+                                                 {range->at(0, 1), range->at(0, 2)});
       if (!appended.ok()) return appended.status();
+      if (!appended.value()) {  // paused: the range stays for after RESUME
+        TRELLIS_RETURN_IF_ERROR(tx.value()->Commit());
+        return std::optional<long>(0);
+      }
       TRELLIS_RETURN_IF_ERROR(conn.Exec(
           sql::WithSchema(
               "DELETE FROM {schema}.build_ranges WHERE transform_id = $1::int AND ord = $2::int",
               schema),
           {id, range->text(0, 0)}));
       TRELLIS_RETURN_IF_ERROR(tx.value()->Commit());
-      return std::optional<long>(appended->affected);
+      return std::optional<long>(appended.value()->affected);
     }
   }
   TRELLIS_RETURN_IF_ERROR(tx.value()->Commit());

@@ -1,0 +1,59 @@
+#include "drain/schema_change.h"
+
+#include <array>
+
+#include "log/component_log.h"
+#include "sql/quote.h"
+
+namespace trellis::drain {
+
+bool IsSchemaChange(const Status& error) {
+  static constexpr std::array<std::string_view, 6> kCodes = {
+      "42703",  // undefined_column
+      "42P01",  // undefined_table
+      "42883",  // undefined_function
+      "42804",  // datatype_mismatch
+      "42846",  // cannot_coerce
+      "42704",  // undefined_object (a type, say)
+  };
+  if (!error.sqlstate) return false;
+  for (auto code : kCodes) {
+    if (*error.sqlstate == code) return true;
+  }
+  return false;
+}
+
+Status PauseForSchemaChange(pg::Connection& conn, const std::string& schema,
+                            const catalog::Transform& t, const Status& error) {
+  static const auto logger = log::Component("trellis::drain");
+  logger->warn("transform {} paused: its source or target no longer matches it ({})", t.name(),
+               error.message());
+  return conn.Exec(sql::WithSchema(R"sql(
+UPDATE {schema}.transforms SET status = 'paused', paused_kind = 'schema_change', paused_at = now(),
+  paused_reason = format('the source or target no longer matches the definition: %s. Change the '
+                         'table back, or ALTER TRANSFORM %s to match it; RESUME TRANSFORM %s then '
+                         'rebuilds the target', $2::text, quote_ident(target_name),
+                         quote_ident(target_name))
+WHERE id = $1::int AND status <> 'paused')sql",
+                                   schema),
+                   {std::to_string(t.id), error.message()});
+}
+
+Result<std::optional<pg::Rows>> QueryOrPauseOnSchemaChange(pg::Connection& conn,
+                                                           const std::string& schema,
+                                                           const catalog::Transform& t,
+                                                           std::string_view sql,
+                                                           const pg::Params& params) {
+  TRELLIS_RETURN_IF_ERROR(conn.Exec("SAVEPOINT trellis_schema_check"));
+  auto rows = conn.Query(sql, params);
+  if (rows.ok()) {
+    TRELLIS_RETURN_IF_ERROR(conn.Exec("RELEASE SAVEPOINT trellis_schema_check"));
+    return std::optional<pg::Rows>(std::move(rows.value()));
+  }
+  if (!IsSchemaChange(rows.status())) return rows.status();
+  TRELLIS_RETURN_IF_ERROR(conn.Exec("ROLLBACK TO SAVEPOINT trellis_schema_check"));
+  TRELLIS_RETURN_IF_ERROR(PauseForSchemaChange(conn, schema, t, rows.status()));
+  return std::optional<pg::Rows>();
+}
+
+}  // namespace trellis::drain

@@ -1,0 +1,37 @@
+// A source or target that no longer matches its transform's definition: a
+// column, table, function or type it uses was dropped, renamed or changed
+// behind Trellis's back. Retrying cannot help, so the transform is paused
+// with kind schema_change and a reason naming the error and the fix, rather
+// than retried forever (spec/engine.md "Drain").
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "catalog/model.h"
+#include "pg/connection.h"
+#include "trellis/status.h"
+
+namespace trellis::drain {
+
+// Whether `error` says the SQL no longer fits the tables (SQLSTATE 42703,
+// 42P01, 42883, 42804, 42846 or 42704).
+bool IsSchemaChange(const Status& error);
+
+// Pauses `t` with kind schema_change, quoting `error`. Runs in the caller's
+// transaction.
+Status PauseForSchemaChange(pg::Connection& conn, const std::string& schema,
+                            const catalog::Transform& t, const Status& error);
+
+// Runs `sql` under a savepoint. When it fails with a schema change, rolls
+// back to the savepoint, pauses `t` and returns nullopt; other failures are
+// returned as they are.
+// REQUIRES: inside a transaction.
+Result<std::optional<pg::Rows>> QueryOrPauseOnSchemaChange(pg::Connection& conn,
+                                                           const std::string& schema,
+                                                           const catalog::Transform& t,
+                                                           std::string_view sql,
+                                                           const pg::Params& params);
+
+}  // namespace trellis::drain
