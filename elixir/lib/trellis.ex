@@ -545,6 +545,37 @@ defmodule Trellis do
   def definitions!(handle), do: unwrap!(definitions(handle))
 
   @doc """
+  The instance's definitions as SQL, to append to a schema-only dump of the
+  database (what `mix ecto.dump` writes).
+
+  A schema-only dump carries the catalog's tables, the targets and the
+  capture triggers, but no rows: loaded, it has targets and no transforms.
+  This SQL puts the definitions (and the catalog's version) back, so the
+  first drain workers on a database loaded from the file build every target
+  again. Only definitions: a paused transform loads `:waiting_to_backfill`,
+  and the ledger and backfill progress are left behind. A transform whose
+  source table is gone is left out.
+
+  ## Example
+
+      {:ok, sql} = Trellis.dump_definitions_sql(trellis)
+      File.write!("priv/repo/structure.sql", sql, [:append])
+  """
+  @spec dump_definitions_sql(handle) :: {:ok, String.t()} | {:error, Error.t()}
+  def dump_definitions_sql(handle), do: Call.call(handle, "dump_definitions_sql", %{})
+
+  @doc """
+  Like `dump_definitions_sql/1`, but returns the SQL or raises
+  `Trellis.Error`.
+
+  ## Example
+
+      sql = Trellis.dump_definitions_sql!(trellis)
+  """
+  @spec dump_definitions_sql!(handle) :: String.t()
+  def dump_definitions_sql!(handle), do: unwrap!(dump_definitions_sql(handle))
+
+  @doc """
   Rebuilds a transform's target from its source: the backfill starts again
   from the first key while capture keeps running.
 

@@ -4,6 +4,7 @@
 #include "catalog/rebuild.h"
 #include "pg/connection.h"
 #include "reads/convergence.h"
+#include "reads/dump.h"
 #include "reads/status.h"
 #include "statements/apply.h"
 #include "trellis/engine.h"
@@ -93,6 +94,10 @@ Result<std::vector<std::string>> Session::DetectCaptureDisruptions() {
   std::vector<std::string> tables;
   for (const auto& d : found.value()) tables.push_back(d.table);
   return tables;
+}
+
+Result<std::string> Session::DumpDefinitionsSql() {
+  return reads::DumpDefinitionsSql(*conn_, options_.schema);
 }
 
 }  // namespace trellis

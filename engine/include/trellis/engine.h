@@ -72,6 +72,9 @@ class Session {
   // Trellis, and returns those tables ("schema.table"). The staging worker
   // makes the same check about once a second.
   Result<std::vector<std::string>> DetectCaptureDisruptions();
+  // The definitions as SQL to append to a schema-only dump of the database:
+  // loaded after it, the targets are built again (spec/engine.md "Dumps").
+  Result<std::string> DumpDefinitionsSql();
 
   // Direct access for engine components. Not for the port program.
   pg::Connection& connection() { return *conn_; }

@@ -1,5 +1,5 @@
 // The statement and catalog-read ops: apply, define, status, definitions,
-// request_backfill.
+// dump_definitions_sql, request_backfill.
 #include "args.h"
 #include "op_registry.h"
 #include "ops/engine_values.h"
@@ -40,6 +40,12 @@ Result<protocol::Value> DefinitionsOp(Session& session, const protocol::Map&) {
   return protocol::Value(std::move(out));
 }
 
+Result<protocol::Value> DumpDefinitionsSqlOp(Session& session, const protocol::Map&) {
+  auto dumped = session.DumpDefinitionsSql();
+  if (!dumped.ok()) return dumped.status();
+  return protocol::Value(dumped.value());
+}
+
 Result<protocol::Value> RequestBackfillOp(Session& session, const protocol::Map& args) {
   auto target = RequireString(args, "target");
   if (!target.ok()) return target.status();
@@ -52,6 +58,7 @@ const OpRegistrar kApply(DatabaseOp("apply", ApplyOp));
 const OpRegistrar kDefine(DatabaseOp("define", DefineOp));
 const OpRegistrar kStatus(DatabaseOp("status", StatusOp));
 const OpRegistrar kDefinitions(DatabaseOp("definitions", DefinitionsOp));
+const OpRegistrar kDumpDefinitionsSql(DatabaseOp("dump_definitions_sql", DumpDefinitionsSqlOp));
 const OpRegistrar kRequestBackfill(DatabaseOp("request_backfill", RequestBackfillOp));
 
 }  // namespace

@@ -195,4 +195,21 @@ defmodule Trellis.Engine.StatementsTest do
     assert SimplePG.scalar!(pg, "SELECT count(*) FROM t WHERE price < 0") == "10"
     Trellis.shutdown(trellis)
   end
+
+  test "dump_definitions_sql/1 renders the definitions as SQL to load after a schema dump",
+       %{migrator: trellis} do
+    assert {:error, %Trellis.Error{code: :not_migrated}} = Trellis.dump_definitions_sql(trellis)
+    :ok = Trellis.migrate(trellis)
+
+    {:transform_defined, ~s("it's")} =
+      Trellis.define!(trellis, ~s(TRANSFORM "it's" FROM widgets SELECT price AS price))
+
+    assert {:ok, sql} = Trellis.dump_definitions_sql(trellis)
+    assert sql =~ "INSERT INTO \"trellis\".catalog_version (version) VALUES ("
+    assert sql =~ ~s(INSERT INTO "trellis".sources)
+    assert sql =~ ~s('public.widgets'::regclass)
+    assert sql =~ "'it''s'"
+    assert sql =~ ~s(INSERT INTO "trellis".transform_columns)
+    assert Trellis.dump_definitions_sql!(trellis) == sql
+  end
 end
