@@ -81,12 +81,18 @@ ORDER BY ord LIMIT 1 FOR UPDATE SKIP LOCKED)sql",
       // ordered index scan; the bitmap scan the planner picks for a fifth of
       // a table builds its bitmap first, and cost an append ~15% more.
       TRELLIS_RETURN_IF_ERROR(conn.Exec("SET LOCAL enable_bitmapscan = off"));
-      auto appended = QueryOrPauseOnSchemaChange(conn, schema, t.value(), AppendRangeSql(t.value()),
-                                                 {range->at(0, 1), range->at(0, 2)});
-      if (!appended.ok()) return appended.status();
-      if (!appended.value()) {  // paused: the range stays for after RESUME
-        TRELLIS_RETURN_IF_ERROR(tx.value()->Commit());
-        return std::optional<long>(0);
+      auto appended = conn.Query(AppendRangeSql(t.value()), {range->at(0, 1), range->at(0, 2)});
+      if (!appended.ok()) {
+        if (!IsSchemaChange(appended.status())) return appended.status();
+        // Pause in a transaction of its own, after rolling this one back:
+        // the pause updates the transform's row, which other appends hold
+        // shared, and they may be about to do the same.
+        tx.value().reset();
+        auto pause = pg::Transaction::Begin(conn);
+        if (!pause.ok()) return pause.status();
+        TRELLIS_RETURN_IF_ERROR(PauseForSchemaChange(conn, schema, t.value(), appended.status()));
+        TRELLIS_RETURN_IF_ERROR(pause.value()->Commit());
+        return std::optional<long>(0);  // the range stays for after RESUME
       }
       TRELLIS_RETURN_IF_ERROR(conn.Exec(
           sql::WithSchema(
@@ -94,7 +100,7 @@ ORDER BY ord LIMIT 1 FOR UPDATE SKIP LOCKED)sql",
               schema),
           {id, range->text(0, 0)}));
       TRELLIS_RETURN_IF_ERROR(tx.value()->Commit());
-      return std::optional<long>(appended.value()->affected);
+      return std::optional<long>(appended->affected);
     }
   }
   TRELLIS_RETURN_IF_ERROR(tx.value()->Commit());
