@@ -22,6 +22,18 @@ SELECT g, 'w' || g, g * 1.5, jsonb_build_object('g', g), '2024-01-01'::timestamp
 FROM generate_series(1, 2000) g;
 )sql";
 
+// Polls a transform's status until it reads `wanted` or about 4 s pass;
+// returns the last status read.
+std::string AwaitStatus(trellis::Session& s, const std::string& name, const std::string& wanted) {
+  std::string status;
+  for (int i = 0; i < 200 && status != wanted; ++i) {
+    auto st = s.ReadStatus(name);
+    if (st.ok()) status = st->status;
+    if (status != wanted) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return status;
+}
+
 // `widgets` with the live projection `a` (its price) over it, and staging
 // plus `drains` drain threads running: where most lifecycle tests start.
 struct LivePrices {
@@ -91,12 +103,7 @@ TEST_CASE("a projection backfills, follows writes and goes live", "[engine][drai
   f.AwaitConverged(*s);
   CHECK(f.Differences("widget_prices", kPricesQuery) == 0);
 
-  for (int i = 0; i < 200; ++i) {
-    auto st = s->ReadStatus("widget_prices");
-    REQUIRE(st.ok());
-    if (st->status == "live") break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
+  CHECK(AwaitStatus(*s, "widget_prices", "live") == "live");
   auto st = s->ReadStatus("widget_prices");
   REQUIRE(st.ok());
   CHECK(st->status == "live");
@@ -416,12 +423,7 @@ TEST_CASE("the staging worker finds a disruption by itself", "[engine][capture]"
   auto& f = live.f;
   auto& s = live.s;
   f.Sql("ALTER TABLE widgets DISABLE TRIGGER trellis_trellis_capture_update");
-  std::string status;
-  for (int i = 0; i < 100 && status != "paused"; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    status = s->ReadStatus("a")->status;
-  }
-  CHECK(status == "paused");
+  CHECK(AwaitStatus(*s, "a", "paused") == "paused");
   CHECK(s->ReadStatus("a")->paused_kind == "disruption");
 }
 
@@ -432,14 +434,9 @@ TEST_CASE("a source column dropped behind Trellis's back pauses the transform un
   auto& s = live.s;
   f.Sql("ALTER TABLE widgets DROP COLUMN price");
   f.Sql("UPDATE widgets SET name = 'renamed' WHERE id = 1");  // a drain now fails
-  std::string status;
-  for (int i = 0; i < 200 && status != "paused"; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    status = s->ReadStatus("a")->status;
-  }
+  CHECK(AwaitStatus(*s, "a", "paused") == "paused");
   auto st = s->ReadStatus("a");
   REQUIRE(st.ok());
-  CHECK(st->status == "paused");
   CHECK(st->paused_kind == "schema_change");
   CHECK_THAT(st->paused_reason.value_or(""), Catch::Contains("\"price\" does not exist"));
   CHECK_THAT(st->paused_reason.value_or(""), Catch::Contains("RESUME TRANSFORM a"));
@@ -458,12 +455,7 @@ TEST_CASE("a schema change during the first build pauses it; RESUME builds it ag
   REQUIRE(s->Apply("TRANSFORM a FROM widgets SELECT price AS price", true).ok());
   f.Sql("ALTER TABLE widgets RENAME COLUMN price TO cost");
   auto workers = trellis::BackgroundWorkers::Start(f.Options(), true, 2);
-  std::string status;
-  for (int i = 0; i < 200 && status != "paused"; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    status = s->ReadStatus("a")->status;
-  }
-  CHECK(status == "paused");
+  CHECK(AwaitStatus(*s, "a", "paused") == "paused");
   CHECK(s->ReadStatus("a")->paused_kind == "schema_change");
   f.Sql("ALTER TABLE widgets RENAME COLUMN cost TO price");
   REQUIRE(s->Apply("RESUME TRANSFORM a", false).ok());
