@@ -52,12 +52,7 @@ BackfillRound TimeBackfill(BenchDb& db, int round) {
 Section Backfill(const test::ThrowawayCluster& cluster, const Config& config) {
   BenchDb db(cluster, "bench_backfill");
   const std::string n = std::to_string(config.backfill_rows);
-  db.Sql(
-      "CREATE TABLE bf_src (id bigint PRIMARY KEY, v int NOT NULL, w text NOT NULL); "
-      "INSERT INTO bf_src SELECT g, g % 1000, md5(g::text) FROM generate_series(1, " +
-      n + ") g");
-  // Hint bits and statistics settled before anything is timed.
-  db.Sql("VACUUM ANALYZE bf_src");
+  db.CreateFilledTable("bf_src", config.backfill_rows);
   auto workers = db.StartWorkers();
   std::vector<double> ctas, ctas_pk, backfill, live, ratio, ratio_pk, define, build;
   for (int round = 0; round < config.backfill_rounds; ++round) {

@@ -39,6 +39,16 @@ ConnectOptions BenchDb::Options() const {
   return o;
 }
 
+std::string BenchRows(long n) {
+  return "SELECT g, g % 1000, md5(g::text) FROM generate_series(1, " + std::to_string(n) + ") g";
+}
+
+void BenchDb::CreateFilledTable(const std::string& table, long rows) {
+  Sql("CREATE TABLE " + table + " " + kBenchColumns + "; INSERT INTO " + table + " " +
+      BenchRows(rows));
+  Sql("VACUUM ANALYZE " + table);
+}
+
 void BenchDb::Sql(const std::string& script) {
   Status st = conn_->ExecScript(script);
   if (!st.ok()) throw BenchError(script + "\n-> " + st.ToString());

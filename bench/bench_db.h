@@ -20,6 +20,13 @@ struct BenchError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// The columns of every benchmark's source table.
+inline constexpr const char* kBenchColumns =
+    "(id bigint PRIMARY KEY, v int NOT NULL, w text NOT NULL)";
+
+// A SELECT of rows 1..n for such a table: (g, g % 1000, md5(g)).
+std::string BenchRows(long n);
+
 class BenchDb {
  public:
   // Creates database `name` on `cluster` and migrates the catalog in it.
@@ -32,6 +39,10 @@ class BenchDb {
 
   // Runs a script (';'-separated statements); throws on error.
   void Sql(const std::string& script);
+  // Creates `table` with kBenchColumns, fills it with BenchRows(rows), and
+  // vacuums and analyses it so hint bits and statistics are settled before
+  // anything is timed.
+  void CreateFilledTable(const std::string& table, long rows);
   // The single value of a one-row, one-column query; throws on error.
   std::string Scalar(const std::string& query);
   // Seconds the statement took, measured around the call (one round trip).

@@ -12,16 +12,12 @@
 namespace trellis::bench {
 namespace {
 
-const char* kSchema = "(id bigint PRIMARY KEY, v int NOT NULL, w text NOT NULL)";
-
 // Seconds one INSERT ... SELECT of `rows` takes into `table`, from empty.
 double TimeBulkInsert(BenchDb& db, const std::string& table, int rows) {
   db.Sql("TRUNCATE " + table);
   // Flush the previous round's dirty pages now, not during the timed statement.
   db.Sql("CHECKPOINT");
-  return db.TimeSql("INSERT INTO " + table +
-                    " SELECT g, g % 1000, md5(g::text) FROM generate_series(1, " +
-                    std::to_string(rows) + ") g");
+  return db.TimeSql("INSERT INTO " + table + " " + BenchRows(rows));
 }
 
 std::string PgbenchScript(const std::string& table) {
@@ -121,7 +117,8 @@ PgbenchSeries RunPgbenchSeries(BenchDb& db, const Config& config, int clients) {
 
 Section BulkCapture(const test::ThrowawayCluster& cluster, const Config& config) {
   BenchDb db(cluster, "bench_bulk");
-  db.Sql(std::string("CREATE TABLE bulk_a ") + kSchema + "; CREATE TABLE bulk_b " + kSchema);
+  db.Sql(std::string("CREATE TABLE bulk_a ") + kBenchColumns + "; CREATE TABLE bulk_b " +
+         kBenchColumns);
   db.Apply("TRANSFORM bulk_b_t FROM bulk_b SELECT v * 2 AS v2, upper(w) AS w_up");
   // No workers: only the writer's statement is timed, and nothing else runs
   // beside it. One warm-up of each (plan and trigger function caches).
@@ -167,8 +164,8 @@ Section BulkCapture(const test::ThrowawayCluster& cluster, const Config& config)
 
 Section PgbenchCapture(const test::ThrowawayCluster& cluster, const Config& config) {
   BenchDb db(cluster, "bench_pgbench");
-  db.Sql(std::string("CREATE TABLE pg_a ") + kSchema + "; CREATE TABLE pg_b " + kSchema +
-         "; CREATE SEQUENCE pg_a_seq; CREATE SEQUENCE pg_b_seq");
+  db.Sql(std::string("CREATE TABLE pg_a ") + kBenchColumns + "; CREATE TABLE pg_b " +
+         kBenchColumns + "; CREATE SEQUENCE pg_a_seq; CREATE SEQUENCE pg_b_seq");
   DefineCaptured(db);
   Section s;
   s.title = "2. Capture overhead, pgbench";

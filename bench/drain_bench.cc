@@ -46,11 +46,7 @@ DrainRound RunRound(BenchDb& db) {
 Section DrainThroughput(const test::ThrowawayCluster& cluster, const Config& config) {
   BenchDb db(cluster, "bench_drain");
   const std::string n = std::to_string(config.drain_rows);
-  db.Sql(
-      "CREATE TABLE drain_src (id bigint PRIMARY KEY, v int NOT NULL, w text NOT NULL); "
-      "INSERT INTO drain_src SELECT g, g % 1000, md5(g::text) FROM generate_series(1, " +
-      n + ") g");
-  db.Sql("VACUUM ANALYZE drain_src");
+  db.CreateFilledTable("drain_src", config.drain_rows);
   db.Apply("TRANSFORM drain_t FROM drain_src SELECT v * 2 AS v2, upper(w) AS w_up, v % 7 AS m7");
   {
     auto workers = db.StartWorkers();

@@ -148,17 +148,7 @@ std::optional<protocol::Message> PortProcess::Receive(Ms timeout) {
     held_.pop_front();
     return message;
   }
-  const auto deadline = steady_clock::now() + timeout;
-  for (;;) {
-    const auto left = std::chrono::duration_cast<Ms>(deadline - steady_clock::now());
-    auto body = ReceiveBody(left.count() > 0 ? left : Ms(0));
-    if (!body) return std::nullopt;
-    auto decoded = protocol::DecodeMessage(*body);
-    auto* message = std::get_if<protocol::Message>(&decoded);
-    if (!message) return std::nullopt;
-    if (!IsLog(*message)) return std::move(*message);
-    logs_.push_back(std::move(std::get<protocol::Event>(*message)));
-  }
+  return ReceiveUntil(timeout, /*want_log=*/false);
 }
 
 std::optional<protocol::Event> PortProcess::ReceiveLog(Ms timeout) {
@@ -167,6 +157,12 @@ std::optional<protocol::Event> PortProcess::ReceiveLog(Ms timeout) {
     logs_.pop_front();
     return event;
   }
+  auto message = ReceiveUntil(timeout, /*want_log=*/true);
+  if (!message) return std::nullopt;
+  return std::move(std::get<protocol::Event>(*message));
+}
+
+std::optional<protocol::Message> PortProcess::ReceiveUntil(Ms timeout, bool want_log) {
   const auto deadline = steady_clock::now() + timeout;
   for (;;) {
     const auto left = std::chrono::duration_cast<Ms>(deadline - steady_clock::now());
@@ -174,9 +170,17 @@ std::optional<protocol::Event> PortProcess::ReceiveLog(Ms timeout) {
     if (!body) return std::nullopt;
     auto decoded = protocol::DecodeMessage(*body);
     auto* message = std::get_if<protocol::Message>(&decoded);
-    if (!message) continue;
-    if (IsLog(*message)) return std::move(std::get<protocol::Event>(*message));
-    held_.push_back(std::move(*message));
+    if (!message) {
+      // Receive reports an undecodable frame; ReceiveLog looks past it.
+      if (want_log) continue;
+      return std::nullopt;
+    }
+    if (IsLog(*message) == want_log) return std::move(*message);
+    if (want_log) {
+      held_.push_back(std::move(*message));
+    } else {
+      logs_.push_back(std::move(std::get<protocol::Event>(*message)));
+    }
   }
 }
 

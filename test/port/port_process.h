@@ -70,6 +70,10 @@ class PortProcess {
   std::optional<int> WaitExit(Ms timeout);
 
  private:
+  // The next frame that is (want_log) or is not a log event, keeping the
+  // others for the other reader.
+  std::optional<protocol::Message> ReceiveUntil(Ms timeout, bool want_log);
+
   pid_t pid_ = -1;
   int to_port_ = -1;
   int from_port_ = -1;

@@ -8,9 +8,9 @@ Status RequestRebuild(pg::Connection& conn, const std::string& schema, int id,
                       const std::optional<std::vector<std::string>>& columns) {
   // Lock the transform's row first: a backfill chunk holds it while it runs
   // (the appends of a first build hold it shared), so what follows sees
-  // every row they appended. A first build still
-  // running has appended rows without a key to catch a second copy: empty
-  // the target and start that build again, whole.
+  // every row they appended. A first build still running has appended rows
+  // without a key to catch a second copy: empty the target, drop its ranges
+  // and start that build again, whole.
   auto unbuilt = conn.Query(
       sql::WithSchema("SELECT target_schema, target_name, key_indexed FROM {schema}.transforms "
                       "WHERE id = $1::int FOR UPDATE",
