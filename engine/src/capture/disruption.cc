@@ -1,25 +1,34 @@
 #include "capture/disruption.h"
 
+#include "capture/names.h"
 #include "log/component_log.h"
 #include "sql/quote.h"
 
 namespace trellis::capture {
 namespace {
 
-// One row per disrupted source read by a transform: id, table, problem. A
-// source is intact when each of its four triggers exists under Trellis's
-// name, calls Trellis's function for that source and event, and is ENABLE
-// ALWAYS ('A'). $1 is the catalog schema, which both names embed.
+// The sources a transform reads, whose capture is checked.
+std::string CapturedSql(const std::string& schema) {
+  return sql::WithSchema(R"sql(
+SELECT s.id FROM {schema}.sources s
+WHERE EXISTS (SELECT 1 FROM {schema}.transforms t WHERE t.source_id = s.id)
+ORDER BY s.id)sql",
+                         schema);
+}
+
+// One row per disrupted source: id, table, problem. A source is intact when
+// each of its four triggers exists under Trellis's name, calls Trellis's
+// function for that source and event, and is ENABLE ALWAYS ('A'). The
+// expected names come in as arrays, one element per (source, event), made by
+// capture/names.h: the SQL never builds a name itself.
 std::string FindSql(const std::string& schema) {
   return sql::WithSchema(R"sql(
 WITH expected AS (
-  SELECT s.id, s.relid, s.schema_name, s.table_name, e.event, e.ord,
-         'trellis_' || $1::text || '_capture_' || e.event AS tgname,
-         to_regprocedure(format('%I.%I()', $1::text, 'capture_' || s.id || '_' || e.event)) AS fn
-  FROM {schema}.sources s
-  CROSS JOIN unnest(ARRAY['insert', 'update', 'delete', 'truncate'])
-       WITH ORDINALITY AS e(event, ord)
-  WHERE EXISTS (SELECT 1 FROM {schema}.transforms t WHERE t.source_id = s.id)
+  SELECT s.id, s.relid, s.schema_name, s.table_name, x.event, x.ord, x.tgname,
+         to_regprocedure(x.fn) AS fn
+  FROM unnest($1::int[], $2::text[], $3::text[], $4::text[])
+       WITH ORDINALITY AS x(source_id, event, tgname, fn, ord)
+  JOIN {schema}.sources s ON s.id = x.source_id
 ), checked AS (
   SELECT x.*, c.oid IS NOT NULL AS table_exists, tg.tgenabled, tg.tgfoid,
          CASE
@@ -46,11 +55,29 @@ ORDER BY id)sql",
                          schema);
 }
 
+// The disrupted sources among those captured: (id, table, problem) rows.
+Result<pg::Rows> FindDisrupted(pg::Connection& conn, const std::string& schema) {
+  auto captured = conn.Query(CapturedSql(schema));
+  if (!captured.ok()) return captured.status();
+  std::vector<std::string> ids, events, triggers, functions;
+  for (size_t r = 0; r < captured->size(); ++r) {
+    const int id = std::stoi(captured->text(r, 0));
+    for (const char* event : kEvents) {
+      ids.push_back(std::to_string(id));
+      events.push_back(event);
+      triggers.push_back(TriggerName(schema, event));
+      functions.push_back(QualifiedFunctionName(schema, id, event) + "()");
+    }
+  }
+  return conn.Query(FindSql(schema), {sql::ArrayLiteral(ids), sql::ArrayLiteral(events),
+                                      sql::ArrayLiteral(triggers), sql::ArrayLiteral(functions)});
+}
+
 }  // namespace
 
 Result<std::vector<Disruption>> PauseDisruptedReaders(pg::Connection& conn,
                                                       const std::string& schema) {
-  auto found = conn.Query(FindSql(schema), {schema});
+  auto found = FindDisrupted(conn, schema);
   if (!found.ok()) return found.status();
   std::vector<Disruption> out;
   for (size_t r = 0; r < found->size(); ++r) {

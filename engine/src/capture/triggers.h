@@ -1,28 +1,26 @@
-// Capture: the triggers that record, inside each writer's transaction, which
-// rows a statement changed. See spec/engine.md "Capture".
+// Capture triggers: four statement-level AFTER triggers on a captured table,
+// calling its source's capture functions (capture/functions.h). A table is
+// named by oid, so a table renamed since it was registered is followed, and
+// the same calls will serve the several tables a join reads and a
+// partitioned source's partitions. See spec/engine.md "Capture".
 #pragma once
 
 #include <string>
 
-#include "catalog/model.h"
 #include "pg/connection.h"
 #include "trellis/status.h"
 
 namespace trellis::capture {
 
-// The four events a source is captured on.
-inline constexpr const char* kEvents[] = {"insert", "update", "delete", "truncate"};
+// (Re)creates the four capture triggers on table `relid` calling source
+// `source_id`'s capture functions, set ENABLE ALWAYS so they fire under
+// session_replication_role = replica too. not_found when the table is gone.
+// REQUIRES: inside a transaction; the functions exist.
+Status InstallTriggers(pg::Connection& conn, const std::string& schema, int source_id,
+                       const std::string& relid);
 
-// Name of the trigger for `event` of the catalog in `schema` (distinct per
-// catalog, so two catalogs can capture the same table).
-std::string TriggerName(const std::string& schema, const std::string& event);
-
-// (Re)creates the capture functions and triggers of `source`, set ENABLE
-// ALWAYS so they fire under session_replication_role = replica too.
-// REQUIRES: inside a transaction.
-Status Install(pg::Connection& conn, const std::string& schema, const catalog::Source& source);
-
-// Drops the capture triggers and functions of `source`.
-Status Remove(pg::Connection& conn, const std::string& schema, const catalog::Source& source);
+// Drops the capture triggers of the catalog in `schema` from table `relid`;
+// nothing to do when the table is gone.
+Status RemoveTriggers(pg::Connection& conn, const std::string& schema, const std::string& relid);
 
 }  // namespace trellis::capture

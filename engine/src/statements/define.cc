@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <set>
 
+#include "capture/sources.h"
 #include "catalog/migrations.h"
-#include "catalog/sources.h"
 #include "grammar/render.h"
 #include "sql/quote.h"
 #include "statements/expression_check.h"
@@ -66,7 +66,7 @@ Result<std::string> Define(pg::Connection& conn, const std::string& schema,
                                  " already exists; DROP TRANSFORM it first or choose another name");
   }
 
-  auto source = catalog::ResolveTable(conn, stmt.source.table);
+  auto source = capture::ResolveTable(conn, stmt.source.table);
   if (!source.ok()) return source.status();
   if (source->key_columns.empty()) {
     return Status::Validation("source table " + grammar::RenderQualified(stmt.source.table) +
@@ -127,7 +127,7 @@ Result<std::string> Define(pg::Connection& conn, const std::string& schema,
   // "Backfill"): appending rows and then building the key once is several
   // times faster than maintaining it row by row.
 
-  auto registered = catalog::EnsureSource(conn, schema, source.value());
+  auto registered = capture::EnsureSource(conn, schema, source.value());
   if (!registered.ok()) return registered.status();
 
   std::optional<std::string> where = stmt.where;

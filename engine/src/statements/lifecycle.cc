@@ -1,9 +1,9 @@
 #include "statements/lifecycle.h"
 
+#include "capture/sources.h"
 #include "catalog/migrations.h"
 #include "catalog/model.h"
 #include "catalog/rebuild.h"
-#include "catalog/sources.h"
 #include "grammar/address.h"
 #include "grammar/render.h"
 #include "sql/quote.h"
@@ -115,7 +115,7 @@ WHERE transform_id = $1::int AND name = $2 AND state = 'paused' RETURNING 1)sql"
     if (t.capture_disrupted) {
       // Capture first: a write committed after this RESUME is captured, and
       // the rebuild below covers every write before it.
-      TRELLIS_RETURN_IF_ERROR(catalog::ReinstallCapture(conn, schema, t.source));
+      TRELLIS_RETURN_IF_ERROR(capture::Reinstall(conn, schema, t.source));
     }
     if (t.capture_disrupted || (t.paused_kind && *t.paused_kind != "operator")) {
       TRELLIS_RETURN_IF_ERROR(catalog::RequestRebuild(conn, schema, t.id, std::nullopt));
@@ -158,7 +158,7 @@ Result<ApplyResult> Drop(pg::Connection& conn, const std::string& schema,
   TRELLIS_RETURN_IF_ERROR(
       conn.Exec(sql::WithSchema("DELETE FROM {schema}.transforms WHERE id = $1::int", schema),
                 {std::to_string(t->id)}));
-  TRELLIS_RETURN_IF_ERROR(catalog::ReleaseSourceIfUnused(conn, schema, t->source));
+  TRELLIS_RETURN_IF_ERROR(capture::ReleaseIfUnused(conn, schema, t->source));
   return Commit(tx.value(), ApplyResult{"dropped", t->name(), {}});
 }
 

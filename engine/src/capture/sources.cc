@@ -1,10 +1,21 @@
-#include "catalog/sources.h"
+#include "capture/sources.h"
 
+#include "capture/functions.h"
 #include "capture/triggers.h"
 #include "grammar/render.h"
 #include "sql/quote.h"
 
-namespace trellis::catalog {
+namespace trellis::capture {
+namespace {
+
+// Functions first: a trigger names its function when it is created.
+Status Install(pg::Connection& conn, const std::string& schema, const catalog::Source& source,
+               const std::string& relid) {
+  TRELLIS_RETURN_IF_ERROR(InstallFunctions(conn, schema, source));
+  return InstallTriggers(conn, schema, source.id, relid);
+}
+
+}  // namespace
 
 Result<ResolvedTable> ResolveTable(pg::Connection& conn, const grammar::QualifiedName& name) {
   std::string quoted =
@@ -38,19 +49,19 @@ ORDER BY k.ord)sql",
   return table;
 }
 
-Result<Source> EnsureSource(pg::Connection& conn, const std::string& schema,
-                            const ResolvedTable& table) {
+Result<catalog::Source> EnsureSource(pg::Connection& conn, const std::string& schema,
+                                     const ResolvedTable& table) {
   auto existing = conn.Query(
       sql::WithSchema("SELECT id, routing_columns FROM {schema}.sources WHERE relid = $1::oid",
                       schema),
       {table.oid});
   if (!existing.ok()) return existing.status();
-  Source source{0,
-                table.schema_name,
-                table.table_name,
-                table.key_columns,
-                table.key_types,
-                table.key_columns};
+  catalog::Source source{0,
+                         table.schema_name,
+                         table.table_name,
+                         table.key_columns,
+                         table.key_types,
+                         table.key_columns};
   if (!existing->empty()) {
     source.id = std::stoi(existing->text(0, 0));
     source.routing_columns = sql::ParseTextArray(existing->text(0, 1));
@@ -65,16 +76,16 @@ VALUES ($1::oid, $2, $3, $4::text[], $5::text[], $4::text[]) RETURNING id)sql",
                   sql::ArrayLiteral(table.key_columns), sql::ArrayLiteral(table.key_types)});
   if (!inserted.ok()) return inserted.status();
   source.id = std::stoi(inserted->text(0, 0));
-  TRELLIS_RETURN_IF_ERROR(capture::Install(conn, schema, source));
+  TRELLIS_RETURN_IF_ERROR(Install(conn, schema, source, table.oid));
   return source;
 }
 
-Status ReinstallCapture(pg::Connection& conn, const std::string& schema, const Source& source) {
+Status Reinstall(pg::Connection& conn, const std::string& schema, const catalog::Source& source) {
   auto names = conn.Query(sql::WithSchema(R"sql(
 UPDATE {schema}.sources s SET schema_name = n.nspname, table_name = c.relname
 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
 WHERE s.id = $1::int AND c.oid = s.relid
-RETURNING n.nspname, c.relname)sql",
+RETURNING s.relid)sql",
                                           schema),
                           {std::to_string(source.id)});
   if (!names.ok()) return names.status();
@@ -84,25 +95,28 @@ RETURNING n.nspname, c.relname)sql",
                             " no longer exists, so its capture cannot be reinstalled; DROP "
                             "TRANSFORM removes a transform that reads it");
   }
-  Source current = source;
-  current.schema_name = names->text(0, 0);
-  current.table_name = names->text(0, 1);
-  return capture::Install(conn, schema, current);
+  return Install(conn, schema, source, names->text(0, 0));
 }
 
-Status ReleaseSourceIfUnused(pg::Connection& conn, const std::string& schema,
-                             const Source& source) {
+Status ReleaseIfUnused(pg::Connection& conn, const std::string& schema,
+                       const catalog::Source& source) {
+  const std::string id = std::to_string(source.id);
   auto readers = conn.Query(
       sql::WithSchema("SELECT count(*) FROM {schema}.transforms WHERE source_id = $1::int", schema),
-      {std::to_string(source.id)});
+      {id});
   if (!readers.ok()) return readers.status();
   if (readers->text(0, 0) != "0") return Status::OK();
-  TRELLIS_RETURN_IF_ERROR(capture::Remove(conn, schema, source));
-  const std::string id = std::to_string(source.id);
-  TRELLIS_RETURN_IF_ERROR(conn.Exec(
-      sql::WithSchema("DELETE FROM {schema}.capture WHERE source_id = $1::int", schema), {id}));
-  return conn.Exec(sql::WithSchema("DELETE FROM {schema}.sources WHERE id = $1::int", schema),
-                   {id});
+  auto released = conn.Query(
+      sql::WithSchema("DELETE FROM {schema}.sources WHERE id = $1::int RETURNING relid", schema),
+      {id});
+  if (!released.ok()) return released.status();
+  // The table may be gone already (a disruption); the functions are ours.
+  if (!released->empty()) {
+    TRELLIS_RETURN_IF_ERROR(RemoveTriggers(conn, schema, released->text(0, 0)));
+  }
+  TRELLIS_RETURN_IF_ERROR(RemoveFunctions(conn, schema, source.id));
+  return conn.Exec(
+      sql::WithSchema("DELETE FROM {schema}.capture WHERE source_id = $1::int", schema), {id});
 }
 
-}  // namespace trellis::catalog
+}  // namespace trellis::capture

@@ -1,0 +1,39 @@
+// The capture functions: one PL/pgSQL trigger function per source and event,
+// in the catalog schema, appending one capture row per statement (the row's
+// format is in spec/engine.md "Capture").
+//
+// Privilege model: a function runs SECURITY DEFINER as the role that
+// installed it (the engine's role, which owns the catalog), with search_path
+// pinned to pg_catalog, pg_temp and every name in its body qualified, and
+// EXECUTE revoked from PUBLIC (a trigger does not need it to fire). So a
+// writer with only DML rights on a source can keep writing it after a define,
+// without any right on the catalog schema.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "catalog/model.h"
+#include "pg/connection.h"
+#include "trellis/status.h"
+
+namespace trellis::capture {
+
+// `body` as a dollar-quoted string whose tag occurs nowhere in it, so no text
+// in the body (an identifier holding `$trellis$`, say) can end the quote.
+std::string DollarQuoted(std::string_view body);
+
+// The CREATE OR REPLACE FUNCTION statement of `source`'s capture function for
+// `event`, in the catalog in `schema`.
+std::string CreateFunctionSql(const std::string& schema, const catalog::Source& source,
+                              std::string_view event);
+
+// (Re)creates the four capture functions of `source`, with EXECUTE revoked
+// from PUBLIC. REQUIRES: inside a transaction.
+Status InstallFunctions(pg::Connection& conn, const std::string& schema,
+                        const catalog::Source& source);
+
+// Drops the capture functions of source `source_id` (those that exist).
+Status RemoveFunctions(pg::Connection& conn, const std::string& schema, int source_id);
+
+}  // namespace trellis::capture

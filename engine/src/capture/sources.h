@@ -1,0 +1,48 @@
+// Sources: the tables transforms read, as capture owns them. Resolving a
+// table the user named, registering it in the catalog with its capture
+// installed, reinstalling capture after a disruption, and releasing it when
+// its last reader is dropped. The catalog holds the rows; only this file
+// writes them.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "catalog/model.h"
+#include "grammar/ast.h"
+#include "pg/connection.h"
+#include "trellis/status.h"
+
+namespace trellis::capture {
+
+struct ResolvedTable {
+  std::string oid;
+  std::string schema_name;
+  std::string table_name;
+  std::vector<std::string> key_columns;  // empty when there is no primary key
+  std::vector<std::string> key_types;
+};
+
+// Finds a table by its (optionally schema-qualified) name, with its primary
+// key. not_found when no such table exists; validation when it is not a table.
+Result<ResolvedTable> ResolveTable(pg::Connection& conn, const grammar::QualifiedName& name);
+
+// The registered source for `table`, registering it and installing its
+// capture when no transform read it yet.
+// REQUIRES: inside a transaction.
+Result<catalog::Source> EnsureSource(pg::Connection& conn, const std::string& schema,
+                                     const ResolvedTable& table);
+
+// Reinstalls the capture of `source` after a disruption, on the table under
+// its current name (a rename since the define is followed and recorded).
+// not_found, with the fix, when the table is gone.
+// REQUIRES: inside a transaction.
+Status Reinstall(pg::Connection& conn, const std::string& schema, const catalog::Source& source);
+
+// Removes `source`, its capture and its pending capture rows when no
+// transform reads it any more.
+// REQUIRES: inside a transaction.
+Status ReleaseIfUnused(pg::Connection& conn, const std::string& schema,
+                       const catalog::Source& source);
+
+}  // namespace trellis::capture
