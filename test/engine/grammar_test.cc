@@ -1,9 +1,11 @@
 // Tests of Trellis's statement grammar (engine/src/grammar, spec/grammar.md).
 #include <catch2/catch.hpp>
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <variant>
+#include <vector>
 
 #include "grammar/address.h"
 #include "grammar/parser.h"
@@ -443,11 +445,13 @@ TEST_CASE("a semicolon inside brackets is refused", "[grammar]") {
   CHECK_THAT(e.message, Contains("\"(\" is not closed before \";\" at position 28"));
 }
 
-TEST_CASE("a select item without AS and an alias is refused", "[grammar]") {
-  auto e = ParseFails("TRANSFORM t FROM s SELECT price, qty AS q");
-  CHECK(e.position == 31);
+TEST_CASE("a select item that is not a bare column needs AS and an alias", "[grammar]") {
+  auto e = ParseFails("TRANSFORM t FROM s SELECT price + 1, qty AS q");
+  CHECK(e.position == 35);
   CHECK(e.message ==
-        "at position 31: expected AS and a column alias after the expression, found \",\"");
+        "at position 35: expected AS and a column alias after the expression (only a bare "
+        "column reference is named without AS), found \",\"");
+  CHECK(e.kind == ParseError::Kind::kSyntax);
 
   auto no_alias = ParseFails("TRANSFORM t FROM s SELECT price AS");
   CHECK(no_alias.position == 34);
@@ -586,6 +590,249 @@ TEST_CASE("the examples of spec/grammar.md parse", "[grammar]") {
             .column.expr == "round(price * 1.2, 2)");
 }
 
+// ------------------------------------------------- column names, aggregates
+
+TEST_CASE("a bare column reference is named after its column", "[grammar][aggregate]") {
+  auto s = ParseAs<TransformStmt>(
+      "TRANSFORM t FROM app.orders SELECT customer_id, orders.id, \"Mixed\", app.orders.Total, "
+      "a.b.c.d");
+  REQUIRE(s.select.size() == 5);
+  CHECK(s.select[0].expr == "customer_id");
+  CHECK(s.select[0].alias == "customer_id");
+  CHECK(s.select[1].expr == "orders.id");
+  CHECK(s.select[1].alias == "id");
+  CHECK(s.select[2].alias == "Mixed");
+  CHECK(s.select[3].alias == "total");  // folded, as PostgreSQL names it
+  CHECK(s.select[4].alias == "d");
+  CHECK(s.select[1].position == 48);
+  for (const auto& item : s.select) CHECK_FALSE(item.aggregate);
+}
+
+TEST_CASE("only column references are named without AS", "[grammar][aggregate]") {
+  // A value keyword is not a column: PostgreSQL names `true` "bool".
+  auto keyword = ParseFails("TRANSFORM t FROM s SELECT true");
+  CHECK(keyword.position == 30);
+  CHECK_THAT(keyword.message, Contains("only a bare column reference is named without AS"));
+  CHECK_THAT(ParseFails("TRANSFORM t FROM s SELECT count(*)").message,
+             Contains("expected AS and a column alias after the expression"));
+  CHECK_THAT(ParseFails("TRANSFORM t FROM s SELECT (a)").message,
+             Contains("expected AS and a column alias after the expression"));
+  CHECK_THAT(ParseFails("TRANSFORM t FROM s SELECT a.b.c.d.e").message,
+             Contains("expected AS and a column alias after the expression"));
+  CHECK_THAT(ParseFails("TRANSFORM t FROM s SELECT a::int").message,
+             Contains("expected AS and a column alias after the expression"));
+}
+
+TEST_CASE("names taken from column references are checked like aliases", "[grammar][aggregate]") {
+  auto duplicate = ParseFails("TRANSFORM t FROM s SELECT a, s.a");
+  CHECK(duplicate.position == 31);
+  CHECK(duplicate.message ==
+        "at position 31: duplicate column alias \"a\" (first used at position 26)");
+  auto mixed = ParseFails("TRANSFORM t FROM s SELECT x AS a, a");
+  CHECK(mixed.position == 34);
+
+  const std::string long_name(64, 'c');
+  auto too_long = ParseFails("TRANSFORM t FROM s SELECT s." + long_name);
+  CHECK(too_long.position == 28);
+  CHECK_THAT(too_long.message, Contains("longer than PostgreSQL's limit of 63 bytes"));
+}
+
+TEST_CASE("SELECT * is refused as unsupported", "[grammar][aggregate]") {
+  for (const char* text : {"TRANSFORM t FROM s SELECT *", "TRANSFORM t FROM s SELECT s.*"}) {
+    auto e = ParseFails(text);
+    CHECK(e.position == 26);
+    CHECK(e.kind == ParseError::Kind::kUnsupported);
+    CHECK_THAT(e.message, Contains("SELECT * is not supported: list the columns"));
+  }
+}
+
+TEST_CASE("aggregate calls are parsed with their argument", "[grammar][aggregate]") {
+  auto s = ParseAs<TransformStmt>(
+      "TRANSFORM order_totals FROM orders SELECT customer_id, count(*) AS n, count(note) AS "
+      "noted, sum(amount) AS total, avg( ALL amount * 2 ) AS mean, min(placed_at) AS first, "
+      "MAX(placed_at) AS last, bool_and(paid) AS all_paid, every(paid) AS every_paid, "
+      "bool_or(paid) AS any_paid, \"sum\"(amount) AS quoted, pg_catalog.max(amount) AS "
+      "qualified, count((a, b)) AS pairs GROUP BY customer_id");
+  using F = AggregateFunction;
+  const std::vector<std::optional<AggregateCall>> expected = {
+      std::nullopt,
+      AggregateCall{F::kCount, std::nullopt},
+      AggregateCall{F::kCount, "note"},
+      AggregateCall{F::kSum, "amount"},
+      AggregateCall{F::kAvg, "amount * 2"},
+      AggregateCall{F::kMin, "placed_at"},
+      AggregateCall{F::kMax, "placed_at"},
+      AggregateCall{F::kBoolAnd, "paid"},
+      AggregateCall{F::kBoolAnd, "paid"},
+      AggregateCall{F::kBoolOr, "paid"},
+      AggregateCall{F::kSum, "amount"},
+      AggregateCall{F::kMax, "amount"},
+      AggregateCall{F::kCount, "(a, b)"},
+  };
+  REQUIRE(s.select.size() == expected.size());
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    INFO(s.select[i].expr);
+    CHECK(s.select[i].aggregate == expected[i]);
+  }
+  CHECK(s.select[4].expr == "avg( ALL amount * 2 )");  // the text is kept as written
+  CHECK(s.Groups());
+}
+
+TEST_CASE("calls that are not built-in aggregates are plain expressions", "[grammar][aggregate]") {
+  auto s = ParseAs<TransformStmt>(
+      "TRANSFORM t FROM s SELECT app.sum(x) AS a, coalesce(x, 0) AS b, s.count AS c, count AS d, "
+      "\"COUNT\"(x) AS e, lower(max) AS f, x.pg_catalog.max(y) AS g");
+  for (const auto& item : s.select) {
+    INFO(item.expr);
+    CHECK_FALSE(item.aggregate);
+  }
+  CHECK_FALSE(s.Groups());
+}
+
+TEST_CASE("an aggregate must be a column of its own", "[grammar][aggregate]") {
+  for (const char* select : {"sum(x) + 1 AS y", "coalesce(sum(x), 0) AS y",
+                             "sum(x) / count(*) AS y", "sum(x)::bigint AS y"}) {
+    auto e = ParseFails(std::string("TRANSFORM t FROM s SELECT ") + select);
+    INFO(select);
+    CHECK(e.kind == ParseError::Kind::kUnsupported);
+    CHECK_THAT(e.message, Contains("an aggregate must be a column of its own, as in sum(amount) "
+                                   "AS total; compute expressions over aggregates"));
+  }
+  CHECK(ParseFails("TRANSFORM t FROM s SELECT coalesce(sum(x), 0) AS y").position == 35);
+}
+
+TEST_CASE("aggregate forms Trellis does not maintain are refused by name", "[grammar][aggregate]") {
+  struct Case {
+    const char* text;
+    std::size_t position;
+    const char* says;
+  };
+  const Case cases[] = {
+      {"TRANSFORM t FROM s SELECT g, count(*) AS n GROUP BY g HAVING count(*) > 1", 54,
+       "HAVING is not supported: a transform keeps every group"},
+      {"TRANSFORM t FROM s SELECT g, count(*) AS n HAVING count(*) > 1", 43,
+       "HAVING is not supported"},
+      {"TRANSFORM t FROM s SELECT count(*) FILTER (WHERE paid) AS n", 35,
+       "FILTER on an aggregate is not supported: move the condition into the argument"},
+      {"TRANSFORM t FROM s SELECT sum(x) OVER (PARTITION BY g) AS n", 33,
+       "window functions (OVER) are not supported"},
+      {"TRANSFORM t FROM s SELECT row_number() OVER () AS n", 39,
+       "window functions (OVER) are not supported"},
+      {"TRANSFORM t FROM s SELECT count(DISTINCT x) AS n", 32,
+       "count(DISTINCT ...) is not supported: an aggregate over distinct values"},
+      {"TRANSFORM t FROM s SELECT sum(count(*)) AS n", 30,
+       "an aggregate of an aggregate is not supported"},
+      {"TRANSFORM t FROM s SELECT max(x ORDER BY y) AS n", 32,
+       "ORDER BY inside max(...) is not supported"},
+      {"TRANSFORM t FROM s SELECT a WHERE b ORDER BY a", 36,
+       "ORDER BY is not supported: a target is a table"},
+      {"TRANSFORM t FROM s SELECT a LIMIT 10", 28, "LIMIT and OFFSET are not supported"},
+      {"TRANSFORM t FROM s SELECT a GROUP BY a OFFSET 1", 39, "LIMIT and OFFSET are not supported"},
+      {"TRANSFORM t FROM s SELECT a UNION SELECT b", 28, "UNION, INTERSECT and EXCEPT"},
+      {"TRANSFORM t FROM s SELECT a WINDOW w AS (ORDER BY a)", 28, "WINDOW is not supported"},
+      {"TRANSFORM t FROM s SELECT DISTINCT ON (a) a, b", 26,
+       "SELECT DISTINCT ON (...) is not supported"},
+      {"TRANSFORM t FROM s SELECT DISTINCT a GROUP BY a", 26,
+       "SELECT DISTINCT with GROUP BY is not supported"},
+      {"TRANSFORM t FROM s SELECT DISTINCT count(*) AS n", 26,
+       "SELECT DISTINCT with aggregates is not supported"},
+      {"TRANSFORM t FROM s SELECT a, count(*) AS n GROUP BY 1", 52,
+       "GROUP BY 1 (a position in the SELECT list) is not supported"},
+      {"TRANSFORM t FROM s SELECT a, count(*) AS n GROUP BY ROLLUP (a)", 52,
+       "ROLLUP, CUBE and GROUPING SETS are not supported"},
+      {"TRANSFORM t FROM s SELECT a, count(*) AS n GROUP BY a, cube(a)", 55,
+       "ROLLUP, CUBE and GROUPING SETS are not supported"},
+      {"TRANSFORM t FROM s SELECT a, count(*) AS n GROUP BY GROUPING SETS ((a))", 52,
+       "ROLLUP, CUBE and GROUPING SETS are not supported"},
+      {"TRANSFORM t FROM s SELECT count(*) AS n GROUP BY ()", 49, "GROUP BY () is not supported"},
+      {"TRANSFORM t FROM s SELECT a GROUP BY DISTINCT a", 37, "GROUP BY ALL and GROUP BY DISTINCT"},
+  };
+  for (const Case& c : cases) {
+    INFO(c.text);
+    auto e = ParseFails(c.text);
+    CHECK(e.kind == ParseError::Kind::kUnsupported);
+    CHECK(e.position == c.position);
+    CHECK_THAT(e.message, Contains(c.says));
+  }
+}
+
+TEST_CASE("malformed aggregate calls are syntax errors", "[grammar][aggregate]") {
+  struct Case {
+    const char* text;
+    std::size_t position;
+    const char* says;
+  };
+  const Case cases[] = {
+      {"TRANSFORM t FROM s SELECT count() AS n", 31,
+       "count needs an argument: count(*) or count(expression)"},
+      {"TRANSFORM t FROM s SELECT sum() AS n", 29, "sum needs one argument: sum(expression)"},
+      {"TRANSFORM t FROM s SELECT sum(a, b) AS n", 31, "sum takes one argument, found a second"},
+      {"TRANSFORM t FROM s SELECT avg(*) AS n", 30, "only count takes *: write avg(expression)"},
+      {"TRANSFORM t FROM s SELECT a WHERE count(*) > 1", 34,
+       "aggregate functions are not allowed in WHERE: WHERE picks source rows before they are "
+       "grouped"},
+      {"TRANSFORM t FROM s SELECT a WHERE rank() OVER () = 1", 34,
+       "window functions are not allowed in WHERE"},
+      {"TRANSFORM t FROM s SELECT count(*) AS n GROUP BY max(a)", 49,
+       "aggregate functions are not allowed in GROUP BY"},
+  };
+  for (const Case& c : cases) {
+    INFO(c.text);
+    auto e = ParseFails(c.text);
+    CHECK(e.kind == ParseError::Kind::kSyntax);
+    CHECK(e.position == c.position);
+    CHECK_THAT(e.message, Contains(c.says));
+  }
+}
+
+TEST_CASE("SELECT DISTINCT sets distinct; SELECT ALL is the default", "[grammar][aggregate]") {
+  auto s = ParseAs<TransformStmt>("TRANSFORM t FROM s SELECT DISTINCT a, b AS c WHERE d");
+  CHECK(s.distinct);
+  CHECK(s.Groups());
+  REQUIRE(s.select.size() == 2);
+  CHECK(s.select[0].alias == "a");
+  auto all = ParseAs<TransformStmt>("TRANSFORM t FROM s SELECT ALL a");
+  CHECK_FALSE(all.distinct);
+  CHECK_FALSE(all.Groups());
+  CHECK_THAT(ParseFails("TRANSFORM t FROM s SELECT DISTINCT WHERE a").message,
+             Contains("empty SELECT list"));
+  // `IS DISTINCT FROM` inside an expression is not SELECT DISTINCT.
+  CHECK_FALSE(
+      ParseAs<TransformStmt>("TRANSFORM t FROM s SELECT a IS DISTINCT FROM b AS c").distinct);
+}
+
+TEST_CASE("GROUP BY without aggregates and aggregates without GROUP BY group",
+          "[grammar][aggregate]") {
+  CHECK(ParseAs<TransformStmt>("TRANSFORM t FROM s SELECT a GROUP BY a").Groups());
+  auto whole = ParseAs<TransformStmt>("TRANSFORM t FROM s SELECT count(*) AS n, max(a) AS m");
+  CHECK(whole.group_by.empty());
+  CHECK(whole.Groups());
+}
+
+TEST_CASE("ALTER ADD COLUMN and ALTER COLUMN read aggregates and column names",
+          "[grammar][aggregate]") {
+  auto add = ParseAs<AlterAddColumnStmt>("ALTER TRANSFORM totals ADD COLUMN o.amount");
+  CHECK(add.column.alias == "amount");
+  auto add_sum = ParseAs<AlterAddColumnStmt>("ALTER TRANSFORM totals ADD COLUMN sum(x) AS s");
+  CHECK(add_sum.column.aggregate == AggregateCall{AggregateFunction::kSum, "x"});
+  auto alter = ParseAs<AlterColumnStmt>("ALTER TRANSFORM totals ALTER COLUMN s AS max(y)");
+  CHECK(alter.column.aggregate == AggregateCall{AggregateFunction::kMax, "y"});
+  CHECK(ParseFails("ALTER TRANSFORM totals ALTER COLUMN s AS sum(y) FILTER (WHERE z)").kind ==
+        ParseError::Kind::kUnsupported);
+}
+
+TEST_CASE("the example of issue 11 parses", "[grammar][aggregate]") {
+  auto s = ParseAs<TransformStmt>(
+      "TRANSFORM order_totals FROM orders SELECT customer_id, count(*) AS n, sum(amount) AS "
+      "total, avg(amount) AS mean, min(placed_at) AS first, max(placed_at) AS last GROUP BY "
+      "customer_id");
+  CHECK(s.group_by == std::vector<std::string>{"customer_id"});
+  CHECK(Render(s) ==
+        "TRANSFORM order_totals FROM orders SELECT customer_id AS customer_id, count(*) AS n, "
+        "sum(amount) AS total, avg(amount) AS mean, min(placed_at) AS first, max(placed_at) AS "
+        "last GROUP BY customer_id");
+}
+
 // ----------------------------------------------------------------- security
 
 TEST_CASE("hostile quoted names stay single identifiers", "[grammar][security]") {
@@ -660,6 +907,9 @@ TEST_CASE("Parse(Render(x)) == x for every kind of TRANSFORM", "[grammar][render
       "WITHOUT SOURCE INDEX",
       "TRANSFORM Größen FROM Maße SELECT Länge AS Länge",
       "TRANSFORM t FROM s AS source SELECT source.index AS index, 1 AS \"source\"",
+      "TRANSFORM t FROM s SELECT DISTINCT a, s.b WHERE c",
+      "TRANSFORM t FROM orders o SELECT o.customer_id, count(*) AS n, sum(ALL o.amount) AS "
+      "total, every(o.paid) AS all_paid GROUP BY o.customer_id",
   };
   for (const char* text : statements) {
     auto first = ParseAs<TransformStmt>(text);

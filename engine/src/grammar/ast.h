@@ -47,17 +47,34 @@ struct JoinClause {
   bool operator==(const JoinClause&) const = default;
 };
 
-// `expr AS alias`. `position` is the byte offset of the expression in the
-// statement it was parsed from, for error messages at define time.
+// The aggregate functions a GROUP BY transform maintains (spec/grammar.md,
+// "Aggregates"). `every` is SQL's name for bool_and and reads as kBoolAnd.
+enum class AggregateFunction { kCount, kSum, kAvg, kMin, kMax, kBoolAnd, kBoolOr };
+
+// A SELECT item that is one aggregate call and nothing else, such as
+// `sum(o.amount)`. `argument` is the exact text between the parentheses
+// (without a leading ALL); it is empty for `count(*)`.
+struct AggregateCall {
+  AggregateFunction function = AggregateFunction::kCount;
+  std::optional<std::string> argument;
+
+  bool operator==(const AggregateCall&) const = default;
+};
+
+// `expr AS alias`, or a bare column reference named after its column.
+// `position` is the byte offset of the expression in the statement it was
+// parsed from, for error messages at define time. `aggregate` is set when the
+// expression is one aggregate call; it is derived from `expr`.
 struct SelectItem {
   std::string expr;
   std::string alias;
   std::size_t position = 0;
+  std::optional<AggregateCall> aggregate;
 
   // Equality compares the definition, not where it was written: the same item
   // parsed from two differently formatted statements is equal.
   bool operator==(const SelectItem& other) const {
-    return expr == other.expr && alias == other.alias;
+    return expr == other.expr && alias == other.alias && aggregate == other.aggregate;
   }
 };
 
@@ -65,10 +82,21 @@ struct TransformStmt {
   QualifiedName target;
   TableRef source;
   std::optional<JoinClause> join;
+  bool distinct = false;           // SELECT DISTINCT
   std::vector<SelectItem> select;  // never empty; aliases are distinct
   std::optional<std::string> where;
   std::vector<std::string> group_by;
   bool without_source_index = false;
+
+  // True when the target has a row per group rather than per source row:
+  // GROUP BY, SELECT DISTINCT, or aggregates over the whole table.
+  bool Groups() const {
+    if (distinct || !group_by.empty()) return true;
+    for (const auto& item : select) {
+      if (item.aggregate) return true;
+    }
+    return false;
+  }
 
   bool operator==(const TransformStmt&) const = default;
 };

@@ -10,21 +10,32 @@ bool AtDelimiter(const TokenCursor& cursor, bool after_dot) {
   const Token& token = cursor.Peek();
   if (token.kind == TokenKind::kEnd) return true;
   if (cursor.AtPunctuation(",") || cursor.AtPunctuation(";")) return true;
-  if (after_dot) return false;
-  return cursor.AtKeyword("as") || cursor.AtKeyword("where") ||
-         (cursor.AtKeyword("group") && cursor.AtKeyword("by", 1)) ||
-         (cursor.AtKeyword("without") && cursor.AtKeyword("source", 1));
+  return AtClauseKeyword(cursor, after_dot);
 }
 
 const char* Closer(std::string_view opener) { return opener == "(" ? ")" : "]"; }
 
 }  // namespace
 
+bool AtClauseKeyword(const TokenCursor& cursor, bool after_dot) {
+  if (after_dot) return false;
+  // Each of these is reserved in PostgreSQL, so none can start or continue
+  // an expression outside brackets.
+  static constexpr std::string_view kAlone[] = {"as",     "where", "having",    "limit", "offset",
+                                                "window", "union", "intersect", "except"};
+  for (std::string_view word : kAlone) {
+    if (cursor.AtKeyword(word)) return true;
+  }
+  return ((cursor.AtKeyword("group") || cursor.AtKeyword("order")) && cursor.AtKeyword("by", 1)) ||
+         (cursor.AtKeyword("without") && cursor.AtKeyword("source", 1));
+}
+
 std::variant<ExprSpan, ParseError> ScanExpression(TokenCursor& cursor, std::string_view what) {
   // Open brackets not yet closed, innermost last.
   std::vector<const Token*> open;
   const Token* first = nullptr;
   const Token* last = nullptr;
+  std::vector<Token> tokens;
   bool after_dot = false;
   while (true) {
     const Token& token = cursor.Peek();
@@ -62,12 +73,13 @@ std::variant<ExprSpan, ParseError> ScanExpression(TokenCursor& cursor, std::stri
     after_dot = token.kind == TokenKind::kPunctuation && token.value == ".";
     if (first == nullptr) first = &token;
     last = &token;
+    tokens.push_back(token);
     cursor.Advance();
   }
   if (first == nullptr) return cursor.Expected(what);
   const std::string_view statement = cursor.Statement();
   return ExprSpan{std::string(statement.substr(first->begin, last->end - first->begin)),
-                  first->begin};
+                  first->begin, std::move(tokens)};
 }
 
 }  // namespace trellis::grammar

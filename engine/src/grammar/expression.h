@@ -7,6 +7,7 @@
 #include <string>
 #include <string_view>
 #include <variant>
+#include <vector>
 
 #include "grammar/parse_error.h"
 #include "grammar/token_cursor.h"
@@ -14,17 +15,25 @@
 namespace trellis::grammar {
 
 // An expression's exact source text, from its first token to its last (so
-// surrounding whitespace and comments are not part of it), and the byte
-// offset of its first token.
+// surrounding whitespace and comments are not part of it), the byte offset
+// of its first token, and its tokens (positions are the statement's).
 struct ExprSpan {
   std::string text;
   std::size_t position = 0;
+  std::vector<Token> tokens;
 };
 
+// True when the cursor is on a keyword that ends an expression written at
+// bracket depth 0 (`after_dot`: the previous token was `.`, so a keyword is a
+// column name): AS, WHERE, GROUP BY, WITHOUT SOURCE, and the clauses of a
+// SELECT that Trellis refuses (HAVING, ORDER BY, LIMIT, OFFSET, WINDOW,
+// UNION, INTERSECT, EXCEPT), so that they are reported by name rather than
+// read as part of an expression.
+bool AtClauseKeyword(const TokenCursor& cursor, bool after_dot = false);
+
 // Scans tokens from the cursor's position up to, not including, the first
-// delimiter outside brackets: `,`, `;`, end of statement, or the keywords AS,
-// WHERE, GROUP BY, WITHOUT SOURCE (a keyword right after `.` is a column
-// name, not a delimiter). Brackets ( ) and [ ] must balance, and `;` may not
+// delimiter outside brackets: `,`, `;`, end of statement, or a clause keyword
+// (AtClauseKeyword). Brackets ( ) and [ ] must balance, and `;` may not
 // appear inside them. An empty expression is an error reading
 // "expected <what>, found ...".
 std::variant<ExprSpan, ParseError> ScanExpression(TokenCursor& cursor, std::string_view what);

@@ -15,4 +15,9 @@ bool IsKeyword(std::string_view word);
 // here. `word` must already be folded to lower case.
 bool IsReservedKeyword(std::string_view word);
 
+// True for the words PostgreSQL reserves (its "reserved" and "reserved (can
+// be function or type)" keywords): written bare, such a word is never a
+// column reference. `word` must already be folded to lower case.
+bool IsPostgresReservedWord(std::string_view word);
+
 }  // namespace trellis::grammar

@@ -15,6 +15,13 @@ bool AtNameToken(const TokenCursor& cursor) {
 
 }  // namespace
 
+std::optional<ParseError> CheckNameLength(const TokenCursor& cursor, const Token& token) {
+  if (token.value.size() <= kMaxNameBytes) return std::nullopt;
+  return cursor.ErrorAt(token.begin, "the name " + cursor.Describe(token) +
+                                         " is longer than PostgreSQL's limit of " +
+                                         std::to_string(kMaxNameBytes) + " bytes");
+}
+
 std::variant<std::string, ParseError> ParseName(TokenCursor& cursor, std::string_view what,
                                                 NameRule rule) {
   const Token& token = cursor.Peek();
@@ -27,11 +34,7 @@ std::variant<std::string, ParseError> ParseName(TokenCursor& cursor, std::string
   if (token.kind != TokenKind::kIdentifier && token.kind != TokenKind::kQuotedIdentifier) {
     return cursor.Expected(what);
   }
-  if (token.value.size() > kMaxNameBytes) {
-    return cursor.ErrorAt(token.begin, "the name " + cursor.Describe(token) +
-                                           " is longer than PostgreSQL's limit of " +
-                                           std::to_string(kMaxNameBytes) + " bytes");
-  }
+  if (auto error = CheckNameLength(cursor, token)) return *error;
   return cursor.Advance().value;
 }
 

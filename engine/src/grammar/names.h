@@ -19,6 +19,9 @@ namespace trellis::grammar {
 // it records is the name PostgreSQL uses.
 inline constexpr std::size_t kMaxNameBytes = 63;
 
+// Refuses `token` as a name when it is longer than kMaxNameBytes.
+std::optional<ParseError> CheckNameLength(const TokenCursor& cursor, const Token& token);
+
 enum class NameRule {
   kName,   // a reserved keyword must be quoted
   kLabel,  // any keyword allowed, as for a column after '.'

@@ -12,8 +12,14 @@ namespace trellis::grammar {
 // "at position N: " (plus "(line L, column C)" when the statement spans
 // several lines) and says what was expected and what was found.
 struct ParseError {
+  // kSyntax: the text is not a statement Trellis or PostgreSQL would take.
+  // kUnsupported: valid SQL that Trellis does not maintain (HAVING, window
+  // functions, ...); the message says what to write instead.
+  enum class Kind { kSyntax, kUnsupported };
+
   std::size_t position = 0;
   std::string message;
+  Kind kind = Kind::kSyntax;
 
   bool operator==(const ParseError&) const = default;
 };

@@ -4,9 +4,11 @@
 #include <string>
 #include <utility>
 
+#include "grammar/aggregate.h"
 #include "grammar/expression.h"
 #include "grammar/lexer.h"
 #include "grammar/names.h"
+#include "grammar/select_item.h"
 #include "grammar/token_cursor.h"
 #include "grammar/transform_parser.h"
 
@@ -61,22 +63,15 @@ std::variant<std::string, ParseError> ParseColumnKeywordAndName(TokenCursor& cur
   return ParseName(cursor, "the column name after " + std::string(action) + " COLUMN");
 }
 
-// ALTER TRANSFORM target ADD COLUMN expr AS col
+// ALTER TRANSFORM target ADD COLUMN expr AS col (or a bare column reference)
 Result ParseAlterAdd(TokenCursor& cursor, QualifiedName target) {
   cursor.Advance();
   if (!cursor.AtKeyword("column")) return cursor.Expected("COLUMN after ADD");
   cursor.Advance();
-  auto expr = ScanExpression(cursor, "an expression after ADD COLUMN");
-  if (auto* error = std::get_if<ParseError>(&expr)) return *error;
-  if (!cursor.AtKeyword("as")) return cursor.Expected("AS and a column alias after the expression");
-  cursor.Advance();
-  auto alias = ParseName(cursor, "a column alias after AS");
-  if (auto* error = std::get_if<ParseError>(&alias)) return *error;
+  auto parsed = ParseSelectItem(cursor, "an expression after ADD COLUMN");
+  if (auto* error = std::get_if<ParseError>(&parsed)) return *error;
   if (auto error = cursor.ExpectEnd("end of statement after the column alias")) return *error;
-  auto& span = std::get<ExprSpan>(expr);
-  return AlterAddColumnStmt{
-      std::move(target),
-      SelectItem{std::move(span.text), std::get<std::string>(std::move(alias)), span.position}};
+  return AlterAddColumnStmt{std::move(target), std::get<ParsedSelectItem>(std::move(parsed)).item};
 }
 
 // ALTER TRANSFORM target DROP COLUMN col
@@ -97,11 +92,14 @@ Result ParseAlterColumn(TokenCursor& cursor, QualifiedName target) {
   cursor.Advance();
   auto expr = ScanExpression(cursor, "an expression after AS");
   if (auto* error = std::get_if<ParseError>(&expr)) return *error;
-  if (auto error = cursor.ExpectEnd("end of statement after the expression")) return *error;
   auto& span = std::get<ExprSpan>(expr);
+  auto aggregate = ReadAggregate(cursor, span);
+  if (auto* error = std::get_if<ParseError>(&aggregate)) return *error;
+  if (auto error = cursor.ExpectEnd("end of statement after the expression")) return *error;
   return AlterColumnStmt{
       std::move(target),
-      SelectItem{std::move(span.text), std::get<std::string>(std::move(column)), span.position}};
+      SelectItem{std::move(span.text), std::get<std::string>(std::move(column)), span.position,
+                 std::get<std::optional<AggregateCall>>(std::move(aggregate))}};
 }
 
 Result ParseAlter(TokenCursor& cursor) {

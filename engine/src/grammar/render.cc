@@ -50,7 +50,7 @@ std::string Render(const TransformStmt& statement) {
   std::string text = "TRANSFORM " + RenderQualified(statement.target) + " FROM " +
                      RenderTableRef(statement.source);
   if (statement.join) text += RenderJoin(statement.source, *statement.join);
-  text += " SELECT ";
+  text += statement.distinct ? " SELECT DISTINCT " : " SELECT ";
   for (std::size_t i = 0; i < statement.select.size(); ++i) {
     if (i > 0) text += ", ";
     text += statement.select[i].expr + " AS " + RenderName(statement.select[i].alias);

@@ -42,6 +42,12 @@ ParseError TokenCursor::ErrorAt(std::size_t position, std::string_view what) con
   return MakeParseError(text_, position, what);
 }
 
+ParseError TokenCursor::UnsupportedAt(std::size_t position, std::string_view what) const {
+  ParseError error = ErrorAt(position, what);
+  error.kind = ParseError::Kind::kUnsupported;
+  return error;
+}
+
 ParseError TokenCursor::Expected(std::string_view expected) const {
   const Token& token = Peek();
   if (token.kind == TokenKind::kError) return ErrorAt(token.begin, token.value);

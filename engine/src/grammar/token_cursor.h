@@ -39,6 +39,10 @@ class TokenCursor {
   // An error at byte `position`.
   ParseError ErrorAt(std::size_t position, std::string_view what) const;
 
+  // An error of kind kUnsupported at byte `position`: a form that is valid
+  // SQL but that Trellis does not maintain.
+  ParseError UnsupportedAt(std::size_t position, std::string_view what) const;
+
   // "expected <expected>, found <current token>" at the current token; if
   // the current token is a lexical error, that error instead.
   ParseError Expected(std::string_view expected) const;

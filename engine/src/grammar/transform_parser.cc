@@ -5,10 +5,13 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
+#include "grammar/aggregate.h"
 #include "grammar/expression.h"
 #include "grammar/join.h"
 #include "grammar/names.h"
+#include "grammar/select_item.h"
 
 namespace trellis::grammar {
 namespace {
@@ -22,19 +25,23 @@ class TransformParser {
     if (auto error = ParseSelectList()) return *error;
     std::string_view expected =
         "\",\", WHERE, GROUP BY, WITHOUT SOURCE INDEX or end of statement after the column alias";
+    if (auto error = RefuseUnsupportedClause()) return *error;
     if (cursor_.AtKeyword("where")) {
       if (auto error = ParseWhere()) return *error;
       expected = "GROUP BY, WITHOUT SOURCE INDEX or end of statement after the WHERE predicate";
     }
+    if (auto error = RefuseUnsupportedClause()) return *error;
     if (cursor_.AtKeyword("group")) {
       if (auto error = ParseGroupBy()) return *error;
       expected = "\",\", WITHOUT SOURCE INDEX or end of statement after the GROUP BY expression";
     }
+    if (auto error = RefuseUnsupportedClause()) return *error;
     if (cursor_.AtKeyword("without")) {
       if (auto error = ParseWithoutSourceIndex()) return *error;
       expected = "end of statement after WITHOUT SOURCE INDEX";
     }
     if (auto error = cursor_.ExpectEnd(expected)) return *error;
+    if (auto error = RefuseRedundantDistinct()) return *error;
     return statement_;
   }
 
@@ -59,13 +66,14 @@ class TransformParser {
     return std::nullopt;
   }
 
-  // SELECT expr AS alias [, ...]
+  // SELECT [DISTINCT | ALL] item [, ...]
   std::optional<ParseError> ParseSelectList() {
     if (!cursor_.AtKeyword("select")) {
       return cursor_.Expected(statement_.join ? "AND or SELECT after the JOIN condition"
                                               : "JOIN or SELECT after the source table");
     }
     cursor_.Advance();
+    if (auto error = ParseDistinct()) return *error;
     if (AtSelectListEnd()) {
       const Token& found = cursor_.Peek();
       return cursor_.ErrorAt(found.begin,
@@ -73,44 +81,109 @@ class TransformParser {
                              "found " +
                                  cursor_.Describe(found));
     }
-    // Alias -> where it was first written, to point at both in the error.
-    std::map<std::string, std::size_t> aliases;
+    // Column name -> where it was first written, to point at both in the error.
+    std::map<std::string, std::size_t> names;
     while (true) {
-      auto expr = ScanExpression(cursor_, statement_.select.empty() ? "an expression after SELECT"
-                                                                    : "an expression after \",\"");
-      if (auto* error = std::get_if<ParseError>(&expr)) return *error;
-      if (!cursor_.AtKeyword("as")) {
-        return cursor_.Expected("AS and a column alias after the expression");
-      }
-      cursor_.Advance();
-      const std::size_t alias_position = cursor_.Peek().begin;
-      auto alias = ParseName(cursor_, "a column alias after AS");
-      if (auto* error = std::get_if<ParseError>(&alias)) return *error;
-      std::string& name = std::get<std::string>(alias);
-      auto [first, inserted] = aliases.emplace(name, alias_position);
+      auto parsed =
+          ParseSelectItem(cursor_, statement_.select.empty() ? "an expression after SELECT"
+                                                             : "an expression after \",\"");
+      if (auto* error = std::get_if<ParseError>(&parsed)) return *error;
+      auto& [item, name_position] = std::get<ParsedSelectItem>(parsed);
+      auto [first, inserted] = names.emplace(item.alias, name_position);
       if (!inserted) {
-        return cursor_.ErrorAt(alias_position, "duplicate column alias \"" + name +
-                                                   "\" (first used at position " +
-                                                   std::to_string(first->second) + ")");
+        return cursor_.ErrorAt(name_position, "duplicate column alias \"" + item.alias +
+                                                  "\" (first used at position " +
+                                                  std::to_string(first->second) + ")");
       }
-      auto& span = std::get<ExprSpan>(expr);
-      statement_.select.push_back(SelectItem{std::move(span.text), std::move(name), span.position});
+      statement_.select.push_back(std::move(item));
       if (!cursor_.AtPunctuation(",")) return std::nullopt;
       cursor_.Advance();
     }
   }
 
+  // The optional DISTINCT (or ALL, the default) after SELECT.
+  std::optional<ParseError> ParseDistinct() {
+    if (cursor_.AtKeyword("all")) {
+      cursor_.Advance();
+      return std::nullopt;
+    }
+    if (!cursor_.AtKeyword("distinct")) return std::nullopt;
+    distinct_position_ = cursor_.Advance().begin;
+    if (cursor_.AtKeyword("on")) {
+      return cursor_.UnsupportedAt(
+          distinct_position_,
+          "SELECT DISTINCT ON (...) is not supported: it keeps one arbitrary row per group; "
+          "use GROUP BY with aggregates (min, max, ...) for the values you need");
+    }
+    statement_.distinct = true;
+    return std::nullopt;
+  }
+
   bool AtSelectListEnd() const {
     return cursor_.Peek().kind == TokenKind::kEnd || cursor_.AtPunctuation(";") ||
-           cursor_.AtKeyword("where") ||
-           (cursor_.AtKeyword("group") && cursor_.AtKeyword("by", 1)) ||
-           (cursor_.AtKeyword("without") && cursor_.AtKeyword("source", 1));
+           (AtClauseKeyword(cursor_) && !cursor_.AtKeyword("as"));
+  }
+
+  // Clauses of a SELECT that are valid SQL but that Trellis does not keep.
+  std::optional<ParseError> RefuseUnsupportedClause() const {
+    const std::size_t at = cursor_.Peek().begin;
+    if (cursor_.AtKeyword("having")) {
+      return cursor_.UnsupportedAt(
+          at,
+          "HAVING is not supported: a transform keeps every group; to keep only some, filter "
+          "this transform's target in a projection over it (TRANSFORM ... FROM <this target> "
+          "SELECT ... WHERE <condition>)");
+    }
+    if (cursor_.AtKeyword("order") && cursor_.AtKeyword("by", 1)) {
+      return cursor_.UnsupportedAt(at,
+                                   "ORDER BY is not supported: a target is a table and its rows "
+                                   "have no order; order them when you read it");
+    }
+    if (cursor_.AtKeyword("limit") || cursor_.AtKeyword("offset")) {
+      return cursor_.UnsupportedAt(at,
+                                   "LIMIT and OFFSET are not supported: a target holds every "
+                                   "row of its query; limit when you read it");
+    }
+    if (cursor_.AtKeyword("window")) {
+      return cursor_.UnsupportedAt(at,
+                                   "WINDOW is not supported: a transform computes each row "
+                                   "from its own source row or group alone");
+    }
+    if (cursor_.AtKeyword("union") || cursor_.AtKeyword("intersect") ||
+        cursor_.AtKeyword("except")) {
+      return cursor_.UnsupportedAt(at,
+                                   "UNION, INTERSECT and EXCEPT are not supported: a "
+                                   "transform is one query; define one transform per query");
+    }
+    return std::nullopt;
+  }
+
+  // DISTINCT next to GROUP BY or aggregates changes nothing SQL computes, but
+  // would make the definition read as something it is not.
+  std::optional<ParseError> RefuseRedundantDistinct() const {
+    if (!statement_.distinct) return std::nullopt;
+    if (!statement_.group_by.empty()) {
+      return cursor_.UnsupportedAt(distinct_position_,
+                                   "SELECT DISTINCT with GROUP BY is not supported: GROUP BY "
+                                   "already gives one row per group; remove DISTINCT");
+    }
+    for (const auto& item : statement_.select) {
+      if (item.aggregate) {
+        return cursor_.UnsupportedAt(distinct_position_,
+                                     "SELECT DISTINCT with aggregates is not supported: "
+                                     "aggregates without GROUP BY give one row; remove DISTINCT");
+      }
+    }
+    return std::nullopt;
   }
 
   std::optional<ParseError> ParseWhere() {
     cursor_.Advance();
     auto predicate = ScanExpression(cursor_, "a predicate after WHERE");
     if (auto* error = std::get_if<ParseError>(&predicate)) return *error;
+    if (auto error = RefuseAggregates(cursor_, std::get<ExprSpan>(predicate), "WHERE")) {
+      return *error;
+    }
     statement_.where = std::get<ExprSpan>(std::move(predicate)).text;
     return std::nullopt;
   }
@@ -124,10 +197,48 @@ class TransformParser {
           ScanExpression(cursor_, statement_.group_by.empty() ? "an expression after GROUP BY"
                                                               : "an expression after \",\"");
       if (auto* error = std::get_if<ParseError>(&expr)) return *error;
+      if (auto error = CheckGroupingExpression(std::get<ExprSpan>(expr))) return *error;
       statement_.group_by.push_back(std::get<ExprSpan>(std::move(expr)).text);
       if (!cursor_.AtPunctuation(",")) return std::nullopt;
       cursor_.Advance();
     }
+  }
+
+  // One GROUP BY item is one expression of a source row: not a position,
+  // not a grouping set, not an aggregate.
+  std::optional<ParseError> CheckGroupingExpression(const ExprSpan& expr) const {
+    const std::vector<Token>& tokens = expr.tokens;
+    const Token& first = tokens.front();
+    const bool call =
+        tokens.size() > 1 && tokens[1].kind == TokenKind::kPunctuation && tokens[1].value == "(";
+    const bool grouping_sets =
+        first.kind == TokenKind::kIdentifier &&
+        ((call && (first.value == "rollup" || first.value == "cube")) ||
+         (first.value == "grouping" && tokens.size() > 1 &&
+          tokens[1].kind == TokenKind::kIdentifier && tokens[1].value == "sets"));
+    if (grouping_sets) {
+      return cursor_.UnsupportedAt(first.begin,
+                                   "ROLLUP, CUBE and GROUPING SETS are not supported: define "
+                                   "one transform per grouping");
+    }
+    if (tokens.size() == 2 && first.kind == TokenKind::kPunctuation && first.value == "(") {
+      return cursor_.UnsupportedAt(first.begin,
+                                   "GROUP BY () is not supported: leave GROUP BY out for one "
+                                   "row over the whole table");
+    }
+    if (first.kind == TokenKind::kIdentifier &&
+        (first.value == "all" || first.value == "distinct")) {
+      return cursor_.UnsupportedAt(first.begin,
+                                   "GROUP BY ALL and GROUP BY DISTINCT are not supported: "
+                                   "write GROUP BY and the expressions");
+    }
+    if (tokens.size() == 1 && first.kind == TokenKind::kNumber) {
+      return cursor_.UnsupportedAt(first.begin,
+                                   "GROUP BY " + first.value +
+                                       " (a position in the SELECT list) is not supported: "
+                                       "write the expression itself");
+    }
+    return RefuseAggregates(cursor_, expr, "GROUP BY");
   }
 
   std::optional<ParseError> ParseWithoutSourceIndex() {
@@ -142,6 +253,7 @@ class TransformParser {
 
   TokenCursor& cursor_;
   TransformStmt statement_;
+  std::size_t distinct_position_ = 0;
 };
 
 }  // namespace

@@ -44,6 +44,9 @@ Result<ApplyResult> Apply(pg::Connection& conn, const std::string& schema, std::
                           bool define_only) {
   auto parsed = grammar::Parse(text);
   if (auto* error = std::get_if<grammar::ParseError>(&parsed)) {
+    if (error->kind == grammar::ParseError::Kind::kUnsupported) {
+      return Status::Unsupported(error->message);
+    }
     return Status::Validation(error->message);
   }
   const auto& statement = std::get<grammar::Statement>(parsed);

@@ -34,10 +34,10 @@ Status RefuseUnsupported(const grammar::TransformStmt& stmt) {
         "JOIN transforms are parsed but not executed by this version of Trellis; define a "
         "projection (SELECT ... [WHERE ...]) over one table");
   }
-  if (!stmt.group_by.empty()) {
+  if (!stmt.group_by.empty() || stmt.distinct) {
     return Status::Unsupported(
-        "GROUP BY transforms are parsed but not executed by this version of Trellis; define a "
-        "projection (SELECT ... [WHERE ...]) over one table");
+        "GROUP BY and SELECT DISTINCT transforms are parsed but not executed by this version of "
+        "Trellis; define a projection (SELECT ... [WHERE ...]) over one table");
   }
   return Status::OK();
 }

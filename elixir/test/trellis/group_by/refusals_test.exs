@@ -1,0 +1,81 @@
+defmodule Trellis.GroupBy.RefusalsTest do
+  # The aggregate forms Trellis does not maintain are refused through the
+  # real port with the closed error code and a message naming the form and
+  # what to write instead, and a refused definition creates nothing.
+  use ExUnit.Case, async: true
+
+  alias Trellis.Test.{Database, SimplePG}
+
+  @moduletag :port
+  @moduletag timeout: 120_000
+
+  setup do
+    url = Database.create!("group_refusals")
+    pg = SimplePG.connect!(url)
+
+    SimplePG.query!(pg, """
+    CREATE TABLE orders (id int PRIMARY KEY, customer_id int, amount numeric, paid bool);
+    INSERT INTO orders SELECT g, g % 7, g, g % 2 = 0 FROM generate_series(1, 20) g;
+    """)
+
+    trellis = Trellis.connect!(url: url)
+    :ok = Trellis.migrate(trellis)
+    on_exit(fn -> SimplePG.close(pg) end)
+    %{pg: pg, trellis: trellis}
+  end
+
+  defp nothing_created(pg) do
+    assert SimplePG.scalar!(pg, "SELECT count(*) FROM trellis.transforms") == "0"
+    assert SimplePG.scalar!(pg, "SELECT to_regclass('public.t') IS NULL") == "t"
+
+    assert SimplePG.scalar!(pg, "SELECT count(*) FROM pg_trigger WHERE tgname LIKE 'trellis%'") ==
+             "0"
+  end
+
+  test "forms Trellis does not maintain are refused by name and create nothing",
+       %{pg: pg, trellis: trellis} do
+    from = "TRANSFORM t FROM orders SELECT "
+
+    cases = [
+      {"customer_id, count(*) AS n GROUP BY customer_id HAVING count(*) > 1", :unsupported,
+       "HAVING is not supported"},
+      {"count(*) FILTER (WHERE paid) AS n", :unsupported, "FILTER on an aggregate"},
+      {"sum(amount) OVER (PARTITION BY customer_id) AS s", :unsupported, "window functions"},
+      {"count(DISTINCT customer_id) AS n", :unsupported, "count(DISTINCT ...)"},
+      {"sum(count(*)) AS n", :unsupported, "an aggregate of an aggregate"},
+      {"coalesce(sum(amount), 0) AS s", :unsupported, "an aggregate must be a column of its own"},
+      {"DISTINCT ON (customer_id) customer_id, amount", :unsupported, "DISTINCT ON"},
+      {"customer_id, count(*) AS n GROUP BY 1", :unsupported, "a position in the SELECT list"},
+      {"customer_id, count(*) AS n GROUP BY ROLLUP (customer_id)", :unsupported, "ROLLUP"},
+      {"customer_id ORDER BY customer_id", :unsupported, "ORDER BY is not supported"},
+      {"*", :unsupported, "SELECT * is not supported"},
+      {"sum(*) AS s", :validation, "only count takes *"},
+      {"customer_id WHERE count(*) > 1", :validation, "not allowed in WHERE"},
+      # Parsed, but not run until the group plan lands.
+      {"customer_id, sum(amount) AS total GROUP BY customer_id", :unsupported, "GROUP BY"},
+      {"DISTINCT customer_id", :unsupported, "SELECT DISTINCT"}
+    ]
+
+    for {select, code, words} <- cases do
+      statement = from <> select
+
+      assert {:error, %Trellis.Error{code: ^code, message: message}} =
+               Trellis.define(trellis, statement),
+             statement
+
+      assert message =~ words, "#{statement}: #{message}"
+      nothing_created(pg)
+    end
+  end
+
+  test "a bare column reference takes its column's name", %{pg: pg, trellis: trellis} do
+    assert {:ok, {:transform_defined, "t"}} =
+             Trellis.define(trellis, "TRANSFORM t FROM orders o SELECT o.amount, paid")
+
+    assert SimplePG.scalar!(
+             pg,
+             "SELECT string_agg(attname, ',' ORDER BY attnum) FROM pg_attribute " <>
+               "WHERE attrelid = 't'::regclass AND attnum > 0"
+           ) == "id,amount,paid"
+  end
+end
