@@ -592,6 +592,23 @@ TEST_CASE("the examples of spec/grammar.md parse", "[grammar]") {
 
 // ------------------------------------------------- column names, aggregates
 
+// A statement the parser refuses: where, and words its message contains.
+struct Refusal {
+  const char* text;
+  std::size_t position;
+  const char* says;
+};
+
+void CheckRefusals(const std::vector<Refusal>& refusals, ParseError::Kind kind) {
+  for (const Refusal& refusal : refusals) {
+    INFO(refusal.text);
+    auto e = ParseFails(refusal.text);
+    CHECK(e.kind == kind);
+    CHECK(e.position == refusal.position);
+    CHECK_THAT(e.message, Contains(refusal.says));
+  }
+}
+
 TEST_CASE("a bare column reference is named after its column", "[grammar][aggregate]") {
   auto s = ParseAs<TransformStmt>(
       "TRANSFORM t FROM app.orders SELECT customer_id, orders.id, \"Mixed\", app.orders.Total, "
@@ -702,87 +719,72 @@ TEST_CASE("an aggregate must be a column of its own", "[grammar][aggregate]") {
 }
 
 TEST_CASE("aggregate forms Trellis does not maintain are refused by name", "[grammar][aggregate]") {
-  struct Case {
-    const char* text;
-    std::size_t position;
-    const char* says;
-  };
-  const Case cases[] = {
-      {"TRANSFORM t FROM s SELECT g, count(*) AS n GROUP BY g HAVING count(*) > 1", 54,
-       "HAVING is not supported: a transform keeps every group"},
-      {"TRANSFORM t FROM s SELECT g, count(*) AS n HAVING count(*) > 1", 43,
-       "HAVING is not supported"},
-      {"TRANSFORM t FROM s SELECT count(*) FILTER (WHERE paid) AS n", 35,
-       "FILTER on an aggregate is not supported: move the condition into the argument"},
-      {"TRANSFORM t FROM s SELECT sum(x) OVER (PARTITION BY g) AS n", 33,
-       "window functions (OVER) are not supported"},
-      {"TRANSFORM t FROM s SELECT row_number() OVER () AS n", 39,
-       "window functions (OVER) are not supported"},
-      {"TRANSFORM t FROM s SELECT count(DISTINCT x) AS n", 32,
-       "count(DISTINCT ...) is not supported: an aggregate over distinct values"},
-      {"TRANSFORM t FROM s SELECT sum(count(*)) AS n", 30,
-       "an aggregate of an aggregate is not supported"},
-      {"TRANSFORM t FROM s SELECT max(x ORDER BY y) AS n", 32,
-       "ORDER BY inside max(...) is not supported"},
-      {"TRANSFORM t FROM s SELECT a WHERE b ORDER BY a", 36,
-       "ORDER BY is not supported: a target is a table"},
-      {"TRANSFORM t FROM s SELECT a LIMIT 10", 28, "LIMIT and OFFSET are not supported"},
-      {"TRANSFORM t FROM s SELECT a GROUP BY a OFFSET 1", 39, "LIMIT and OFFSET are not supported"},
-      {"TRANSFORM t FROM s SELECT a UNION SELECT b", 28, "UNION, INTERSECT and EXCEPT"},
-      {"TRANSFORM t FROM s SELECT a WINDOW w AS (ORDER BY a)", 28, "WINDOW is not supported"},
-      {"TRANSFORM t FROM s SELECT DISTINCT ON (a) a, b", 26,
-       "SELECT DISTINCT ON (...) is not supported"},
-      {"TRANSFORM t FROM s SELECT DISTINCT a GROUP BY a", 26,
-       "SELECT DISTINCT with GROUP BY is not supported"},
-      {"TRANSFORM t FROM s SELECT DISTINCT count(*) AS n", 26,
-       "SELECT DISTINCT with aggregates is not supported"},
-      {"TRANSFORM t FROM s SELECT a, count(*) AS n GROUP BY 1", 52,
-       "GROUP BY 1 (a position in the SELECT list) is not supported"},
-      {"TRANSFORM t FROM s SELECT a, count(*) AS n GROUP BY ROLLUP (a)", 52,
-       "ROLLUP, CUBE and GROUPING SETS are not supported"},
-      {"TRANSFORM t FROM s SELECT a, count(*) AS n GROUP BY a, cube(a)", 55,
-       "ROLLUP, CUBE and GROUPING SETS are not supported"},
-      {"TRANSFORM t FROM s SELECT a, count(*) AS n GROUP BY GROUPING SETS ((a))", 52,
-       "ROLLUP, CUBE and GROUPING SETS are not supported"},
-      {"TRANSFORM t FROM s SELECT count(*) AS n GROUP BY ()", 49, "GROUP BY () is not supported"},
-      {"TRANSFORM t FROM s SELECT a GROUP BY DISTINCT a", 37, "GROUP BY ALL and GROUP BY DISTINCT"},
-  };
-  for (const Case& c : cases) {
-    INFO(c.text);
-    auto e = ParseFails(c.text);
-    CHECK(e.kind == ParseError::Kind::kUnsupported);
-    CHECK(e.position == c.position);
-    CHECK_THAT(e.message, Contains(c.says));
-  }
+  CheckRefusals(
+      {
+          {"TRANSFORM t FROM s SELECT g, count(*) AS n GROUP BY g HAVING count(*) > 1", 54,
+           "HAVING is not supported: a transform keeps every group"},
+          {"TRANSFORM t FROM s SELECT g, count(*) AS n HAVING count(*) > 1", 43,
+           "HAVING is not supported"},
+          {"TRANSFORM t FROM s SELECT count(*) FILTER (WHERE paid) AS n", 35,
+           "FILTER on an aggregate is not supported: move the condition into the argument"},
+          {"TRANSFORM t FROM s SELECT sum(x) OVER (PARTITION BY g) AS n", 33,
+           "window functions (OVER) are not supported"},
+          {"TRANSFORM t FROM s SELECT row_number() OVER () AS n", 39,
+           "window functions (OVER) are not supported"},
+          {"TRANSFORM t FROM s SELECT count(DISTINCT x) AS n", 32,
+           "count(DISTINCT ...) is not supported: an aggregate over distinct values"},
+          {"TRANSFORM t FROM s SELECT sum(count(*)) AS n", 30,
+           "an aggregate of an aggregate is not supported"},
+          {"TRANSFORM t FROM s SELECT max(x ORDER BY y) AS n", 32,
+           "ORDER BY inside max(...) is not supported"},
+          {"TRANSFORM t FROM s SELECT a WHERE b ORDER BY a", 36,
+           "ORDER BY is not supported: a target is a table"},
+          {"TRANSFORM t FROM s SELECT a LIMIT 10", 28, "LIMIT and OFFSET are not supported"},
+          {"TRANSFORM t FROM s SELECT a GROUP BY a OFFSET 1", 39,
+           "LIMIT and OFFSET are not supported"},
+          {"TRANSFORM t FROM s SELECT a UNION SELECT b", 28, "UNION, INTERSECT and EXCEPT"},
+          {"TRANSFORM t FROM s SELECT a WINDOW w AS (ORDER BY a)", 28, "WINDOW is not supported"},
+          {"TRANSFORM t FROM s SELECT DISTINCT ON (a) a, b", 26,
+           "SELECT DISTINCT ON (...) is not supported"},
+          {"TRANSFORM t FROM s SELECT DISTINCT a GROUP BY a", 26,
+           "SELECT DISTINCT with GROUP BY is not supported"},
+          {"TRANSFORM t FROM s SELECT DISTINCT count(*) AS n", 26,
+           "SELECT DISTINCT with aggregates is not supported"},
+          {"TRANSFORM t FROM s SELECT a, count(*) AS n GROUP BY 1", 52,
+           "GROUP BY 1 (a position in the SELECT list) is not supported"},
+          {"TRANSFORM t FROM s SELECT a, count(*) AS n GROUP BY ROLLUP (a)", 52,
+           "ROLLUP, CUBE and GROUPING SETS are not supported"},
+          {"TRANSFORM t FROM s SELECT a, count(*) AS n GROUP BY a, cube(a)", 55,
+           "ROLLUP, CUBE and GROUPING SETS are not supported"},
+          {"TRANSFORM t FROM s SELECT a, count(*) AS n GROUP BY GROUPING SETS ((a))", 52,
+           "ROLLUP, CUBE and GROUPING SETS are not supported"},
+          {"TRANSFORM t FROM s SELECT count(*) AS n GROUP BY ()", 49,
+           "GROUP BY () is not supported"},
+          {"TRANSFORM t FROM s SELECT a GROUP BY DISTINCT a", 37,
+           "GROUP BY ALL and GROUP BY DISTINCT"},
+      },
+      ParseError::Kind::kUnsupported);
 }
 
 TEST_CASE("malformed aggregate calls are syntax errors", "[grammar][aggregate]") {
-  struct Case {
-    const char* text;
-    std::size_t position;
-    const char* says;
-  };
-  const Case cases[] = {
-      {"TRANSFORM t FROM s SELECT count() AS n", 31,
-       "count needs an argument: count(*) or count(expression)"},
-      {"TRANSFORM t FROM s SELECT sum() AS n", 29, "sum needs one argument: sum(expression)"},
-      {"TRANSFORM t FROM s SELECT sum(a, b) AS n", 31, "sum takes one argument, found a second"},
-      {"TRANSFORM t FROM s SELECT avg(*) AS n", 30, "only count takes *: write avg(expression)"},
-      {"TRANSFORM t FROM s SELECT a WHERE count(*) > 1", 34,
-       "aggregate functions are not allowed in WHERE: WHERE picks source rows before they are "
-       "grouped"},
-      {"TRANSFORM t FROM s SELECT a WHERE rank() OVER () = 1", 34,
-       "window functions are not allowed in WHERE"},
-      {"TRANSFORM t FROM s SELECT count(*) AS n GROUP BY max(a)", 49,
-       "aggregate functions are not allowed in GROUP BY"},
-  };
-  for (const Case& c : cases) {
-    INFO(c.text);
-    auto e = ParseFails(c.text);
-    CHECK(e.kind == ParseError::Kind::kSyntax);
-    CHECK(e.position == c.position);
-    CHECK_THAT(e.message, Contains(c.says));
-  }
+  CheckRefusals(
+      {
+          {"TRANSFORM t FROM s SELECT count() AS n", 31,
+           "count needs an argument: count(*) or count(expression)"},
+          {"TRANSFORM t FROM s SELECT sum() AS n", 29, "sum needs one argument: sum(expression)"},
+          {"TRANSFORM t FROM s SELECT sum(a, b) AS n", 31,
+           "sum takes one argument, found a second"},
+          {"TRANSFORM t FROM s SELECT avg(*) AS n", 30,
+           "only count takes *: write avg(expression)"},
+          {"TRANSFORM t FROM s SELECT a WHERE count(*) > 1", 34,
+           "aggregate functions are not allowed in WHERE: WHERE picks source rows before they are "
+           "grouped"},
+          {"TRANSFORM t FROM s SELECT a WHERE rank() OVER () = 1", 34,
+           "window functions are not allowed in WHERE"},
+          {"TRANSFORM t FROM s SELECT count(*) AS n GROUP BY max(a)", 49,
+           "aggregate functions are not allowed in GROUP BY"},
+      },
+      ParseError::Kind::kSyntax);
 }
 
 TEST_CASE("SELECT DISTINCT sets distinct; SELECT ALL is the default", "[grammar][aggregate]") {
