@@ -1,8 +1,8 @@
 #include "staging/stage_batch.h"
 
+#include "capture/routing.h"
 #include "catalog/model.h"
 #include "catalog/rebuild.h"
-#include "sql/flat_rows.h"
 #include "sql/quote.h"
 #include "workers/locks.h"
 
@@ -11,14 +11,18 @@ namespace {
 
 // The dirty target keys of one projection from the consumed capture rows:
 // the source key, which is the first routing values of every row version
-// (spec/engine.md "Capture").
+// (spec/engine.md "Capture"), each capture row read by its own width.
 std::string DirtyKeys(const catalog::Transform& t) {
   const size_t n = t.source.key_columns.size();
   std::vector<std::string> parts;
-  for (size_t i = 1; i <= n; ++i) parts.push_back("k.c" + std::to_string(i));
+  std::vector<size_t> positions;
+  for (size_t i = 1; i <= n; ++i) {
+    parts.push_back("k.c" + std::to_string(i));
+    positions.push_back(i);
+  }
   return "SELECT DISTINCT " + std::to_string(t.id) + " AS transform_id, ARRAY[" +
          sql::Join(parts, ", ") + "] AS key FROM consumed s, " +
-         sql::FlatRows("s.routing", "s.id", t.source.routing_columns.size(), n, "k") +
+         capture::RoutingRows("s", positions, "k") +
          " WHERE s.source_id = " + std::to_string(t.source.id) + " AND s.op <> 'T'";
 }
 
@@ -37,9 +41,10 @@ std::string StageSql(const std::string& schema, const std::vector<catalog::Trans
 WITH consumed AS (
   DELETE FROM {schema}.capture
   WHERE ctid = ANY (ARRAY(SELECT ctid FROM {schema}.capture LIMIT $1::int))
-  RETURNING ctid AS id, source_id, op, routing
-), dirty AS ()sql",
+  RETURNING ctid AS id, source_id, op, routing, )sql",
                          schema) +
+         std::string(capture::kRoutingWidthSql) + R"sql( AS width
+), dirty AS ()sql" +
          dirty + R"sql(
 ), bucketed AS (
   SELECT transform_id, key, abs(hashtext(key::text) % )sql" +
