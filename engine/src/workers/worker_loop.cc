@@ -26,6 +26,20 @@ std::atomic<int64_t>& RunningWorkers(const std::string& role) {
   return role == "staging" ? metrics.staging_workers : metrics.drain_workers;
 }
 
+// A step that throws (a bug, or memory exhausted) must end neither the
+// thread nor, through std::terminate, the port: it becomes a failed step,
+// which drops the connection and reconnects after a backoff.
+template <typename Step>
+Result<bool> Guarded(Step&& step) {
+  try {
+    return step();
+  } catch (const std::exception& e) {
+    return Status::Internal(std::string("unexpected failure: ") + e.what());
+  } catch (...) {
+    return Status::Internal("unexpected failure");
+  }
+}
+
 }  // namespace
 
 std::string MakeWorkerId(const std::string& role) {
@@ -105,7 +119,7 @@ void WorkerLoop::Run() {
     bool ready = false;
     while (!stopping() && !c.broken()) {
       if (!ready) {
-        auto prepared = Prepare(c);
+        auto prepared = Guarded([&] { return Prepare(c); });
         if (!prepared.ok()) {
           logger->warn("{} worker: {}", role_, log::SafeForLog(prepared.status()));
           break;
@@ -125,7 +139,7 @@ void WorkerLoop::Run() {
         }
         last_beat = now;
       }
-      auto worked = Step(c);
+      auto worked = Guarded([&] { return Step(c); });
       if (!worked.ok()) {
         if (!stopping()) {
           logger->warn("{} worker step failed: {}", role_, log::SafeForLog(worked.status()));

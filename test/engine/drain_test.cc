@@ -1,0 +1,85 @@
+// Drain: a target built and kept equal to its definition, and a drain or
+// build that meets a schema change.
+#include <catch2/catch.hpp>
+
+#include "engine_fixture.h"
+#include "widgets.h"
+
+using trellis::test::AwaitStatus;
+using trellis::test::EngineFixture;
+using trellis::test::kPricesQuery;
+using trellis::test::kWidgets;
+using trellis::test::LivePrices;
+
+TEST_CASE("a projection backfills, follows writes and goes live", "[engine][drain]") {
+  EngineFixture f;
+  f.Sql(kWidgets);
+  auto s = f.OpenSession();
+  auto defined = s->Apply(
+      "TRANSFORM widget_prices FROM widgets SELECT price AS price, name AS label "
+      "WHERE price > 10",
+      true);
+  REQUIRE(defined.ok());
+  CHECK(defined->tag == "transform_defined");
+  CHECK(defined->target == "widget_prices");
+  auto workers = trellis::BackgroundWorkers::Start(f.Options(), true, 2);
+  f.AwaitConverged(*s);
+  CHECK(f.Differences("widget_prices", kPricesQuery) == 0);
+
+  f.Sql(
+      "INSERT INTO widgets (id, name, price) SELECT g, 'n', g FROM generate_series(3000, 3500) g");
+  f.Sql("UPDATE widgets SET price = 1 WHERE id BETWEEN 100 AND 150");        // leave the WHERE
+  f.Sql("UPDATE widgets SET price = 99 WHERE id BETWEEN 1 AND 5");           // enter the WHERE
+  f.Sql("UPDATE widgets SET id = id + 10000 WHERE id BETWEEN 200 AND 210");  // key change
+  f.Sql("DELETE FROM widgets WHERE id % 17 = 0");
+  f.AwaitConverged(*s);
+  CHECK(f.Differences("widget_prices", kPricesQuery) == 0);
+
+  CHECK(AwaitStatus(*s, "widget_prices", "live") == "live");
+  auto st = s->ReadStatus("widget_prices");
+  REQUIRE(st.ok());
+  CHECK(st->status == "live");
+  CHECK(st->backfill.rows_total == 2000);
+  CHECK(st->backlog_pages == 0);
+  CHECK(st->last_applied_at_us.has_value());
+  REQUIRE(st->columns.size() == 2);
+  CHECK(st->columns[0].name == "price");
+  CHECK(st->columns[1].name == "label");
+}
+
+TEST_CASE("a source column dropped behind Trellis's back pauses the transform until RESUME",
+          "[engine][schema_change]") {
+  LivePrices live(1);
+  auto& f = live.f;
+  auto& s = live.s;
+  f.Sql("ALTER TABLE widgets DROP COLUMN price");
+  f.Sql("UPDATE widgets SET name = 'renamed' WHERE id = 1");  // a drain now fails
+  CHECK(AwaitStatus(*s, "a", "paused") == "paused");
+  auto st = s->ReadStatus("a");
+  REQUIRE(st.ok());
+  CHECK(st->paused_kind == "schema_change");
+  CHECK_THAT(st->paused_reason.value_or(""), Catch::Contains("\"price\" does not exist"));
+  CHECK_THAT(st->paused_reason.value_or(""), Catch::Contains("RESUME TRANSFORM a"));
+  // Fixed: the column is back (with other values); RESUME rebuilds.
+  f.Sql("ALTER TABLE widgets ADD COLUMN price numeric DEFAULT 3");
+  REQUIRE(s->Apply("RESUME TRANSFORM a", false).ok());
+  f.AwaitConverged(*s);
+  CHECK(f.Differences("a", "SELECT id, price FROM widgets") == 0);
+}
+
+TEST_CASE("a schema change during the first build pauses it; RESUME builds it again",
+          "[engine][schema_change]") {
+  EngineFixture f;
+  f.Sql(kWidgets);
+  auto s = f.OpenSession();
+  REQUIRE(s->Apply("TRANSFORM a FROM widgets SELECT price AS price", true).ok());
+  f.Sql("ALTER TABLE widgets RENAME COLUMN price TO cost");
+  auto workers = trellis::BackgroundWorkers::Start(f.Options(), true, 2);
+  CHECK(AwaitStatus(*s, "a", "paused") == "paused");
+  CHECK(s->ReadStatus("a")->paused_kind == "schema_change");
+  f.Sql("ALTER TABLE widgets RENAME COLUMN cost TO price");
+  REQUIRE(s->Apply("RESUME TRANSFORM a", false).ok());
+  f.AwaitConverged(*s);
+  CHECK(f.Differences("a", "SELECT id, price FROM widgets") == 0);
+  CHECK(s->ReadStatus("a")->status != "paused");
+}
