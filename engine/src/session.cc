@@ -1,7 +1,7 @@
 #include "capture/disruption.h"
 #include "catalog/migrations.h"
 #include "catalog/model.h"
-#include "catalog/rebuild.h"
+#include "catalog/states.h"
 #include "pg/connection.h"
 #include "reads/convergence.h"
 #include "reads/dump.h"

@@ -2,6 +2,7 @@
 
 #include "telemetry/log_level.h"
 #include "trellis/engine.h"
+#include "trellis/states.h"
 
 namespace trellis::port {
 namespace {
@@ -9,6 +10,14 @@ namespace {
 protocol::Array Strings(std::initializer_list<const char*> items) {
   protocol::Array array;
   for (const char* item : items) array.emplace_back(item);
+  return array;
+}
+
+// Every wire name of a state enum (trellis/states.h), in its order.
+template <typename E>
+protocol::Array WireNamesOf() {
+  protocol::Array array;
+  for (std::string_view name : WireNames<E>::kNames) array.emplace_back(std::string(name));
   return array;
 }
 
@@ -20,9 +29,9 @@ protocol::Event HelloEvent() {
   protocol::Array log_levels;
   for (const auto& level : telemetry::WireLevelNames()) log_levels.emplace_back(level);
   protocol::Map enums = protocol::MakeMap({
-      {"status", Strings({"waiting_to_backfill", "backfilling", "catching_up", "live", "paused"})},
-      {"paused_kind", Strings({"operator", "disruption", "schema_change", "failure"})},
-      {"column_state", Strings({"live", "paused"})},
+      {"status", WireNamesOf<TransformState>()},
+      {"paused_kind", WireNamesOf<PauseKind>()},
+      {"column_state", WireNamesOf<ColumnState>()},
       {"log_level", std::move(log_levels)},
       {"metric_type", Strings({"counter", "gauge", "histogram"})},
   });

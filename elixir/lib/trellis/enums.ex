@@ -2,7 +2,9 @@ defmodule Trellis.Enums do
   @moduledoc false
   # The closed sets of enum strings the port may send, mapped to atoms
   # compiled in here. Any other string becomes :unknown: no atom is ever
-  # built from a string that came from the port or the database.
+  # built from a string that came from the port or the database. The engine
+  # defines each set once (engine/include/trellis/states.h) and announces it
+  # in its hello frame; test/trellis/enums_test.exs checks these match it.
 
   @transform_states %{
     "waiting_to_backfill" => :waiting_to_backfill,
@@ -16,10 +18,22 @@ defmodule Trellis.Enums do
     "operator" => :operator,
     "disruption" => :disruption,
     "schema_change" => :schema_change,
-    "failure" => :failure
+    "failure" => :failure,
+    "quarantine" => :quarantine
   }
 
   @column_states %{"live" => :live, "paused" => :paused}
+
+  @doc false
+  # The wire names of each set, keyed as the port's hello frame keys them.
+  @spec wire_names() :: %{String.t() => [String.t()]}
+  def wire_names do
+    %{
+      "status" => Map.keys(@transform_states),
+      "paused_kind" => Map.keys(@paused_kinds),
+      "column_state" => Map.keys(@column_states)
+    }
+  end
 
   @doc false
   @spec transform_state(String.t() | nil) :: atom | nil

@@ -1,6 +1,7 @@
 #include "capture/disruption.h"
 
 #include "capture/names.h"
+#include "catalog/states.h"
 #include "log/component_log.h"
 #include "sql/quote.h"
 
@@ -82,20 +83,8 @@ Result<std::vector<Disruption>> PauseDisruptedReaders(pg::Connection& conn,
   std::vector<Disruption> out;
   for (size_t r = 0; r < found->size(); ++r) {
     Disruption d{found->text(r, 1), found->text(r, 2)};
-    auto paused = conn.Query(sql::WithSchema(R"sql(
-UPDATE {schema}.transforms SET
-  capture_disrupted = true,
-  paused_kind = CASE WHEN status = 'paused' THEN paused_kind ELSE 'disruption' END,
-  paused_reason = CASE WHEN status = 'paused' THEN paused_reason ELSE
-    format('capture of %s was changed outside Trellis (%s), so writes made since may be missing '
-           'from the target; RESUME TRANSFORM %s reinstalls capture and rebuilds it',
-           $2::text, $3::text, quote_ident(target_name)) END,
-  paused_at = CASE WHEN status = 'paused' THEN paused_at ELSE now() END,
-  status = 'paused'
-WHERE source_id = $1::int AND NOT (status = 'paused' AND capture_disrupted)
-RETURNING target_name)sql",
-                                             schema),
-                             {found->text(r, 0), d.table, d.problem});
+    auto paused = catalog::MarkCaptureDisrupted(conn, schema, std::stoi(found->text(r, 0)), d.table,
+                                                d.problem);
     if (!paused.ok()) return paused.status();
     if (!paused->empty()) {
       static const auto logger = log::Component("trellis::capture");

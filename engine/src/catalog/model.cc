@@ -24,8 +24,31 @@ std::optional<std::vector<std::string>> OptionalArray(const std::optional<std::s
   return sql::ParseTextArray(*cell);
 }
 
-Transform RowToTransform(const pg::Rows& rows, size_t r) {
+// A state or pause kind read from the catalog; an unknown name means the
+// catalog was written by another engine version.
+template <typename E>
+Result<E> Parse(const std::optional<std::string>& cell) {
+  if (auto value = FromWireName<E>(cell.value_or(""))) return *value;
+  return Status::Internal("the catalog holds an unknown state " + sql::Literal(cell.value_or("")) +
+                          ": is an engine of another version running on this catalog?");
+}
+
+template <typename E>
+Result<std::optional<E>> ParseOptional(const std::optional<std::string>& cell) {
+  if (!cell) return std::optional<E>();
+  auto value = Parse<E>(cell);
+  if (!value.ok()) return value.status();
+  return std::optional<E>(value.value());
+}
+
+Result<Transform> RowToTransform(const pg::Rows& rows, size_t r) {
   Transform t;
+  auto state = Parse<TransformState>(rows.at(r, 7));
+  if (!state.ok()) return state.status();
+  auto paused_kind = ParseOptional<PauseKind>(rows.at(r, 8));
+  if (!paused_kind.ok()) return paused_kind.status();
+  t.state = state.value();
+  t.paused_kind = paused_kind.value();
   t.id = std::stoi(rows.text(r, 0));
   t.target_schema = rows.text(r, 1);
   t.target_name = rows.text(r, 2);
@@ -33,8 +56,6 @@ Transform RowToTransform(const pg::Rows& rows, size_t r) {
   t.definition = rows.text(r, 4);
   t.source_alias = rows.text(r, 5);
   t.where_sql = rows.at(r, 6);
-  t.status = rows.text(r, 7);
-  t.paused_kind = rows.at(r, 8);
   t.paused_reason = rows.at(r, 9);
   t.paused_at = rows.at(r, 10);
   t.backfill_cursor = OptionalArray(rows.at(r, 11));
@@ -74,8 +95,12 @@ ORDER BY transform_id, ordinal)sql",
   for (size_t r = 0; r < rows->size(); ++r) {
     auto it = by_id.find(std::stoi(rows->text(r, 0)));
     if (it == by_id.end()) continue;
+    auto state = Parse<ColumnState>(rows->at(r, 4));
+    if (!state.ok()) return state.status();
+    auto paused_kind = ParseOptional<PauseKind>(rows->at(r, 5));
+    if (!paused_kind.ok()) return paused_kind.status();
     it->second->columns.push_back(Column{rows->text(r, 1), rows->text(r, 2), rows->text(r, 3),
-                                         rows->text(r, 4), rows->at(r, 5), rows->at(r, 6)});
+                                         state.value(), paused_kind.value(), rows->at(r, 6)});
   }
   return Status::OK();
 }
@@ -87,7 +112,11 @@ Result<std::vector<Transform>> Load(pg::Connection& conn, const std::string& sch
   auto rows = conn.Query(text, params);
   if (!rows.ok()) return rows.status();
   std::vector<Transform> out;
-  for (size_t r = 0; r < rows->size(); ++r) out.push_back(RowToTransform(rows.value(), r));
+  for (size_t r = 0; r < rows->size(); ++r) {
+    auto t = RowToTransform(rows.value(), r);
+    if (!t.ok()) return t.status();
+    out.push_back(std::move(t.value()));
+  }
   TRELLIS_RETURN_IF_ERROR(LoadColumns(conn, schema, out));
   return out;
 }

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "pg/connection.h"
+#include "trellis/states.h"
 #include "trellis/status.h"
 
 namespace trellis::catalog {
@@ -24,8 +25,8 @@ struct Column {
   std::string name;
   std::string expr;
   std::string sql_type;
-  std::string state;  // "live" or "paused"
-  std::optional<std::string> paused_kind;
+  ColumnState state = ColumnState::kLive;
+  std::optional<PauseKind> paused_kind;
   std::optional<std::string> paused_reason;
 };
 
@@ -37,8 +38,8 @@ struct Transform {
   std::string definition;
   std::string source_alias;
   std::optional<std::string> where_sql;
-  std::string status;
-  std::optional<std::string> paused_kind;
+  TransformState state = TransformState::kWaitingToBackfill;
+  std::optional<PauseKind> paused_kind;
   std::optional<std::string> paused_reason;
   std::optional<std::string> paused_at;  // epoch microseconds as text
   std::optional<std::vector<std::string>> backfill_cursor;

@@ -1,6 +1,7 @@
 #include "drain/backfill_chunk.h"
 
 #include "catalog/model.h"
+#include "catalog/states.h"
 #include "drain/first_build.h"
 #include "drain/recompute.h"
 #include "drain/schema_change.h"
@@ -20,20 +21,6 @@ std::string TotalRowsSql(const catalog::Transform& t) {
          "(pg_relation_size(c.oid) / current_setting('block_size')::bigint))::bigint "
          "ELSE (SELECT count(*) FROM " +
          table + ") END FROM pg_class c WHERE c.oid = " + sql::Literal(table) + "::regclass)";
-}
-
-// Done: keys written since the backfill began are in the ledger; the
-// transform is live once the pages that exist now are drained.
-Status FinishBackfill(pg::Connection& conn, const std::string& schema, const std::string& id) {
-  return conn.Exec(sql::WithSchema(R"sql(
-UPDATE {schema}.transforms SET
-  status = 'catching_up', backfill_cursor = NULL, backfill_finished_at = now(), key_indexed = true,
-  backfill_done = greatest(backfill_done, coalesce(backfill_total, 0)),
-  last_applied_at = now(),
-  catch_up_page = (SELECT max(id) FROM {schema}.pages WHERE transform_id = $1::int)
-WHERE id = $1::int)sql",
-                                   schema),
-                   {id});
 }
 
 }  // namespace
@@ -70,19 +57,14 @@ WHERE status IN ('waiting_to_backfill', 'backfilling') ORDER BY id LIMIT 1)sql",
   auto t = catalog::LoadTransformById(conn, schema, std::stoi(id));
   if (!t.ok()) return t.status();
 
-  if (t->status == "waiting_to_backfill") {
-    auto total =
-        conn.Query(sql::WithSchema(
-                       "UPDATE {schema}.transforms SET status = 'backfilling', "
-                       "backfill_started_at = now(), backfill_done = 0, backfill_total = " +
-                           TotalRowsSql(t.value()) + " WHERE id = $1::int RETURNING backfill_total",
-                       schema),
-                   {id});
+  if (t->state == TransformState::kWaitingToBackfill) {
+    auto total = conn.Query("SELECT " + TotalRowsSql(t.value()));
     if (!total.ok()) return total.status();
+    const long total_rows = std::stol(total->text(0, 0));
+    TRELLIS_RETURN_IF_ERROR(catalog::StartBuild(conn, schema, t->id, total_rows));
     if (!t->key_indexed) {
       // A first build: plan its ranges; every drain worker appends them.
-      TRELLIS_RETURN_IF_ERROR(
-          PlanFirstBuild(conn, schema, t.value(), std::stol(total->text(0, 0)), chunk_rows));
+      TRELLIS_RETURN_IF_ERROR(PlanFirstBuild(conn, schema, t.value(), total_rows, chunk_rows));
       TRELLIS_RETURN_IF_ERROR(tx.value()->Commit());
       return true;
     }
@@ -100,7 +82,7 @@ WHERE status IN ('waiting_to_backfill', 'backfilling') ORDER BY id LIMIT 1)sql",
     }
     auto keyed = QueryOrPauseOnSchemaChange(conn, schema, t.value(), AddKeySql(t.value()), {});
     if (!keyed.ok()) return keyed.status();
-    if (keyed.value()) TRELLIS_RETURN_IF_ERROR(FinishBackfill(conn, schema, id));
+    if (keyed.value()) TRELLIS_RETURN_IF_ERROR(catalog::FinishBuild(conn, schema, t->id));
     TRELLIS_RETURN_IF_ERROR(tx.value()->Commit());
     return true;
   }
@@ -130,13 +112,9 @@ WHERE status IN ('waiting_to_backfill', 'backfilling') ORDER BY id LIMIT 1)sql",
   GlobalEngineMetrics().backfill_rows.fetch_add(static_cast<uint64_t>(written),
                                                 std::memory_order_relaxed);
   if (hi) {
-    TRELLIS_RETURN_IF_ERROR(
-        conn.Exec(sql::WithSchema("UPDATE {schema}.transforms SET backfill_cursor = $2::text[], "
-                                  "backfill_done = backfill_done + $3::bigint WHERE id = $1::int",
-                                  schema),
-                  {id, hi, std::to_string(chunk_rows)}));
+    TRELLIS_RETURN_IF_ERROR(catalog::RecordBuildProgress(conn, schema, t->id, *hi, chunk_rows));
   } else {
-    TRELLIS_RETURN_IF_ERROR(FinishBackfill(conn, schema, id));
+    TRELLIS_RETURN_IF_ERROR(catalog::FinishBuild(conn, schema, t->id));
   }
   TRELLIS_RETURN_IF_ERROR(tx.value()->Commit());
   return true;

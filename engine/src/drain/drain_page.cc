@@ -1,6 +1,7 @@
 #include "drain/drain_page.h"
 
 #include "catalog/model.h"
+#include "catalog/states.h"
 #include "drain/recompute.h"
 #include "drain/schema_change.h"
 #include "log/component_log.h"
@@ -119,15 +120,10 @@ Result<PageResult> DrainPages(pg::Connection& conn, const std::string& schema,
     result.outcome = PageOutcome::kFailed;
     return result;
   }
-  // Coarse on purpose: drains of one transform would otherwise queue on the
-  // transform row's lock at every commit.
-  TRELLIS_RETURN_IF_ERROR(conn.Exec(sql::WithSchema(R"sql(
-WITH gone AS (DELETE FROM {schema}.pages WHERE id = ANY($1::bigint[]))
-UPDATE {schema}.transforms SET last_applied_at = now()
-WHERE id = $2::int
-  AND (last_applied_at IS NULL OR last_applied_at < now() - interval '100 milliseconds'))sql",
-                                                    schema),
-                                    {page_ids, transform_id}));
+  TRELLIS_RETURN_IF_ERROR(
+      conn.Exec(sql::WithSchema("DELETE FROM {schema}.pages WHERE id = ANY($1::bigint[])", schema),
+                {page_ids}));
+  TRELLIS_RETURN_IF_ERROR(catalog::NoteApplied(conn, schema, transform->id));
   TRELLIS_RETURN_IF_ERROR(tx.value()->Commit());
   return result;
 }

@@ -26,7 +26,7 @@ Parts MakeParts(const catalog::Transform& t) {
   p.source_from = sql::Qualified(t.source.schema_name, t.source.table_name) + " AS " + p.alias;
   for (const auto& k : t.source.key_columns) p.keys.push_back(sql::Ident(k));
   for (const auto& c : t.columns) {
-    if (c.state != "live") continue;  // a paused column keeps what it has
+    if (c.state != ColumnState::kLive) continue;  // a paused column keeps what it has
     p.columns.push_back(sql::Ident(c.name));
     p.exprs.push_back("(" + c.expr + ")");
   }

@@ -2,6 +2,8 @@
 
 #include <array>
 
+#include "catalog/states.h"
+#include "grammar/render.h"
 #include "log/component_log.h"
 #include "sql/quote.h"
 
@@ -28,15 +30,12 @@ Status PauseForSchemaChange(pg::Connection& conn, const std::string& schema,
   static const auto logger = log::Component("trellis::drain");
   logger->warn("transform {} paused: its source or target no longer matches it ({})", t.name(),
                error.message());
-  return conn.Exec(sql::WithSchema(R"sql(
-UPDATE {schema}.transforms SET status = 'paused', paused_kind = 'schema_change', paused_at = now(),
-  paused_reason = format('the source or target no longer matches the definition: %s. Change the '
-                         'table back, or ALTER TRANSFORM %s to match it; RESUME TRANSFORM %s then '
-                         'rebuilds the target', $2::text, quote_ident(target_name),
-                         quote_ident(target_name))
-WHERE id = $1::int AND status <> 'paused')sql",
-                                   schema),
-                   {std::to_string(t.id), error.message()});
+  const std::string name = grammar::RenderName(t.name());
+  return catalog::Pause(
+      conn, schema, t.id, PauseKind::kSchemaChange,
+      "the source or target no longer matches the definition: " + error.message() +
+          ". Change the table back, or ALTER TRANSFORM " + name +
+          " to match it; RESUME TRANSFORM " + name + " then rebuilds the target");
 }
 
 Result<std::optional<pg::Rows>> QueryOrPauseOnSchemaChange(pg::Connection& conn,

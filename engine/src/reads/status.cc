@@ -22,12 +22,14 @@ Result<TransformStatus> ReadStatus(pg::Connection& conn, const std::string& sche
   TransformStatus s;
   s.name = t->name();
   s.target_table = t->target_schema + "." + t->target_name;
-  s.status = t->status;
-  s.paused_kind = t->paused_kind;
+  s.status = std::string(WireName(t->state));
+  if (t->paused_kind) s.paused_kind = std::string(WireName(*t->paused_kind));
   s.paused_reason = t->paused_reason;
   s.paused_at_us = Micros(t->paused_at);
   for (const auto& c : t->columns) {
-    s.columns.push_back(ColumnStatus{c.name, c.state, c.paused_kind, c.paused_reason});
+    ColumnStatus column{c.name, std::string(WireName(c.state)), std::nullopt, c.paused_reason};
+    if (c.paused_kind) column.paused_kind = std::string(WireName(*c.paused_kind));
+    s.columns.push_back(std::move(column));
   }
   s.last_applied_at_us = Micros(t->last_applied_at);
   auto backlog = conn.Query(sql::WithSchema(R"sql(

@@ -2,7 +2,7 @@
 
 #include "capture/routing.h"
 #include "catalog/model.h"
-#include "catalog/rebuild.h"
+#include "catalog/states.h"
 #include "sql/quote.h"
 #include "workers/locks.h"
 
@@ -92,15 +92,6 @@ Result<long> StageBatch(pg::Connection& conn, const std::string& schema, int bat
   }
   TRELLIS_RETURN_IF_ERROR(tx.value()->Commit());
   return consumed;
-}
-
-Status PromoteCaughtUp(pg::Connection& conn, const std::string& schema) {
-  return conn.Exec(sql::WithSchema(R"sql(
-UPDATE {schema}.transforms t SET status = 'live'
-WHERE t.status = 'catching_up'
-  AND NOT EXISTS (SELECT 1 FROM {schema}.pages p
-                  WHERE p.transform_id = t.id AND p.id <= coalesce(t.catch_up_page, 0)))sql",
-                                   schema));
 }
 
 }  // namespace trellis::staging

@@ -13,7 +13,4 @@ namespace trellis::staging {
 Result<long> StageBatch(pg::Connection& conn, const std::string& schema, int batch_rows,
                         int page_keys);
 
-// Moves catching_up transforms whose pre-backfill backlog is drained to live.
-Status PromoteCaughtUp(pg::Connection& conn, const std::string& schema);
-
 }  // namespace trellis::staging

@@ -2,6 +2,7 @@
 
 #include "capture/disruption.h"
 #include "catalog/migrations.h"
+#include "catalog/states.h"
 #include "log/component_log.h"
 #include "sql/quote.h"
 #include "staging/stage_batch.h"
@@ -54,7 +55,7 @@ Result<bool> StagingWorker::Step(pg::Connection& conn) {
   if (!consumed.ok()) return consumed.status();
   GlobalEngineMetrics().capture_rows_staged.fetch_add(static_cast<uint64_t>(consumed.value()),
                                                       std::memory_order_relaxed);
-  TRELLIS_RETURN_IF_ERROR(PromoteCaughtUp(conn, options().schema));
+  TRELLIS_RETURN_IF_ERROR(catalog::PromoteCaughtUp(conn, options().schema));
   // Only a full batch runs the next one at once. After a partial one the loop
   // waits its idle pause, so a steady stream of small writes is staged in
   // batches of ~10 ms worth rather than one transaction per write: under

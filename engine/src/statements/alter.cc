@@ -6,7 +6,7 @@
 
 #include "catalog/migrations.h"
 #include "catalog/model.h"
-#include "catalog/rebuild.h"
+#include "catalog/states.h"
 #include "grammar/parser.h"
 #include "grammar/render.h"
 #include "sql/quote.h"
@@ -73,9 +73,7 @@ Status StoreDefinition(pg::Connection& conn, const std::string& schema, int id,
   auto* stmt = std::get_if<grammar::TransformStmt>(&std::get<grammar::Statement>(parsed));
   if (!stmt) return Status::Internal("stored definition is not a TRANSFORM");
   change(*stmt);
-  return conn.Exec(
-      sql::WithSchema("UPDATE {schema}.transforms SET definition = $2 WHERE id = $1::int", schema),
-      {std::to_string(id), grammar::Render(*stmt)});
+  return catalog::RecordDefinition(conn, schema, id, grammar::Render(*stmt));
 }
 
 Result<ApplyResult> Finish(Altering& a) {
@@ -160,11 +158,8 @@ Result<ApplyResult> AlterColumn(pg::Connection& conn, const std::string& schema,
     TRELLIS_RETURN_IF_ERROR(conn.Exec("ALTER TABLE " + TargetTable(t) + " ALTER COLUMN " +
                                       sql::Ident(name) + " TYPE " + type.value() + " USING NULL"));
   }
-  TRELLIS_RETURN_IF_ERROR(conn.Exec(sql::WithSchema(R"sql(
-UPDATE {schema}.transform_columns SET expr = $3, sql_type = $4
-WHERE transform_id = $1::int AND name = $2)sql",
-                                                    schema),
-                                    {std::to_string(t.id), name, stmt.column.expr, type.value()}));
+  TRELLIS_RETURN_IF_ERROR(
+      catalog::RecordColumnExpression(conn, schema, t.id, name, stmt.column.expr, type.value()));
   TRELLIS_RETURN_IF_ERROR(
       StoreDefinition(conn, schema, t.id, t.definition, [&](grammar::TransformStmt& s) {
         for (auto& item : s.select) {

@@ -3,7 +3,7 @@
 #include "capture/sources.h"
 #include "catalog/migrations.h"
 #include "catalog/model.h"
-#include "catalog/rebuild.h"
+#include "catalog/states.h"
 #include "grammar/address.h"
 #include "grammar/render.h"
 #include "sql/quote.h"
@@ -64,23 +64,13 @@ Result<ApplyResult> Pause(pg::Connection& conn, const std::string& schema,
   TRELLIS_RETURN_IF_ERROR(catalog::CheckMigrated(conn, schema));
   auto r = ResolveAddress(conn, schema, stmt.address);
   if (!r.ok()) return r.status();
-  const std::string id = std::to_string(r->transform.id);
+  const std::string reason = "paused by PAUSE TRANSFORM";
   if (r->column) {
-    TRELLIS_RETURN_IF_ERROR(conn.Exec(sql::WithSchema(R"sql(
-UPDATE {schema}.transform_columns
-SET state = 'paused', paused_kind = 'operator', paused_reason = 'paused by PAUSE TRANSFORM'
-WHERE transform_id = $1::int AND name = $2 AND state <> 'paused')sql",
-                                                      schema),
-                                      {id, *r->column}));
+    TRELLIS_RETURN_IF_ERROR(catalog::PauseColumn(conn, schema, r->transform.id, *r->column,
+                                                 PauseKind::kOperator, reason));
   } else {
-    // Pausing keeps the backfill cursor and the ledger: RESUME carries on.
-    TRELLIS_RETURN_IF_ERROR(conn.Exec(sql::WithSchema(R"sql(
-UPDATE {schema}.transforms
-SET status = 'paused', paused_kind = 'operator', paused_reason = 'paused by PAUSE TRANSFORM',
-    paused_at = now()
-WHERE id = $1::int AND status <> 'paused')sql",
-                                                      schema),
-                                      {id}));
+    TRELLIS_RETURN_IF_ERROR(
+        catalog::Pause(conn, schema, r->transform.id, PauseKind::kOperator, reason));
   }
   return Commit(tx.value(), ApplyResult{"paused", r->transform.name(), {Address(*r)}});
 }
@@ -93,44 +83,18 @@ Result<ApplyResult> Resume(pg::Connection& conn, const std::string& schema,
   auto r = ResolveAddress(conn, schema, stmt.address);
   if (!r.ok()) return r.status();
   const catalog::Transform& t = r->transform;
-  const std::string id = std::to_string(t.id);
   std::vector<std::string> resumed;
   if (r->column) {
-    auto updated = conn.Query(sql::WithSchema(R"sql(
-UPDATE {schema}.transform_columns
-SET state = 'live', paused_kind = NULL, paused_reason = NULL
-WHERE transform_id = $1::int AND name = $2 AND state = 'paused' RETURNING 1)sql",
-                                              schema),
-                              {id, *r->column});
-    if (!updated.ok()) return updated.status();
-    if (!updated->empty()) {
-      // The column missed writes while paused: rebuild it.
-      TRELLIS_RETURN_IF_ERROR(
-          catalog::RequestRebuild(conn, schema, t.id, std::vector<std::string>{*r->column}));
-      resumed.push_back(Address(*r));
-    }
-  } else if (t.status == "paused") {
-    // Pages kept accumulating while paused, so an operator pause resumes by
-    // draining them; a disruption (capture was off) lost writes: rebuild.
+    auto was_paused = catalog::ResumeColumn(conn, schema, t.id, *r->column);
+    if (!was_paused.ok()) return was_paused.status();
+    if (was_paused.value()) resumed.push_back(Address(*r));
+  } else if (t.state == TransformState::kPaused) {
     if (t.capture_disrupted) {
       // Capture first: a write committed after this RESUME is captured, and
-      // the rebuild below covers every write before it.
+      // the rebuild the resume starts covers every write before it.
       TRELLIS_RETURN_IF_ERROR(capture::Reinstall(conn, schema, t.source));
     }
-    if (t.capture_disrupted || (t.paused_kind && *t.paused_kind != "operator")) {
-      TRELLIS_RETURN_IF_ERROR(catalog::RequestRebuild(conn, schema, t.id, std::nullopt));
-    }
-    TRELLIS_RETURN_IF_ERROR(conn.Exec(sql::WithSchema(R"sql(
-UPDATE {schema}.transforms SET
-  paused_kind = NULL, paused_reason = NULL, paused_at = NULL, capture_disrupted = false,
-  status = CASE
-    WHEN backfill_finished_at IS NULL AND backfill_started_at IS NULL THEN 'waiting_to_backfill'
-    WHEN backfill_finished_at IS NULL THEN 'backfilling'
-    ELSE 'catching_up' END,
-  catch_up_page = (SELECT max(id) FROM {schema}.pages WHERE transform_id = $1::int)
-WHERE id = $1::int)sql",
-                                                      schema),
-                                      {id}));
+    TRELLIS_RETURN_IF_ERROR(catalog::Resume(conn, schema, t));
     resumed.push_back(Address(*r));
   }
   return Commit(tx.value(), ApplyResult{"resumed", t.name(), resumed});
@@ -148,7 +112,7 @@ Result<ApplyResult> Drop(pg::Connection& conn, const std::string& schema,
   if (stmt.target.schema && *stmt.target.schema != t->target_schema) {
     return Status::NotFound("no transform named " + grammar::RenderQualified(stmt.target));
   }
-  if (t->status != "paused") {
+  if (t->state != TransformState::kPaused) {
     return Status::Validation("transform " + sql::Ident(t->name()) +
                               " is not paused; run PAUSE TRANSFORM " +
                               grammar::RenderName(t->name()) + " first, then DROP it");

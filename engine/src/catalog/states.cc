@@ -1,0 +1,241 @@
+#include "catalog/states.h"
+
+#include <stdexcept>
+
+#include "sql/quote.h"
+
+namespace trellis::catalog {
+namespace {
+
+// The wire name behind a slot's `name`, checked against the enum's set so a
+// statement here can only ever write a value the rest of the system knows.
+template <typename E>
+std::string_view Checked(std::string_view name) {
+  if (!FromWireName<E>(name)) throw std::logic_error("unknown state in SQL: " + std::string(name));
+  return name;
+}
+
+std::string_view SlotValue(std::string_view set, std::string_view name) {
+  if (set == "state") return Checked<TransformState>(name);
+  if (set == "kind") return Checked<PauseKind>(name);
+  if (set == "column") return Checked<ColumnState>(name);
+  throw std::logic_error("unknown slot in SQL: " + std::string(set));
+}
+
+// Renders a statement: {schema} is the quoted catalog schema, and
+// {state:NAME}, {kind:NAME} and {column:NAME} are the quoted wire names of a
+// TransformState, PauseKind and ColumnState.
+std::string Render(std::string_view text, const std::string& schema) {
+  std::string out;
+  size_t at = 0;
+  for (size_t open; (open = text.find('{', at)) != std::string_view::npos;) {
+    const size_t close = text.find('}', open);
+    if (close == std::string_view::npos) break;
+    const std::string_view slot = text.substr(open + 1, close - open - 1);
+    const size_t colon = slot.find(':');
+    out.append(text.substr(at, open - at));
+    if (colon == std::string_view::npos) {
+      out.append(text.substr(open, close + 1 - open));  // {schema}, filled below
+    } else {
+      out.append(sql::Literal(SlotValue(slot.substr(0, colon), slot.substr(colon + 1))));
+    }
+    at = close + 1;
+  }
+  out.append(text.substr(at));
+  return sql::WithSchema(out, schema);
+}
+
+std::string Id(int id) { return std::to_string(id); }
+
+}  // namespace
+
+Status Pause(pg::Connection& conn, const std::string& schema, int id, PauseKind kind,
+             const std::string& reason) {
+  // Pausing keeps the build cursor and the ledger: RESUME carries on.
+  return conn.Exec(Render(R"sql(
+UPDATE {schema}.transforms
+SET status = {state:paused}, paused_kind = $2, paused_reason = $3, paused_at = now()
+WHERE id = $1::int AND status <> {state:paused})sql",
+                          schema),
+                   {Id(id), std::string(WireName(kind)), reason});
+}
+
+Status PauseColumn(pg::Connection& conn, const std::string& schema, int id,
+                   const std::string& column, PauseKind kind, const std::string& reason) {
+  return conn.Exec(Render(R"sql(
+UPDATE {schema}.transform_columns
+SET state = {column:paused}, paused_kind = $3, paused_reason = $4
+WHERE transform_id = $1::int AND name = $2 AND state <> {column:paused})sql",
+                          schema),
+                   {Id(id), column, std::string(WireName(kind)), reason});
+}
+
+Status Resume(pg::Connection& conn, const std::string& schema, const Transform& t) {
+  if (t.capture_disrupted || (t.paused_kind && *t.paused_kind != PauseKind::kOperator)) {
+    TRELLIS_RETURN_IF_ERROR(RequestRebuild(conn, schema, t.id, std::nullopt));
+  }
+  return conn.Exec(Render(R"sql(
+UPDATE {schema}.transforms SET
+  paused_kind = NULL, paused_reason = NULL, paused_at = NULL, capture_disrupted = false,
+  status = CASE
+    WHEN backfill_finished_at IS NULL AND backfill_started_at IS NULL THEN {state:waiting_to_backfill}
+    WHEN backfill_finished_at IS NULL THEN {state:backfilling}
+    ELSE {state:catching_up} END,
+  catch_up_page = (SELECT max(id) FROM {schema}.pages WHERE transform_id = $1::int)
+WHERE id = $1::int)sql",
+                          schema),
+                   {Id(t.id)});
+}
+
+Result<bool> ResumeColumn(pg::Connection& conn, const std::string& schema, int id,
+                          const std::string& column) {
+  auto updated = conn.Query(Render(R"sql(
+UPDATE {schema}.transform_columns
+SET state = {column:live}, paused_kind = NULL, paused_reason = NULL
+WHERE transform_id = $1::int AND name = $2 AND state = {column:paused} RETURNING 1)sql",
+                                   schema),
+                            {Id(id), column});
+  if (!updated.ok()) return updated.status();
+  if (updated->empty()) return false;
+  TRELLIS_RETURN_IF_ERROR(RequestRebuild(conn, schema, id, std::vector<std::string>{column}));
+  return true;
+}
+
+Status RequestRebuild(pg::Connection& conn, const std::string& schema, int id,
+                      const std::optional<std::vector<std::string>>& columns) {
+  // Lock the transform's row first: a backfill chunk holds it while it runs
+  // (the appends of a first build hold it shared), so what follows sees
+  // every row they appended. A first build still running has appended rows
+  // without a key to catch a second copy: empty the target, drop its ranges
+  // and start that build again, whole.
+  auto unbuilt =
+      conn.Query(Render("SELECT target_schema, target_name, key_indexed FROM {schema}.transforms "
+                        "WHERE id = $1::int FOR UPDATE",
+                        schema),
+                 {Id(id)});
+  if (!unbuilt.ok()) return unbuilt.status();
+  std::optional<std::vector<std::string>> rebuild_columns = columns;
+  if (!unbuilt->empty() && unbuilt->text(0, 2) == "f") {
+    TRELLIS_RETURN_IF_ERROR(
+        conn.Exec("DELETE FROM " + sql::Qualified(unbuilt->text(0, 0), unbuilt->text(0, 1))));
+    TRELLIS_RETURN_IF_ERROR(
+        conn.Exec(Render("DELETE FROM {schema}.build_ranges WHERE transform_id = $1::int", schema),
+                  {Id(id)}));
+    rebuild_columns.reset();
+  }
+  // A whole-row rebuild (NULL columns) absorbs any column rebuild; two column
+  // rebuilds merge. backfill_finished_at NULL marks the rebuild as pending.
+  return conn.Exec(
+      Render(R"sql(
+UPDATE {schema}.transforms SET
+  backfill_columns = CASE
+    WHEN $2::text[] IS NULL THEN NULL
+    WHEN backfill_finished_at IS NULL AND backfill_started_at IS NOT NULL
+         AND backfill_columns IS NULL THEN NULL
+    WHEN backfill_finished_at IS NULL AND backfill_columns IS NOT NULL
+      THEN ARRAY(SELECT DISTINCT unnest(backfill_columns || $2::text[]))
+    ELSE $2::text[] END,
+  backfill_cursor = NULL,
+  backfill_done = 0,
+  backfill_total = NULL,
+  backfill_started_at = NULL,
+  backfill_finished_at = NULL,
+  catch_up_page = NULL,
+  status = CASE WHEN status = {state:paused} THEN {state:paused}
+                ELSE {state:waiting_to_backfill} END
+WHERE id = $1::int)sql",
+             schema),
+      {Id(id), rebuild_columns ? std::optional<std::string>(sql::ArrayLiteral(*rebuild_columns))
+                               : std::nullopt});
+}
+
+Status StartBuild(pg::Connection& conn, const std::string& schema, int id, int64_t total_rows) {
+  return conn.Exec(Render(R"sql(
+UPDATE {schema}.transforms SET status = {state:backfilling}, backfill_started_at = now(),
+  backfill_done = 0, backfill_total = $2::bigint
+WHERE id = $1::int)sql",
+                          schema),
+                   {Id(id), std::to_string(total_rows)});
+}
+
+Status RecordBuildProgress(pg::Connection& conn, const std::string& schema, int id,
+                           const std::string& cursor, int64_t rows) {
+  return conn.Exec(Render(R"sql(
+UPDATE {schema}.transforms SET backfill_cursor = $2::text[], backfill_done = backfill_done + $3::bigint
+WHERE id = $1::int)sql",
+                          schema),
+                   {Id(id), cursor, std::to_string(rows)});
+}
+
+Status FinishBuild(pg::Connection& conn, const std::string& schema, int id) {
+  return conn.Exec(Render(R"sql(
+UPDATE {schema}.transforms SET
+  status = {state:catching_up}, backfill_cursor = NULL, backfill_finished_at = now(),
+  key_indexed = true, backfill_done = greatest(backfill_done, coalesce(backfill_total, 0)),
+  last_applied_at = now(),
+  catch_up_page = (SELECT max(id) FROM {schema}.pages WHERE transform_id = $1::int)
+WHERE id = $1::int)sql",
+                          schema),
+                   {Id(id)});
+}
+
+Status PromoteCaughtUp(pg::Connection& conn, const std::string& schema) {
+  return conn.Exec(Render(R"sql(
+UPDATE {schema}.transforms t SET status = {state:live}
+WHERE t.status = {state:catching_up}
+  AND NOT EXISTS (SELECT 1 FROM {schema}.pages p
+                  WHERE p.transform_id = t.id AND p.id <= coalesce(t.catch_up_page, 0)))sql",
+                          schema));
+}
+
+Status NoteApplied(pg::Connection& conn, const std::string& schema, int id) {
+  return conn.Exec(Render(R"sql(
+UPDATE {schema}.transforms SET last_applied_at = now()
+WHERE id = $1::int
+  AND (last_applied_at IS NULL OR last_applied_at < now() - interval '100 milliseconds'))sql",
+                          schema),
+                   {Id(id)});
+}
+
+Result<std::vector<std::string>> MarkCaptureDisrupted(pg::Connection& conn,
+                                                      const std::string& schema, int source_id,
+                                                      const std::string& table,
+                                                      const std::string& problem) {
+  auto changed = conn.Query(Render(R"sql(
+UPDATE {schema}.transforms SET
+  capture_disrupted = true,
+  paused_kind = CASE WHEN status = {state:paused} THEN paused_kind ELSE {kind:disruption} END,
+  paused_reason = CASE WHEN status = {state:paused} THEN paused_reason ELSE
+    format('capture of %s was changed outside Trellis (%s), so writes made since may be missing '
+           'from the target; RESUME TRANSFORM %s reinstalls capture and rebuilds it',
+           $2::text, $3::text, quote_ident(target_name)) END,
+  paused_at = CASE WHEN status = {state:paused} THEN paused_at ELSE now() END,
+  status = {state:paused}
+WHERE source_id = $1::int AND NOT (status = {state:paused} AND capture_disrupted)
+RETURNING target_name)sql",
+                                   schema),
+                            {Id(source_id), table, problem});
+  if (!changed.ok()) return changed.status();
+  std::vector<std::string> names;
+  for (size_t r = 0; r < changed->size(); ++r) names.push_back(changed->text(r, 0));
+  return names;
+}
+
+Status RecordDefinition(pg::Connection& conn, const std::string& schema, int id,
+                        const std::string& definition) {
+  return conn.Exec(
+      Render("UPDATE {schema}.transforms SET definition = $2 WHERE id = $1::int", schema),
+      {Id(id), definition});
+}
+
+Status RecordColumnExpression(pg::Connection& conn, const std::string& schema, int id,
+                              const std::string& column, const std::string& expr,
+                              const std::string& sql_type) {
+  return conn.Exec(Render(R"sql(
+UPDATE {schema}.transform_columns SET expr = $3, sql_type = $4
+WHERE transform_id = $1::int AND name = $2)sql",
+                          schema),
+                   {Id(id), column, expr, sql_type});
+}
+
+}  // namespace trellis::catalog

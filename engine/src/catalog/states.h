@@ -1,0 +1,90 @@
+// The one writer of transform and column state. Every change of a
+// transform's state, pause, build progress or stored definition goes through
+// a function here, named for the transition it makes (spec/engine.md
+// "States"); nothing else in the engine updates the transforms or
+// transform_columns rows.
+//
+// Every function REQUIRES: inside a transaction.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "catalog/model.h"
+#include "pg/connection.h"
+#include "trellis/states.h"
+#include "trellis/status.h"
+
+namespace trellis::catalog {
+
+// Pauses transform `id` with `kind` and `reason` (a sentence naming the fix).
+// A transform already paused keeps its first pause.
+[[nodiscard]] Status Pause(pg::Connection& conn, const std::string& schema, int id, PauseKind kind,
+                           const std::string& reason);
+
+// Pauses one column: it keeps the values it has while the rest flows.
+[[nodiscard]] Status PauseColumn(pg::Connection& conn, const std::string& schema, int id,
+                                 const std::string& column, PauseKind kind,
+                                 const std::string& reason);
+
+// Resumes a paused transform. An operator pause resumes by draining the
+// pages that accumulated; any other pause, or a capture disruption noted
+// while paused, lost writes or applied none, so the target is rebuilt. The
+// caller reinstalls capture first when `t.capture_disrupted`.
+[[nodiscard]] Status Resume(pg::Connection& conn, const std::string& schema, const Transform& t);
+
+// Resumes a paused column and rebuilds it (it missed writes while paused).
+// False when the column was not paused.
+[[nodiscard]] Result<bool> ResumeColumn(pg::Connection& conn, const std::string& schema, int id,
+                                        const std::string& column);
+
+// Restarts the build of transform `id`. `columns` unset rebuilds whole rows;
+// set, it rebuilds those columns (merged with any column rebuild still
+// pending; a pending whole-row rebuild stays whole). The transform goes to
+// waiting_to_backfill unless it is paused, in which case it stays paused and
+// the rebuild runs when it resumes.
+[[nodiscard]] Status RequestRebuild(pg::Connection& conn, const std::string& schema, int id,
+                                    const std::optional<std::vector<std::string>>& columns);
+
+// waiting_to_backfill -> backfilling, with the build's size estimate.
+[[nodiscard]] Status StartBuild(pg::Connection& conn, const std::string& schema, int id,
+                                int64_t total_rows);
+
+// A rebuild chunk is in: the next chunk starts after `cursor` (a text[]
+// literal of the last key written).
+[[nodiscard]] Status RecordBuildProgress(pg::Connection& conn, const std::string& schema, int id,
+                                         const std::string& cursor, int64_t rows);
+
+// backfilling -> catching_up: keys written since the build began are in the
+// ledger, so the transform is live once the pages that exist now drain.
+[[nodiscard]] Status FinishBuild(pg::Connection& conn, const std::string& schema, int id);
+
+// catching_up -> live, for every transform whose catch-up pages are drained.
+[[nodiscard]] Status PromoteCaughtUp(pg::Connection& conn, const std::string& schema);
+
+// Stamps last_applied_at after a drain; coarse on purpose (at most every
+// 100 ms), or drains of one transform would queue on its row at each commit.
+[[nodiscard]] Status NoteApplied(pg::Connection& conn, const std::string& schema, int id);
+
+// Capture of source `source_id` (`table`) was changed outside Trellis
+// (`problem`): its readers are paused with kind disruption, or, when already
+// paused, marked so that their RESUME rebuilds. Returns the target names
+// changed (none when all were marked before).
+[[nodiscard]] Result<std::vector<std::string>> MarkCaptureDisrupted(pg::Connection& conn,
+                                                                    const std::string& schema,
+                                                                    int source_id,
+                                                                    const std::string& table,
+                                                                    const std::string& problem);
+
+// Stores the canonical TRANSFORM statement definitions/1 shows.
+[[nodiscard]] Status RecordDefinition(pg::Connection& conn, const std::string& schema, int id,
+                                      const std::string& definition);
+
+// Stores a column's new expression and type (ALTER COLUMN).
+[[nodiscard]] Status RecordColumnExpression(pg::Connection& conn, const std::string& schema, int id,
+                                            const std::string& column, const std::string& expr,
+                                            const std::string& sql_type);
+
+}  // namespace trellis::catalog
