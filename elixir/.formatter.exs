@@ -1,6 +1,6 @@
-# `define` and `apply` are the Trellis.Migration commands; apps that list
-# :trellis_pg in `import_deps` keep them free of parentheses.
-export_locals_without_parens = [define: 1, apply: 1]
+# The Trellis.Migration helpers; apps that list :trellis_pg in `import_deps`
+# keep them free of parentheses, like Ecto's own migration commands.
+export_locals_without_parens = [define: 1, define: 2, apply: 1, status: 1]
 
 [
   inputs: ["{mix,.formatter}.exs", "{config,lib,test}/**/*.{ex,exs}"],

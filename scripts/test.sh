@@ -20,6 +20,9 @@ export TRELLIS_TESTKIT_PATH="$root/build/test/testkit/trellis-testkit"
 export TRELLIS_REQUIRE_PORT=1
 (cd "$root/elixir" && MIX_ENV=test mix test --warnings-as-errors 2>&1) || status=1
 
+echo "== Ecto host app (scripts/test-ecto.sh)"
+"$root/scripts/test-ecto.sh" || status=1
+
 echo "== Formatting (clang-format, mix format)"
 (cd "$root" && find protocol engine port test bench \( -name '*.cc' -o -name '*.h' \) -print0 |
   xargs -0 clang-format --dry-run --Werror) || status=1

@@ -40,9 +40,11 @@ defmodule Trellis.Call do
     with {:ok, handle} <- Trellis.resolve(handle) do
       timeout_ms = Keyword.get(opts, :timeout_ms, handle.timeout_ms)
 
-      if HandleState.accepting?(handle.state),
-        do: run(handle, op, args, timeout_ms),
-        else: {:error, HandleState.closed_error(handle.state)}
+      Trellis.Telemetry.span(handle, op, fn ->
+        if HandleState.accepting?(handle.state),
+          do: run(handle, op, args, timeout_ms),
+          else: {:error, HandleState.closed_error(handle.state)}
+      end)
     end
   end
 

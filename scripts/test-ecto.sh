@@ -1,0 +1,109 @@
+#!/usr/bin/env bash
+# Drives elixir/examples/ecto_app, a small Ecto app, with real mix commands
+# against a throwaway testkit cluster: Trellis.Migration through
+# ecto.migrate / ecto.rollback, mix trellis.dump as the ecto.dump alias,
+# ecto.load into a fresh database, telemetry, and paren-free formatting.
+# Ecto and its siblings come from a source mirror (the Hex registry is out of
+# reach): $TRELLIS_HEXDEPS, else shared/hexdeps beside the repository, else
+# /work/shared/hexdeps. Without one the stage says SKIPPED and why.
+# Needs build/port/trellis-port and build/test/testkit/trellis-testkit.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+app="$root/elixir/examples/ecto_app"
+
+hexdeps=""
+for candidate in "${TRELLIS_HEXDEPS:-}" "$root/../shared/hexdeps" /work/shared/hexdeps; do
+  if [[ -n "$candidate" && -d "$candidate/ecto_sql" ]]; then
+    hexdeps="$(cd "$candidate" && pwd)"
+    break
+  fi
+done
+if [[ -z "$hexdeps" ]]; then
+  echo "!! SKIPPED: the Ecto host app (scripts/test-ecto.sh) did not run: no Ecto source" \
+    "mirror in \$TRELLIS_HEXDEPS, $root/../shared/hexdeps or /work/shared/hexdeps" >&2
+  exit 0
+fi
+
+export TRELLIS_HEXDEPS="$hexdeps" MIX_ENV=test
+export TRELLIS_PORT_PATH="$root/build/port/trellis-port"
+# The testkit's cluster lives until its stdin closes, i.e. until this script exits.
+coproc TESTKIT { exec "$root/build/test/testkit/trellis-testkit"; }
+read -r url <&"${TESTKIT[0]}"
+export DATABASE_URL="${url%/*}/ecto_app"
+scratch="$app/tmp"
+rm -rf "$scratch" && mkdir -p "$scratch"
+cd "$app"
+
+step() { echo "-- $*"; }
+fail() {
+  echo "FAILED: $*" >&2
+  exit 1
+}
+# must_fail PATTERN CMD...: CMD exits non-zero and its output matches PATTERN.
+must_fail() {
+  local pattern="$1" out="$scratch/out"
+  shift
+  if "$@" >"$out" 2>&1; then fail "'$*' succeeded; expected it to be refused"; fi
+  grep -Eq "$pattern" "$out" || {
+    cat "$out" >&2
+    fail "'$*' failed without saying /$pattern/"
+  }
+}
+phase() { mix test --only "phase:$1" --warnings-as-errors; }
+
+step "compile (deps cached in $app/_build)"
+mix compile --warnings-as-errors 2>&1 | grep -v '^Compiling\|^Generated\|^==>' || true
+
+step "ecto.create, ecto.migrate: transforms defined, live once the app writes through the Repo"
+mix ecto.create
+mix ecto.migrate
+phase migrated
+
+step "ecto.rollback --step 2: down/0 resumes, pauses and drops"
+mix ecto.rollback --step 2
+phase rolled_back
+mix ecto.migrate
+
+step "the guard: migration 3 runs again over what it made and leaves it as it is"
+psql -q "$DATABASE_URL" -c "DELETE FROM schema_migrations WHERE version = 20260101000003"
+mix ecto.migrate 2>&1 | tee "$scratch/out"
+grep -q 'trellis define .*gadget_labels.* => {:already_defined, "public.gadget_labels"}' "$scratch/out" ||
+  fail "the guarded define did not report already_defined"
+
+step "refused migrations apply nothing"
+must_fail 'add `@disable_ddl_transaction true`' mix ecto.migrate --migrations-path priv/bad_migrations/no_ddl_flag
+must_fail "cannot run inside the migration's transaction" mix ecto.migrate --migrations-path priv/bad_migrations/in_transaction
+must_fail 'define up/0 and down/0 instead' mix ecto.migrate --migrations-path priv/bad_migrations/change
+must_fail 'already exists as `TRANSFORM gadget_labels' mix ecto.migrate --migrations-path priv/bad_migrations/guard_mismatch
+phase refused
+
+step "ecto.dump (the trellis.dump alias): DDL and definitions in one file"
+mix ecto.dump --prefix public --prefix trellis
+dump=priv/repo/structure.sql
+grep -q '^CREATE TABLE public.widgets' "$dump" || fail "$dump lacks the widgets table"
+grep -q '^CREATE TABLE public.widget_prices' "$dump" || fail "$dump lacks the widget_prices target"
+grep -q '^INSERT INTO "trellis".transforms .*'"'widget_prices'" "$dump" || fail "$dump lacks the definitions"
+grep -q '^INSERT INTO public."schema_migrations"' "$dump" || fail "$dump lacks schema_migrations"
+if grep -q '^CREATE SCHEMA public;' "$dump"; then fail "$dump has a CREATE SCHEMA public that ecto.load refuses"; fi
+must_fail 'leave out \["trellis"\].*--prefix trellis' mix ecto.dump --prefix public -d "$scratch/refused.sql"
+[[ ! -e "$scratch/refused.sql" ]] || fail "a refused dump wrote $scratch/refused.sql"
+phase dump_race
+
+step "ecto.drop, ecto.create, ecto.load, then the app: every target rebuilt"
+mix ecto.drop
+mix ecto.create
+mix ecto.load
+mix ecto.migrate 2>&1 | tee "$scratch/out"
+grep -q "Migrations already up" "$scratch/out" || fail "ecto.migrate after ecto.load ran migrations again"
+phase loaded
+
+step "mix format --check-formatted keeps the helpers free of parentheses"
+mix format --check-formatted
+# Without :trellis_pg's exported formatter settings the same files would
+# change, so the check above is the export at work.
+cat >"$scratch/no_trellis.formatter.exs" <<'EOF'
+[import_deps: [:ecto, :ecto_sql], inputs: ["priv/repo/migrations/*.exs"]]
+EOF
+must_fail 'not formatted' mix format --check-formatted --dot-formatter "$scratch/no_trellis.formatter.exs"
+
+echo "-- the Ecto host app passed"
