@@ -49,7 +49,8 @@ must_fail() {
     fail "'$*' failed without saying /$pattern/"
   }
 }
-phase() { mix test --only "phase:$1" --warnings-as-errors; }
+# phase NAME [ARGS]: the host app's tests tagged `phase: :NAME`.
+phase() { mix test --only "phase:$1" --warnings-as-errors "${@:2}"; }
 
 step "compile (deps cached in $app/_build)"
 mix compile --warnings-as-errors 2>&1 | grep -v '^Compiling\|^Generated\|^==>' || true
@@ -85,6 +86,11 @@ grep -q '^CREATE TABLE public.widget_prices' "$dump" || fail "$dump lacks the wi
 grep -q '^INSERT INTO "trellis".transforms .*'"'widget_prices'" "$dump" || fail "$dump lacks the definitions"
 grep -q '^INSERT INTO public."schema_migrations"' "$dump" || fail "$dump lacks schema_migrations"
 if grep -q '^CREATE SCHEMA public;' "$dump"; then fail "$dump has a CREATE SCHEMA public that ecto.load refuses"; fi
+mix ecto.dump -q --prefix public --prefix trellis -d "$scratch/quiet.sql" >"$scratch/out" 2>&1
+[[ ! -s "$scratch/out" ]] || fail "mix ecto.dump -q printed: $(cat "$scratch/out")"
+# pg_dump's \restrict lines carry a random key; everything else must match.
+unkeyed() { grep -v '^\\\(un\)\?restrict ' "$1"; }
+cmp -s <(unkeyed "$dump") <(unkeyed "$scratch/quiet.sql") || fail "-d wrote something else than the default path got"
 must_fail 'leave out \["trellis"\].*--prefix trellis' mix ecto.dump --prefix public -d "$scratch/refused.sql"
 [[ ! -e "$scratch/refused.sql" ]] || fail "a refused dump wrote $scratch/refused.sql"
 phase dump_race
@@ -95,6 +101,7 @@ mix ecto.create
 mix ecto.load
 mix ecto.migrate 2>&1 | tee "$scratch/out"
 grep -q "Migrations already up" "$scratch/out" || fail "ecto.migrate after ecto.load ran migrations again"
+phase loaded_before_start --no-start
 phase loaded
 
 step "mix format --check-formatted keeps the helpers free of parentheses"

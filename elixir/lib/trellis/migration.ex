@@ -67,9 +67,11 @@ defmodule Trellis.Migration do
       transform behind whose migration never ran. A module that uses
       `Trellis.Migration` without it does not compile, so `mix ecto.migrate`
       stops before running any pending migration, with a message that says
-      to add it. Called by their full name from a module that did not `use`
-      this one, the helpers raise `Trellis.Error` (`:validation`) when a
-      transaction is open, before they touch anything.
+      to add it. The helpers check it again as they run: called
+      by their full name (`require Trellis.Migration`) from a module that
+      does not `use` it, they raise `Trellis.Error` (`:validation`) when the
+      migration's transaction is open, before they touch anything, and the
+      transaction rolls back what the migration queued.
     * **`up/0` and `down/0`, not `change/0`.** Ecto rolls `change/0` back by
       running it again and reversing the commands it records; a helper is
       not a recorded command, so a rollback would define the transform a

@@ -52,6 +52,13 @@ defmodule EctoAppTest do
                     %{op: "status", result: {:error, %Trellis.Error{code: :not_found}}}}
 
     refute_received {[:trellis, :call, :exception], _, _}
+
+    # A call that raises is a bug; a value the codec cannot encode is one way
+    # to raise inside the span, which reports it and lets it through.
+    assert catch_error(Trellis.Call.call(EctoApp.Trellis, "status", %{"target" => self()}))
+
+    assert_receive {[:trellis, :call, :exception], %{duration: _},
+                    %{op: "status", instance: "ecto_app/trellis", kind: :error}}
   end
 
   @tag phase: :rolled_back
@@ -119,6 +126,22 @@ defmodule EctoAppTest do
     Trellis.apply(EctoApp.Trellis, "DROP TRANSFORM race_labels")
   end
 
+  # Run with `mix test --no-start`: the application (and its workers) not
+  # yet started on the freshly loaded database.
+  @tag phase: :loaded_before_start
+  test "ecto.load brings back the definitions, unbuilt, the paused one too" do
+    {:ok, _} = Application.ensure_all_started(:trellis_pg)
+    trellis = Trellis.connect!(url: System.fetch_env!("DATABASE_URL"))
+
+    try do
+      for name <- ["widget_prices", "gadget_labels"] do
+        assert %Trellis.Status{status: :waiting_to_backfill} = Trellis.status!(trellis, name)
+      end
+    after
+      Trellis.shutdown(trellis)
+    end
+  end
+
   @tag phase: :loaded
   test "after ecto.drop, ecto.create and ecto.load the started app rebuilds every target" do
     assert definitions() == %{
@@ -127,7 +150,7 @@ defmodule EctoAppTest do
            }
 
     # Paused when it was dumped; the pause is runtime state and stays behind.
-    refute status("gadget_labels").status == :paused
+    refute status("gadget_labels").paused_kind
 
     write_widgets()
     Repo.insert_all(Gadget, [%{label: "bolt"}, %{label: "Nut"}])
