@@ -24,14 +24,8 @@ defmodule EctoAppTest do
 
   @tag phase: :migrated
   test "every call on the handle is a [:trellis, :call] span seen by a real :telemetry handler" do
-    parent = self()
     events = for e <- [:start, :stop, :exception], do: [:trellis, :call, e]
-
-    handler = fn event, measurements, metadata, _ ->
-      send(parent, {event, measurements, metadata})
-    end
-
-    :ok = :telemetry.attach_many("ecto-app-test", events, handler, nil)
+    :ok = :telemetry.attach_many("ecto-app-test", events, &__MODULE__.forward_event/4, self())
     on_exit(fn -> :telemetry.detach("ecto-app-test") end)
 
     assert Trellis.Telemetry.enabled?()
@@ -162,6 +156,9 @@ defmodule EctoAppTest do
     assert rows("SELECT label FROM gadget_labels ORDER BY label") ==
              rows("SELECT upper(label) FROM gadgets ORDER BY 1")
   end
+
+  def forward_event(event, measurements, metadata, test),
+    do: send(test, {event, measurements, metadata})
 
   defp write_widgets do
     Repo.insert_all(Widget, for(i <- 1..50, do: %{name: "w#{i}", price: rem(i, 7) - 1}))
