@@ -36,6 +36,12 @@ defmodule Mix.Tasks.Trellis.Dump do
 
   A database whose Trellis catalog does not exist yet gets nothing appended,
   and the task says so.
+
+  The check compares the definitions, so it cannot see a define and a drop
+  of the same transform that both commit while one dump runs: the pair
+  leaves the definitions as they were, and the file may then hold a target
+  table (and capture trigger) with no definition. Dump when no migration or
+  deploy is changing transforms, as for any schema dump.
   """
 
   use Mix.Task
