@@ -211,3 +211,39 @@ TEST_CASE("two catalogs with long schemas sharing a prefix capture one table",
   CHECK(f.Differences("a1", "SELECT id, price FROM widgets") == 0);
   CHECK(f.Differences("a2", "SELECT id, price FROM widgets") == 0);
 }
+
+TEST_CASE(
+    "a trigger under a name PostgreSQL cut short is replaced on RESUME and dropped with its "
+    "source",
+    "[engine][capture][names]") {
+  EngineFixture f;
+  f.Sql(
+      "CREATE TABLE widgets (id int PRIMARY KEY, price int);"
+      "INSERT INTO widgets SELECT g, g FROM generate_series(1, 10) g;");
+  const std::string schema(50, 'v');
+  auto s = f.OpenSession(true, schema);
+  REQUIRE(s->Apply("TRANSFORM a FROM widgets SELECT price AS price", true).ok());
+  // What engines before capture/names.h left: the four names cut to one
+  // 63-byte name, which the last install (truncate) kept.
+  const std::string cut = ("trellis_" + schema + "_capture_truncate").substr(0, 63);
+  f.Sql("CREATE TRIGGER " + trellis::sql::Ident(cut) +
+        " AFTER TRUNCATE ON widgets FOR EACH STATEMENT EXECUTE FUNCTION " +
+        trellis::sql::Ident(schema) + ".capture_1_truncate()");
+  CHECK(f.Scalar("SELECT count(*) FROM pg_trigger WHERE tgrelid = 'widgets'::regclass") == "5");
+
+  f.Sql("ALTER TABLE widgets DISABLE TRIGGER " +
+        trellis::sql::Ident(TriggerName(schema, "insert")));
+  REQUIRE(s->DetectCaptureDisruptions()->size() == 1);
+  REQUIRE(s->Apply("RESUME TRANSFORM a", false).ok());
+  CHECK(f.Scalar("SELECT count(*) FROM pg_trigger WHERE tgrelid = 'widgets'::regclass") == "4");
+  CHECK(s->DetectCaptureDisruptions()->empty());
+
+  f.Sql("CREATE TRIGGER " + trellis::sql::Ident(cut) +
+        " AFTER TRUNCATE ON widgets FOR EACH STATEMENT EXECUTE FUNCTION " +
+        trellis::sql::Ident(schema) + ".capture_1_truncate()");
+  REQUIRE(s->Apply("PAUSE TRANSFORM a", false).ok());
+  auto dropped = s->Apply("DROP TRANSFORM a", false);
+  INFO((dropped.ok() ? "" : dropped.status().ToString()));
+  REQUIRE(dropped.ok());
+  CHECK(f.Scalar("SELECT count(*) FROM pg_trigger WHERE tgrelid = 'widgets'::regclass") == "0");
+}

@@ -34,6 +34,30 @@ WHERE c.oid = $1::oid)sql",
   return std::optional<std::string>(rows->text(0, 0));
 }
 
+// Drops every trigger of the catalog in `schema` on `table` (quoted): the
+// four under the names made now, and any other calling one of the
+// catalog's capture functions, such as a trigger made under a name
+// PostgreSQL cut short (before capture/names.h), which would otherwise
+// outlive its source and keep its function from being dropped.
+Status DropOurs(pg::Connection& conn, const std::string& schema, const std::string& relid,
+                const std::string& table) {
+  auto stale = conn.Query(R"sql(
+SELECT t.tgname FROM pg_trigger t
+JOIN pg_proc p ON p.oid = t.tgfoid JOIN pg_namespace n ON n.oid = p.pronamespace
+WHERE t.tgrelid = $1::oid AND n.nspname = $2
+  AND p.proname ~ '^capture_[0-9]+_(insert|update|delete|truncate)$')sql",
+                          {relid, schema});
+  if (!stale.ok()) return stale.status();
+  std::vector<std::string> names;
+  for (const char* event : kEvents) names.push_back(TriggerName(schema, event));
+  for (size_t r = 0; r < stale->size(); ++r) names.push_back(stale->text(r, 0));
+  for (const auto& name : names) {
+    TRELLIS_RETURN_IF_ERROR(
+        conn.Exec("DROP TRIGGER IF EXISTS " + sql::Ident(name) + " ON " + table));
+  }
+  return Status::OK();
+}
+
 }  // namespace
 
 Status InstallTriggers(pg::Connection& conn, const std::string& schema, int source_id,
@@ -41,10 +65,10 @@ Status InstallTriggers(pg::Connection& conn, const std::string& schema, int sour
   auto table = CurrentName(conn, relid);
   if (!table.ok()) return table.status();
   if (!table.value()) return Status::NotFound("the table to capture no longer exists");
+  TRELLIS_RETURN_IF_ERROR(DropOurs(conn, schema, relid, **table));
   for (const std::string_view event : kEvents) {
     const std::string trigger = sql::Ident(TriggerName(schema, event));
     const std::string on = " ON " + **table;
-    TRELLIS_RETURN_IF_ERROR(conn.Exec("DROP TRIGGER IF EXISTS " + trigger + on));
     TRELLIS_RETURN_IF_ERROR(conn.Exec("CREATE TRIGGER " + trigger + " AFTER " + Upper(event) + on +
                                       Referencing(event) + " FOR EACH STATEMENT EXECUTE FUNCTION " +
                                       QualifiedFunctionName(schema, source_id, event) + "()"));
@@ -58,11 +82,7 @@ Status RemoveTriggers(pg::Connection& conn, const std::string& schema, const std
   auto table = CurrentName(conn, relid);
   if (!table.ok()) return table.status();
   if (!table.value()) return Status::OK();
-  for (const std::string_view event : kEvents) {
-    TRELLIS_RETURN_IF_ERROR(conn.Exec("DROP TRIGGER IF EXISTS " +
-                                      sql::Ident(TriggerName(schema, event)) + " ON " + **table));
-  }
-  return Status::OK();
+  return DropOurs(conn, schema, relid, **table);
 }
 
 }  // namespace trellis::capture

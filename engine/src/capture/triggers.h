@@ -13,14 +13,16 @@
 namespace trellis::capture {
 
 // (Re)creates the four capture triggers on table `relid` calling source
-// `source_id`'s capture functions, set ENABLE ALWAYS so they fire under
+// `source_id`'s capture functions (replacing any of the catalog's earlier
+// ones there), set ENABLE ALWAYS so they fire under
 // session_replication_role = replica too. not_found when the table is gone.
 // REQUIRES: inside a transaction; the functions exist.
 Status InstallTriggers(pg::Connection& conn, const std::string& schema, int source_id,
                        const std::string& relid);
 
-// Drops the capture triggers of the catalog in `schema` from table `relid`;
-// nothing to do when the table is gone.
+// Drops the capture triggers of the catalog in `schema` from table `relid`
+// (also any stale one calling the catalog's capture functions under another
+// name); nothing to do when the table is gone.
 Status RemoveTriggers(pg::Connection& conn, const std::string& schema, const std::string& relid);
 
 }  // namespace trellis::capture
