@@ -16,16 +16,46 @@ defmodule Trellis do
 
   Every function that takes a handle runs in the calling process and waits
   for its reply in a `receive`: calls from different processes run in
-  parallel and never queue behind each other. Each call has a budget
-  (`:timeout_ms`, 30 s by default); a call that runs out of it returns
-  `{:error, %Trellis.Error{code: :timeout}}` and the port program stops the
-  work it started. A process killed during a call leaves nothing behind: the
-  call is cancelled within a fraction of a second.
+  parallel and never queue behind each other. A process's own calls stay in
+  order, since it waits for each reply.
+
+  Every call returns within its budget, counted from when it is submitted:
+  the handle's `:timeout_ms` (30 s by default), or `await_converged/3`'s own
+  `:timeout_ms`. A call that runs out of it returns `{:error,
+  %Trellis.Error{code: :timeout}}`, and the port program has already
+  stopped what it started on the server: the request carries the budget
+  less a tenth (at least 20 ms, at most 1 s), the port program cancels
+  the statement on the server at that point and answers `:timeout`, and the
+  caller gives up on its own at the full budget only when that answer does
+  not come (a port program that is stuck). A process killed during a call
+  leaves nothing behind: the call is cancelled within a fraction of a
+  second.
 
   Non-bang functions return `{:ok, value}` (or `:ok`) or
   `{:error, %Trellis.Error{}}`; bang variants return the value or raise the
-  error. A wrong argument (an unknown option, a value of the wrong type)
-  raises `ArgumentError` at once.
+  error.
+
+  ## Bad arguments
+
+  A mistake in the calling code's types raises `ArgumentError` at once, as
+  Elixir's own functions do; a value of the right type that Trellis refuses
+  is returned as `{:error, %Trellis.Error{code: :validation}}`, whose
+  message names the argument or option and what it must be. Per function:
+
+  | function | raises `ArgumentError` | returns a `:validation` error |
+  | --- | --- | --- |
+  | `connect/1`, `start_link/1` | options not a keyword list, an unknown option, a missing `:url`, a value of the wrong type (`pool_size: "4"`), a `:name` that is not an atom (or given to `connect/1`) | a value out of range: an empty `:url`, `:schema` or `:record`, `:pool_size` outside 1..100, `:drain_threads` outside 0..100, `:timeout_ms` below 1 (see `Trellis.Options`) |
+  | every function taking a handle | something that is neither a handle nor an atom | a name with no handle registered under it, a handle of another node, a handle that was shut down |
+  | `apply/2`, `define/2` | a statement that is not a string | a statement the grammar or the engine refuses (an empty one too), another statement than `TRANSFORM` given to `define/2` |
+  | `status/2`, `request_backfill/2` | a name that is not a string | an empty name or one that is not a name (`"a b"`); a well-formed name of no transform is `:not_found` |
+  | `await_converged/3` | a token that is not a binary, an unknown option, a `:timeout_ms` that is not an integer | `:timeout_ms` outside 1..86 400 000; a token that is not one `watermark_token/1` returned |
+  | `shutdown/1` | something that is neither a handle nor an atom | a name (the supervisor stops a named handle) |
+
+  ## Names
+
+  `define/2` returns the transform's name, and `{:resumed, addresses}` its
+  addresses, in the one form every statement and read takes back unchanged:
+  see `Trellis.Applied`.
 
   ## Handles in a supervision tree
 
@@ -57,7 +87,7 @@ defmodule Trellis do
 
   import Kernel, except: [apply: 2]
 
-  alias Trellis.{Call, Error, HandleState}
+  alias Trellis.{Applied, Call, Error, HandleState, Options}
 
   @enforce_keys [:owner, :port, :table, :state, :timeout_ms]
   defstruct [
@@ -100,18 +130,6 @@ defmodule Trellis do
           | {:application_name, String.t()}
           | {:name, atom}
 
-  # {option, check, what it must be, default}; :url is required.
-  @options [
-    {:url, &is_binary/1, "a string (a PostgreSQL URL)", :required},
-    {:schema, &__MODULE__.identifier?/1, "a non-empty string", "trellis"},
-    {:pool_size, &__MODULE__.pos_integer?/1, "a positive integer", 10},
-    {:staging, &is_boolean/1, "a boolean", false},
-    {:drain_threads, &__MODULE__.non_neg_integer?/1, "a non-negative integer", 0},
-    {:record, &__MODULE__.identifier?/1, "a file path (a string)", nil},
-    {:timeout_ms, &__MODULE__.pos_integer?/1, "a positive integer", 30_000},
-    {:application_name, &is_binary/1, "a string", nil}
-  ]
-
   ## Lifecycle
 
   @doc """
@@ -144,24 +162,15 @@ defmodule Trellis do
   """
   @spec connect([option]) :: {:ok, t} | {:error, Error.t()}
   def connect(opts) do
-    opts = validate_options!(opts, :connect)
-    spec = {Trellis.Owner, Keyword.put(opts, :caller, self())}
+    with {:ok, opts} <- Options.validate(:connect, opts) do
+      spec = {Trellis.Owner, Keyword.put(opts, :caller, self())}
 
-    case DynamicSupervisor.start_child(Trellis.HandleSupervisor, spec) do
-      {:ok, owner} -> {:ok, Trellis.Owner.handle(owner)}
-      {:error, {:shutdown, %Error{} = error}} -> {:error, error}
+      case DynamicSupervisor.start_child(Trellis.HandleSupervisor, spec) do
+        {:ok, owner} -> {:ok, Trellis.Owner.handle(owner)}
+        {:error, {:shutdown, %Error{} = error}} -> {:error, error}
+      end
     end
   end
-
-  @doc """
-  Like `connect/1`, but returns the handle or raises `Trellis.Error`.
-
-  ## Example
-
-      trellis = Trellis.connect!(url: "postgres://localhost/app")
-  """
-  @spec connect!([option]) :: t
-  def connect!(opts), do: unwrap!(connect(opts))
 
   @doc """
   Starts a handle owned by the calling supervisor and registered under
@@ -178,11 +187,11 @@ defmodule Trellis do
   """
   @spec start_link([option]) :: GenServer.on_start() | {:error, Error.t()}
   def start_link(opts) do
-    opts = validate_options!(opts, :start_link)
-
-    case Trellis.Owner.start_link(Keyword.put(opts, :caller, nil)) do
-      {:error, {:shutdown, %Error{} = error}} -> {:error, error}
-      other -> other
+    with {:ok, opts} <- Options.validate(:start_link, opts) do
+      case Trellis.Owner.start_link(Keyword.put(opts, :caller, nil)) do
+        {:error, {:shutdown, %Error{} = error}} -> {:error, error}
+        other -> other
+      end
     end
   end
 
@@ -228,54 +237,10 @@ defmodule Trellis do
   end
 
   def shutdown(%__MODULE__{} = handle) do
-    with {:ok, handle} <- resolve(handle) do
-      if HandleState.open?(handle.state), do: stop(handle), else: :ok
-    end
+    with {:ok, handle} <- resolve(handle), do: Trellis.Owner.shutdown(handle)
   end
 
-  defp stop(handle) do
-    ref = Process.monitor(handle.owner)
-    HandleState.mark_shutting_down(handle.state)
-
-    case Call.call(handle, "shutdown", %{}) do
-      {:ok, _} ->
-        await_owner(ref, handle.owner)
-
-      {:error, %Error{code: code}} when code in [:validation, :connection, :protocol] ->
-        await_owner(ref, handle.owner)
-
-      {:error, _} = error ->
-        Process.demonitor(ref, [:flush])
-        error
-    end
-  end
-
-  # The port exits once it has cancelled what was in flight; if it takes
-  # longer than the grace, the owner is stopped, which closes it.
-  defp await_owner(ref, owner) do
-    receive do
-      {:DOWN, ^ref, :process, _, _} -> :ok
-    after
-      Trellis.Owner.shutdown_grace_ms() ->
-        Process.demonitor(ref, [:flush])
-
-        try do
-          GenServer.stop(owner, :shutdown, Trellis.Owner.shutdown_grace_ms() * 2)
-        catch
-          :exit, _already_gone -> :ok
-        end
-    end
-  end
-
-  @doc """
-  Like `shutdown/1`, but returns `:ok` or raises `Trellis.Error`.
-
-  ## Example
-
-      :ok = Trellis.shutdown!(trellis)
-  """
-  @spec shutdown!(handle) :: :ok
-  def shutdown!(handle), do: unwrap!(shutdown(handle))
+  def shutdown(other), do: raise(ArgumentError, not_a_handle(other))
 
   ## Information
 
@@ -303,16 +268,6 @@ defmodule Trellis do
   end
 
   defp config_key(_unknown), do: nil
-
-  @doc """
-  Like `config/1`, but returns the map or raises `Trellis.Error`.
-
-  ## Example
-
-      %{schema: "trellis"} = Trellis.config!(trellis)
-  """
-  @spec config!(handle) :: map
-  def config!(handle), do: unwrap!(config(handle))
 
   @doc """
   What the handle is connected to, read from the database:
@@ -349,16 +304,6 @@ defmodule Trellis do
   end
 
   @doc """
-  Like `server_info/1`, but returns the map or raises `Trellis.Error`.
-
-  ## Example
-
-      %{instance: "app/trellis"} = Trellis.server_info!(trellis)
-  """
-  @spec server_info!(handle) :: map
-  def server_info!(handle), do: unwrap!(server_info(handle))
-
-  @doc """
   Checks that the handle's port program answers. It does no database work.
 
   ## Example
@@ -374,16 +319,6 @@ defmodule Trellis do
     end
   end
 
-  @doc """
-  Like `ping/1`, but returns `:ok` or raises `Trellis.Error`.
-
-  ## Example
-
-      :ok = Trellis.ping!(trellis)
-  """
-  @spec ping!(handle) :: :ok
-  def ping!(handle), do: unwrap!(ping(handle))
-
   ## Catalog and statements
 
   @doc """
@@ -398,33 +333,8 @@ defmodule Trellis do
   @spec migrate(handle) :: :ok | {:error, Error.t()}
   def migrate(handle), do: ok(Call.call(handle, "migrate", %{}))
 
-  @doc """
-  Like `migrate/1`, but returns `:ok` or raises `Trellis.Error`.
-
-  ## Example
-
-      :ok = Trellis.migrate!(trellis)
-  """
-  @spec migrate!(handle) :: :ok
-  def migrate!(handle), do: unwrap!(migrate(handle))
-
-  @typedoc """
-  What a statement did:
-
-    * `{:transform_defined, target_table}` - a `TRANSFORM` created its target
-    * `:paused` - a `PAUSE TRANSFORM` (already paused is fine)
-    * `{:resumed, addresses}` - a `RESUME TRANSFORM`; the addresses
-      (`"transform"` or `"transform.column"`) it resumed, `[]` when nothing
-      named was paused
-    * `{:dropped, transform}` - a `DROP TRANSFORM`
-    * `{:altered, transform}` - an `ALTER TRANSFORM`
-  """
-  @type applied ::
-          {:transform_defined, String.t()}
-          | :paused
-          | {:resumed, [String.t()]}
-          | {:dropped, String.t()}
-          | {:altered, String.t()}
+  @typedoc "What a statement did: see `Trellis.Applied`."
+  @type applied :: Applied.t()
 
   @doc """
   Runs one statement of Trellis's grammar (`spec/grammar.md`): `TRANSFORM`,
@@ -440,18 +350,7 @@ defmodule Trellis do
       {:ok, {:resumed, ["widget_prices"]}} = Trellis.apply(trellis, "RESUME TRANSFORM widget_prices")
   """
   @spec apply(handle, String.t()) :: {:ok, applied} | {:error, Error.t()}
-  def apply(handle, statement) when is_binary(statement),
-    do: statement_call(handle, "apply", statement)
-
-  @doc """
-  Like `apply/2`, but returns what the statement did or raises `Trellis.Error`.
-
-  ## Example
-
-      :paused = Trellis.apply!(trellis, "PAUSE TRANSFORM widget_prices")
-  """
-  @spec apply!(handle, String.t()) :: applied
-  def apply!(handle, statement), do: unwrap!(__MODULE__.apply(handle, statement))
+  def apply(handle, statement), do: statement_call(handle, "apply", statement)
 
   @doc """
   Defines a transform: `apply/2` for a `TRANSFORM` statement only; any other
@@ -466,31 +365,13 @@ defmodule Trellis do
   """
   @spec define(handle, String.t()) ::
           {:ok, {:transform_defined, String.t()}} | {:error, Error.t()}
-  def define(handle, statement) when is_binary(statement),
-    do: statement_call(handle, "define", statement)
-
-  @doc """
-  Like `define/2`, but returns `{:transform_defined, target}` or raises
-  `Trellis.Error`.
-
-  ## Example
-
-      {:transform_defined, "widget_prices"} =
-        Trellis.define!(trellis, "TRANSFORM widget_prices FROM widgets SELECT price AS price")
-  """
-  @spec define!(handle, String.t()) :: {:transform_defined, String.t()}
-  def define!(handle, statement), do: unwrap!(define(handle, statement))
+  def define(handle, statement), do: statement_call(handle, "define", statement)
 
   defp statement_call(handle, op, statement) do
+    text!(statement, "the statement", op)
+
     with {:ok, result} <- Call.call(handle, op, %{"statement" => statement}) do
-      case result do
-        %{"tag" => "transform_defined", "target" => target} -> {:ok, {:transform_defined, target}}
-        %{"tag" => "paused"} -> {:ok, :paused}
-        %{"tag" => "resumed", "addresses" => addresses} -> {:ok, {:resumed, addresses}}
-        %{"tag" => "dropped", "target" => target} -> {:ok, {:dropped, target}}
-        %{"tag" => "altered", "target" => target} -> {:ok, {:altered, target}}
-        other -> {:error, Error.new(:protocol, "unexpected #{op} result #{inspect(other)}")}
-      end
+      Applied.from_wire(result, op)
     end
   end
 
@@ -503,21 +384,13 @@ defmodule Trellis do
         Trellis.status(trellis, "widget_prices")
   """
   @spec status(handle, String.t()) :: {:ok, Trellis.Status.t()} | {:error, Error.t()}
-  def status(handle, transform) when is_binary(transform) do
+  def status(handle, transform) do
+    text!(transform, "the transform name", "status")
+
     with {:ok, wire} <- Call.call(handle, "status", %{"target" => transform}) do
       {:ok, Trellis.Status.from_wire(wire)}
     end
   end
-
-  @doc """
-  Like `status/2`, but returns the status or raises `Trellis.Error`.
-
-  ## Example
-
-      %Trellis.Status{status: :live} = Trellis.status!(trellis, "widget_prices")
-  """
-  @spec status!(handle, String.t()) :: Trellis.Status.t()
-  def status!(handle, transform), do: unwrap!(status(handle, transform))
 
   @doc """
   Every transform of the instance, by name: `Trellis.Definition` structs
@@ -533,16 +406,6 @@ defmodule Trellis do
       {:ok, Enum.map(wire, &Trellis.Definition.from_wire/1)}
     end
   end
-
-  @doc """
-  Like `definitions/1`, but returns the list or raises `Trellis.Error`.
-
-  ## Example
-
-      [%Trellis.Definition{}] = Trellis.definitions!(trellis)
-  """
-  @spec definitions!(handle) :: [Trellis.Definition.t()]
-  def definitions!(handle), do: unwrap!(definitions(handle))
 
   @doc """
   The instance's definitions as SQL, to append to a schema-only dump of the
@@ -565,17 +428,6 @@ defmodule Trellis do
   def dump_definitions_sql(handle), do: Call.call(handle, "dump_definitions_sql", %{})
 
   @doc """
-  Like `dump_definitions_sql/1`, but returns the SQL or raises
-  `Trellis.Error`.
-
-  ## Example
-
-      sql = Trellis.dump_definitions_sql!(trellis)
-  """
-  @spec dump_definitions_sql!(handle) :: String.t()
-  def dump_definitions_sql!(handle), do: unwrap!(dump_definitions_sql(handle))
-
-  @doc """
   Rebuilds a transform's target from its source: the backfill starts again
   from the first key while capture keeps running.
 
@@ -584,18 +436,10 @@ defmodule Trellis do
       :ok = Trellis.request_backfill(trellis, "widget_prices")
   """
   @spec request_backfill(handle, String.t()) :: :ok | {:error, Error.t()}
-  def request_backfill(handle, transform) when is_binary(transform),
-    do: ok(Call.call(handle, "request_backfill", %{"target" => transform}))
-
-  @doc """
-  Like `request_backfill/2`, but returns `:ok` or raises `Trellis.Error`.
-
-  ## Example
-
-      :ok = Trellis.request_backfill!(trellis, "widget_prices")
-  """
-  @spec request_backfill!(handle, String.t()) :: :ok
-  def request_backfill!(handle, transform), do: unwrap!(request_backfill(handle, transform))
+  def request_backfill(handle, transform) do
+    text!(transform, "the transform name", "request_backfill")
+    ok(Call.call(handle, "request_backfill", %{"target" => transform}))
+  end
 
   @doc """
   Pauses now the transforms reading any table whose Trellis capture was
@@ -621,17 +465,6 @@ defmodule Trellis do
   @spec detect_capture_disruptions(handle) :: {:ok, [String.t()]} | {:error, Error.t()}
   def detect_capture_disruptions(handle), do: Call.call(handle, "detect_capture_disruptions", %{})
 
-  @doc """
-  Like `detect_capture_disruptions/1`, but returns the tables or raises
-  `Trellis.Error`.
-
-  ## Example
-
-      [] = Trellis.detect_capture_disruptions!(trellis)
-  """
-  @spec detect_capture_disruptions!(handle) :: [String.t()]
-  def detect_capture_disruptions!(handle), do: unwrap!(detect_capture_disruptions(handle))
-
   ## Fleet and convergence
 
   @doc """
@@ -646,16 +479,6 @@ defmodule Trellis do
   def has_live_drain_workers(handle), do: Call.call(handle, "has_live_drain_workers", %{})
 
   @doc """
-  Like `has_live_drain_workers/1`, but returns the boolean or raises `Trellis.Error`.
-
-  ## Example
-
-      true = Trellis.has_live_drain_workers!(trellis)
-  """
-  @spec has_live_drain_workers!(handle) :: boolean
-  def has_live_drain_workers!(handle), do: unwrap!(has_live_drain_workers(handle))
-
-  @doc """
   Whether any node of the fleet holds this instance's staging worker (one
   heartbeated in the last 5 seconds).
 
@@ -665,16 +488,6 @@ defmodule Trellis do
   """
   @spec has_live_staging_worker(handle) :: {:ok, boolean} | {:error, Error.t()}
   def has_live_staging_worker(handle), do: Call.call(handle, "has_live_staging_worker", %{})
-
-  @doc """
-  Like `has_live_staging_worker/1`, but returns the boolean or raises `Trellis.Error`.
-
-  ## Example
-
-      true = Trellis.has_live_staging_worker!(trellis)
-  """
-  @spec has_live_staging_worker!(handle) :: boolean
-  def has_live_staging_worker!(handle), do: unwrap!(has_live_staging_worker(handle))
 
   @doc """
   An opaque token standing for every write committed so far, for
@@ -694,24 +507,23 @@ defmodule Trellis do
   end
 
   @doc """
-  Like `watermark_token/1`, but returns the token or raises `Trellis.Error`.
-
-  ## Example
-
-      token = Trellis.watermark_token!(trellis)
-  """
-  @spec watermark_token!(handle) :: binary
-  def watermark_token!(handle), do: unwrap!(watermark_token(handle))
-
-  @doc """
   Waits until every write committed before `token` has reached the targets of
   every transform that is not paused (a paused transform's writes are
   accounted for by its paused state).
 
   ## Options
 
-    * `:timeout_ms` - how long to wait (default: `30_000`); past it the
-      result is `{:error, %Trellis.Error{code: :timeout}}`
+    * `:timeout_ms` - this call's budget, counted from when it is submitted,
+      like any call's (default: the handle's `:timeout_ms`). It may be
+      longer than the handle's, for a long wait, up to 24 hours. The wait on
+      the server ends two tenths of the budget earlier (at least 40 ms,
+      at most 2 s), so "not converged yet" arrives as an answer, and the call
+      returns `{:error, %Trellis.Error{code: :timeout}}` within the budget
+      either way.
+
+  A token that is not a binary, or a `:timeout_ms` that is not an integer,
+  raises `ArgumentError`; a negative or too long `:timeout_ms` is a
+  `:validation` error.
 
   ## Example
 
@@ -719,47 +531,128 @@ defmodule Trellis do
       :ok = Trellis.await_converged(trellis, token, timeout_ms: 10_000)
   """
   @spec await_converged(handle, binary, keyword) :: :ok | {:error, Error.t()}
-  def await_converged(handle, token, opts \\ []) when is_binary(token) do
-    opts = Keyword.validate!(opts, timeout_ms: 30_000)
-    timeout_ms = opts[:timeout_ms]
-
-    unless is_integer(timeout_ms) and timeout_ms >= 0 do
-      raise ArgumentError, "option :timeout_ms must be a non-negative integer"
+  def await_converged(handle, token, opts \\ []) do
+    unless is_binary(token) do
+      raise ArgumentError, "await_converged/3 takes the token as a binary, got: #{inspect(token)}"
     end
 
-    args = %{"token" => {:bin, token}, "timeout_ms" => timeout_ms}
+    opts = Keyword.validate!(opts, [:timeout_ms])
 
-    # The call's own budget outlasts the wait, so "not converged in time"
-    # arrives as an answer rather than as a cut-off call.
-    case Call.call(handle, "await_converged", args, timeout_ms: timeout_ms + 5_000) do
-      {:ok, true} ->
-        :ok
+    with {:ok, budget} <- wait_budget(opts[:timeout_ms]),
+         {:ok, handle} <- resolve(handle) do
+      budget = budget || handle.timeout_ms
+      # The server's wait ends before the request's own budget, which ends
+      # before the caller's: each answer arrives inside the one above it.
+      wait_ms = max(Call.port_budget_ms(Call.port_budget_ms(budget)), 0)
+      args = %{"token" => {:bin, token}, "timeout_ms" => wait_ms}
 
-      {:ok, false} ->
-        {:error,
-         Error.new(
-           :timeout,
-           "writes committed before the token had not converged after #{timeout_ms} ms"
-         )}
+      case Call.call(handle, "await_converged", args, timeout_ms: budget) do
+        {:ok, true} ->
+          :ok
 
-      {:error, _} = error ->
-        error
+        {:ok, false} ->
+          {:error,
+           Error.new(
+             :timeout,
+             "writes committed before the token had not converged within #{budget} ms"
+           )}
+
+        {:error, _} = error ->
+          error
+      end
     end
   end
 
-  @doc """
-  Like `await_converged/3`, but returns `:ok` or raises `Trellis.Error`.
+  @max_wait_ms 86_400_000
 
-  ## Example
+  defp wait_budget(nil), do: {:ok, nil}
 
-      :ok = Trellis.await_converged!(trellis, Trellis.watermark_token!(trellis))
-  """
-  @spec await_converged!(handle, binary, keyword) :: :ok
-  def await_converged!(handle, token, opts \\ []),
-    do: unwrap!(await_converged(handle, token, opts))
+  defp wait_budget(budget) when is_integer(budget) and budget in 1..@max_wait_ms,
+    do: {:ok, budget}
+
+  defp wait_budget(budget) when is_integer(budget) do
+    {:error,
+     Error.new(
+       :validation,
+       "option :timeout_ms must be in 1..#{@max_wait_ms} (24 hours), got: #{budget}"
+     )}
+  end
+
+  defp wait_budget(budget),
+    do: raise(ArgumentError, "option :timeout_ms must be an integer, got: #{inspect(budget)}")
 
   defp ok({:ok, _}), do: :ok
   defp ok({:error, _} = error), do: error
+
+  ## Bang variants
+
+  # One line per function: {name, [{argument, type}], type of the value,
+  # what is returned in words, an example}. Each variant calls the non-bang
+  # function and raises the Trellis.Error it returns; a default argument
+  # ({argument, type, default}) carries over.
+  @bang_variants [
+    {:connect, [opts: quote(do: [option])], quote(do: t), "the handle",
+     ~S|trellis = Trellis.connect!(url: "postgres://localhost/app")|},
+    {:shutdown, [handle: quote(do: handle)], :ok, "`:ok`", "Trellis.shutdown!(trellis)"},
+    {:config, [handle: quote(do: handle)], quote(do: map), "the map",
+     ~S|%{schema: "trellis"} = Trellis.config!(trellis)|},
+    {:server_info, [handle: quote(do: handle)], quote(do: map), "the map",
+     ~S|%{instance: "app/trellis"} = Trellis.server_info!(trellis)|},
+    {:ping, [handle: quote(do: handle)], :ok, "`:ok`", "Trellis.ping!(trellis)"},
+    {:migrate, [handle: quote(do: handle)], :ok, "`:ok`", "Trellis.migrate!(trellis)"},
+    {:apply, [handle: quote(do: handle), statement: quote(do: String.t())], quote(do: applied),
+     "what the statement did",
+     ~S|:paused = Trellis.apply!(trellis, "PAUSE TRANSFORM widget_prices")|},
+    {:define, [handle: quote(do: handle), statement: quote(do: String.t())],
+     quote(do: {:transform_defined, String.t()}), "`{:transform_defined, name}`",
+     ~S|{:transform_defined, "widget_prices"} =
+  Trellis.define!(trellis, "TRANSFORM widget_prices FROM widgets SELECT price AS price")|},
+    {:status, [handle: quote(do: handle), transform: quote(do: String.t())],
+     quote(do: Trellis.Status.t()), "the status",
+     ~S|%Trellis.Status{status: :live} = Trellis.status!(trellis, "widget_prices")|},
+    {:definitions, [handle: quote(do: handle)], quote(do: [Trellis.Definition.t()]), "the list",
+     "[%Trellis.Definition{}] = Trellis.definitions!(trellis)"},
+    {:dump_definitions_sql, [handle: quote(do: handle)], quote(do: String.t()), "the SQL",
+     "sql = Trellis.dump_definitions_sql!(trellis)"},
+    {:request_backfill, [handle: quote(do: handle), transform: quote(do: String.t())], :ok,
+     "`:ok`", ~S|Trellis.request_backfill!(trellis, "widget_prices")|},
+    {:detect_capture_disruptions, [handle: quote(do: handle)], quote(do: [String.t()]),
+     "the tables", "[] = Trellis.detect_capture_disruptions!(trellis)"},
+    {:has_live_drain_workers, [handle: quote(do: handle)], quote(do: boolean), "the boolean",
+     "true = Trellis.has_live_drain_workers!(trellis)"},
+    {:has_live_staging_worker, [handle: quote(do: handle)], quote(do: boolean), "the boolean",
+     "true = Trellis.has_live_staging_worker!(trellis)"},
+    {:watermark_token, [handle: quote(do: handle)], quote(do: binary), "the token",
+     "token = Trellis.watermark_token!(trellis)"},
+    {:await_converged,
+     [{:handle, quote(do: handle)}, {:token, quote(do: binary)}, {:opts, quote(do: keyword), []}],
+     :ok, "`:ok`", "Trellis.await_converged!(trellis, Trellis.watermark_token!(trellis))"}
+  ]
+
+  for {name, args, value_type, returns, example} <- @bang_variants do
+    bang = :"#{name}!"
+    vars = for arg <- args, do: Macro.var(elem(arg, 0), __MODULE__)
+    types = for arg <- args, do: elem(arg, 1)
+
+    params =
+      for {arg, var} <- Enum.zip(args, vars) do
+        case arg do
+          {_name, _type, default} -> quote(do: unquote(var) \\ unquote(default))
+          {_name, _type} -> var
+        end
+      end
+
+    @doc """
+    Like `#{name}/#{length(args)}`, but returns #{returns} or raises `Trellis.Error`.
+
+    ## Example
+
+        #{String.replace(example, "\n", "\n    ")}
+    """
+    @spec unquote(bang)(unquote_splicing(types)) :: unquote(value_type)
+    def unquote(bang)(unquote_splicing(params)),
+      do: unwrap!(__MODULE__.unquote(name)(unquote_splicing(vars)))
+  end
 
   ## Internals shared by the functions above and Trellis.Call
 
@@ -788,80 +681,18 @@ defmodule Trellis do
     end
   end
 
-  def resolve(other) do
-    raise ArgumentError,
-          "expected a Trellis handle or the name of a supervised one, got: #{inspect(other)}"
-  end
+  def resolve(other), do: raise(ArgumentError, not_a_handle(other))
+
+  defp not_a_handle(other),
+    do: "expected a Trellis handle or the name of a supervised one, got: #{inspect(other)}"
+
+  # A statement or a name of the wrong type is a bug in the calling code.
+  defp text!(value, _what, _function) when is_binary(value), do: :ok
+
+  defp text!(value, what, function),
+    do: raise(ArgumentError, "#{function}: #{what} must be a string, got: #{inspect(value)}")
 
   defp unwrap!(:ok), do: :ok
   defp unwrap!({:ok, value}), do: value
   defp unwrap!({:error, %Error{} = error}), do: raise(error)
-
-  ## Options
-
-  defp validate_options!(opts, function) do
-    unless Keyword.keyword?(opts) do
-      raise ArgumentError, "Trellis.#{function}/1 expects a keyword list of options"
-    end
-
-    {name, opts} = Keyword.pop(opts, :name)
-    check_name!(name, function)
-
-    known = Enum.map(@options, &elem(&1, 0))
-
-    case Enum.reject(Keyword.keys(opts), &(&1 in known)) do
-      [] ->
-        :ok
-
-      unknown ->
-        # The values are never shown: the URL may carry a password.
-        raise ArgumentError,
-              "unknown option(s) #{inspect(unknown)} for Trellis.#{function}/1; " <>
-                "known options: #{inspect(if function == :start_link, do: [:name | known], else: known)}"
-    end
-
-    validated =
-      for {key, check, what, default} <- @options do
-        case Keyword.fetch(opts, key) do
-          {:ok, nil} when default != :required ->
-            {key, default}
-
-          {:ok, value} ->
-            check.(value) || raise ArgumentError, "option #{inspect(key)} must be #{what}"
-            {key, value}
-
-          :error when default == :required ->
-            raise ArgumentError, "option #{inspect(key)} is required"
-
-          :error ->
-            {key, default}
-        end
-      end
-
-    Keyword.put(validated, :name, name)
-  end
-
-  defp check_name!(nil, :start_link),
-    do: raise(ArgumentError, "Trellis.start_link/1 needs a :name (an atom) for the handle")
-
-  defp check_name!(name, :start_link) when is_atom(name) and name not in [true, false], do: :ok
-
-  defp check_name!(name, :start_link),
-    do: raise(ArgumentError, "option :name must be an atom, got: #{inspect(name)}")
-
-  defp check_name!(nil, :connect), do: :ok
-
-  defp check_name!(_name, :connect),
-    do:
-      raise(
-        ArgumentError,
-        "option :name is for start_link/1; connect/1 returns the handle itself"
-      )
-
-  @doc false
-  def identifier?(value), do: is_binary(value) and value != ""
-  @doc false
-  def pos_integer?(value), do: is_integer(value) and value > 0
-  @doc false
-  def non_neg_integer?(value), do: is_integer(value) and value >= 0
 end

@@ -11,8 +11,12 @@ defmodule Trellis.Call do
   #      reply's bytes undecoded), {alias, {:error, error}} (the owner is going
   #      away) or the owner's DOWN.
   #
-  # Past the call's budget plus a grace of 2 s the caller writes a cancel frame,
-  # removes its entry and returns a :timeout error. The alias is deactivated
+  # The budget is counted from submission and is the whole wait: the request
+  # carries a slightly smaller budget (port_budget_ms/1), so the port program
+  # cancels the work on the server and answers :timeout inside it. Should
+  # that answer not arrive in time (a port that is stuck), the caller writes
+  # a cancel frame at the deadline itself, removes its entry and returns a
+  # :timeout error. The alias is deactivated
   # with the monitor, so a reply arriving later is dropped by the runtime and
   # never lands in the caller's mailbox. A caller killed mid-call leaves its
   # entry behind; the owner's sweep finds it and cancels the call.
@@ -23,11 +27,18 @@ defmodule Trellis.Call do
   alias Trellis.{Error, HandleState, Protocol}
   alias Trellis.Protocol.Frame
 
-  @grace_ms 2_000
+  @doc """
+  The budget stamped on the request for a call whose own budget is
+  `timeout_ms`: a tenth less (at least 20 ms, at most 1 s), so the port
+  program's timeout reply, which follows its server-side cancel, reaches the
+  caller before the caller's own deadline.
+  """
+  @spec port_budget_ms(pos_integer) :: pos_integer
+  def port_budget_ms(timeout_ms), do: max(timeout_ms - margin_ms(timeout_ms), 1)
 
-  @doc "How long past its budget a caller waits for the reply."
-  @spec grace_ms() :: pos_integer
-  def grace_ms, do: @grace_ms
+  @doc "What the port program keeps of a budget for its reply to travel back."
+  @spec margin_ms(pos_integer) :: pos_integer
+  def margin_ms(timeout_ms), do: timeout_ms |> div(10) |> max(20) |> min(1_000)
 
   @doc """
   Runs `op` with `args` on the handle and returns its decoded value.
@@ -49,8 +60,9 @@ defmodule Trellis.Call do
   end
 
   defp run(handle, op, args, timeout_ms) do
+    deadline = System.monotonic_time(:millisecond) + timeout_ms
     call_id = HandleState.next_call_id(handle.state)
-    frame = Protocol.encode_request(call_id, op, args, timeout_ms)
+    frame = Protocol.encode_request(call_id, op, args, port_budget_ms(timeout_ms))
 
     if IO.iodata_length(frame) > Frame.max_body_bytes() do
       {:error, Error.new(:validation, "the #{op} request is larger than the 16 MiB frame limit")}
@@ -58,7 +70,7 @@ defmodule Trellis.Call do
       ref = :erlang.monitor(:process, handle.owner, alias: :reply_demonitor)
 
       if submit(handle, call_id, ref, frame),
-        do: await(handle, call_id, ref, timeout_ms),
+        do: await(handle, call_id, ref, timeout_ms, deadline),
         else: closed(handle, call_id, ref)
     end
   end
@@ -74,13 +86,13 @@ defmodule Trellis.Call do
     ArgumentError -> false
   end
 
-  defp await(handle, call_id, ref, timeout_ms) do
+  defp await(handle, call_id, ref, timeout_ms, deadline) do
     receive do
       {^ref, body} when is_binary(body) -> decode_reply(body, call_id)
       {^ref, {:error, %Error{}} = error} -> error
       {:DOWN, ^ref, :process, _owner, _reason} -> {:error, HandleState.closed_error(handle.state)}
     after
-      timeout_ms + @grace_ms ->
+      max(deadline - System.monotonic_time(:millisecond), 0) ->
         :erlang.demonitor(ref, [:flush])
         forget(handle, call_id)
         write(handle, Protocol.encode_cancel(call_id))

@@ -209,13 +209,6 @@ defmodule Trellis.LogBridge do
   def port_level, do: port_level(level())
 
   @doc false
-  # True for a frame that is a `log` event ([3, "log", payload]): the owner
-  # hands those to forward/2 without decoding them.
-  @spec log_frame?(binary) :: boolean
-  def log_frame?(<<0x93, 0x03, 0xA3, "log", _payload::binary>>), do: true
-  def log_frame?(_body), do: false
-
-  @doc false
   # Called by an owner with a log event's frame; never blocks the owner.
   @spec forward(binary, String.t() | nil) :: :ok
   def forward(body, instance) do

@@ -61,6 +61,48 @@ defmodule Trellis.Owner do
   @doc false
   def handle(owner), do: GenServer.call(owner, :handle)
 
+  @doc false
+  # Trellis.shutdown/1, run in the caller: the `shutdown` op makes the port
+  # cancel what is in flight (each caller gets its :validation reply) and
+  # exit, which stops the owner. An owner still there after the grace is
+  # stopped, which closes the port.
+  @spec shutdown(Trellis.t()) :: :ok | {:error, Error.t()}
+  def shutdown(%Trellis{} = handle) do
+    if HandleState.open?(handle.state), do: stop(handle), else: :ok
+  end
+
+  defp stop(handle) do
+    ref = Process.monitor(handle.owner)
+    HandleState.mark_shutting_down(handle.state)
+
+    case Trellis.Call.call(handle, "shutdown", %{}) do
+      {:ok, _} ->
+        await_owner(ref, handle.owner)
+
+      {:error, %Error{code: code}} when code in [:validation, :connection, :protocol] ->
+        await_owner(ref, handle.owner)
+
+      {:error, _} = error ->
+        Process.demonitor(ref, [:flush])
+        error
+    end
+  end
+
+  defp await_owner(ref, owner) do
+    receive do
+      {:DOWN, ^ref, :process, _, _} -> :ok
+    after
+      @shutdown_grace_ms ->
+        Process.demonitor(ref, [:flush])
+
+        try do
+          GenServer.stop(owner, :shutdown, @shutdown_grace_ms * 2)
+        catch
+          :exit, _already_gone -> :ok
+        end
+    end
+  end
+
   ## Start: port, hello, connect
 
   @impl true
@@ -157,7 +199,8 @@ defmodule Trellis.Owner do
       "application_name" => opts[:application_name]
     }
 
-    write(port, Protocol.encode_request(call_id, "connect", args, opts[:timeout_ms]))
+    budget = Trellis.Call.port_budget_ms(opts[:timeout_ms])
+    write(port, Protocol.encode_request(call_id, "connect", args, budget))
 
     with {:ok, info} <- await_reply(port, call_id, deadline) do
       {:ok,
@@ -223,8 +266,9 @@ defmodule Trellis.Owner do
     end
   end
 
-  defp deadline(timeout_ms),
-    do: System.monotonic_time(:millisecond) + timeout_ms + Trellis.Call.grace_ms()
+  # connect/1 returns within the handle's budget, port start and hello
+  # included, like every call.
+  defp deadline(timeout_ms), do: System.monotonic_time(:millisecond) + timeout_ms
 
   defp remaining(deadline), do: max(deadline - System.monotonic_time(:millisecond), 0)
 
@@ -296,7 +340,7 @@ defmodule Trellis.Owner do
   # Log lines can come in floods: they go on undecoded, so the owner spends
   # next to nothing on them and replies never wait behind them.
   defp other_frame(body, state) do
-    if LogBridge.log_frame?(body),
+    if Protocol.log_frame?(body),
       do: LogBridge.forward(body, state.instance),
       else: decode_other(body, state)
   end

@@ -213,6 +213,16 @@ defmodule Trellis.Protocol do
     end
   end
 
+  @doc """
+  True for a frame that is a `log` event (`[3, "log", payload]`), by its
+  first bytes: the owner hands those on without decoding them, so a flood
+  of log lines costs it next to nothing. The port's encoder writes exactly
+  these bytes (section 2, "Canonical encoding").
+  """
+  @spec log_frame?(binary) :: boolean
+  def log_frame?(<<0x93, @event, 0xA3, "log", _payload::binary>>), do: true
+  def log_frame?(_body), do: false
+
   defp head(body) do
     with {:ok, count, rest} when count >= 2 <- Msgpack.decode_array_header(body),
          {:ok, type, rest} <- Msgpack.decode_prefix(rest, 1),

@@ -52,9 +52,15 @@ defmodule Trellis.RuntimeTest do
     pg: pg
   } do
     locker = lock_catalog(url)
+    started = System.monotonic_time(:millisecond)
 
-    assert {:error, %Trellis.Error{code: :timeout}} =
-             Trellis.Call.call(trellis, "definitions", %{}, timeout_ms: 300)
+    assert {:error, %Trellis.Error{code: :timeout, message: message}} =
+             Trellis.Call.call(trellis, "definitions", %{}, timeout_ms: 1_000)
+
+    # Within the budget, counted from submission, and answered by the port
+    # program after its server-side cancel (not cut off by the caller).
+    assert System.monotonic_time(:millisecond) - started < 1_000
+    assert message =~ ~s(op "definitions" ran past its)
 
     # The port cancelled the statement on the server (PQcancel), so nothing of
     # it is left waiting on the lock.
@@ -69,6 +75,32 @@ defmodule Trellis.RuntimeTest do
     SimplePG.query!(locker, "ROLLBACK")
     SimplePG.close(locker)
     assert {:ok, []} = Trellis.definitions(trellis)
+  end
+
+  test "await_converged/3 answers within its own budget, which may exceed the handle's", %{
+    url: url,
+    pg: pg
+  } do
+    # No drain worker anywhere: a write never converges.
+    SimplePG.query!(pg, "CREATE TABLE gadgets (id int PRIMARY KEY, price int)")
+    short = Trellis.connect!(url: url, timeout_ms: 400)
+    {:ok, _} = Trellis.define(short, "TRANSFORM gadget_prices FROM gadgets SELECT price AS p")
+    SimplePG.query!(pg, "INSERT INTO gadgets VALUES (1, 1)")
+    token = Trellis.watermark_token!(short)
+
+    for {opts, budget} <- [{[], 400}, {[timeout_ms: 1_000], 1_000}] do
+      started = System.monotonic_time(:millisecond)
+
+      assert {:error, %Trellis.Error{code: :timeout, message: message}} =
+               Trellis.await_converged(short, token, opts)
+
+      waited = System.monotonic_time(:millisecond) - started
+      # The server's answer ("not converged"), inside the budget.
+      assert message == "writes committed before the token had not converged within #{budget} ms"
+      assert waited < budget and waited >= budget - 2 * Trellis.Call.margin_ms(budget) - 20
+    end
+
+    Trellis.shutdown!(short)
   end
 
   test "a TLS URL with sslmode=verify-full is honoured" do
