@@ -62,6 +62,7 @@ Server::Server(asio::io_context& io, int in_fd, int out_fd, std::unique_ptr<Capt
       signals_(io, SIGTERM, SIGINT),
       exit_timer_(io) {
   if (log_sink) log_pump_ = std::make_shared<telemetry::LogPump>(io, std::move(log_sink), out_);
+  metrics_pump_ = telemetry::MetricsPump::Start(io, out_);
 }
 
 void Server::Start() {
@@ -183,6 +184,8 @@ void Server::Stop(int status, std::optional<Status> answer, const std::string& w
   in_.cancel(ignored);
   signals_.cancel(ignored);
   dispatcher_->ShutDown(std::move(answer));
+  // The counts of the calls just ended reach the VM too.
+  metrics_pump_->Stop();
   // The lines logged so far (this one included) go out before the flush.
   if (log_pump_) log_pump_->SendAll();
 

@@ -18,6 +18,7 @@
 #include "frame_writer.h"
 #include "telemetry/log_pump.h"
 #include "telemetry/log_sink.h"
+#include "telemetry/metrics_pump.h"
 #include "trellis/protocol/codec.h"
 #include "trellis/protocol/frame.h"
 
@@ -67,6 +68,7 @@ class Server : public std::enable_shared_from_this<Server> {
   std::shared_ptr<FrameWriter> out_;
   std::shared_ptr<Dispatcher> dispatcher_;
   std::shared_ptr<telemetry::LogPump> log_pump_;  // null without a sink
+  std::shared_ptr<telemetry::MetricsPump> metrics_pump_;
   boost::asio::signal_set signals_;
   boost::asio::steady_timer exit_timer_;
   protocol::FrameReader reader_;

@@ -283,3 +283,85 @@ TEST_CASE("metrics after connect: the instance, the pool and the handle's worker
 
 }  // namespace
 }  // namespace trellis::port_test
+
+namespace trellis::port_test {
+namespace {
+
+// A `metrics` event's families, by name; empty when `message` is not one.
+std::map<std::string, Value> PushedFamilies(const protocol::Message& message) {
+  std::map<std::string, Value> families;
+  const auto* event = std::get_if<protocol::Event>(&message);
+  if (!event || event->kind != "metrics") return families;
+  const Value payload(event->payload);
+  for (const auto& family : payload.Find("families")->as_array()) {
+    families.emplace(family.Find("name")->as_string(), family);
+  }
+  return families;
+}
+
+TEST_CASE("metrics_push: changes as a metrics event before its reply, then periodically",
+          "[port][metrics]") {
+  auto port = Port("off");
+  for (uint64_t id = 1; id <= 3; ++id) REQUIRE(port->Call(id, "ping"));
+
+  // Off by default: nothing is pushed until asked.
+  CHECK_FALSE(port->Receive(Ms(300)));
+
+  port->Request(4, "metrics_push");
+  auto first = port->Receive();
+  REQUIRE(first);
+  auto pushed = PushedFamilies(*first);
+  REQUIRE(pushed.count("trellis_calls_total"));
+  // The first push carries everything since the start.
+  CHECK(Number(pushed, "trellis_calls_total", {"ping", "ok"}) == 3);
+  CHECK(Number(pushed, "trellis_pool_connections_max", {}) == 0);
+  auto reply = port->Receive();
+  REQUIRE(reply);
+  REQUIRE(std::holds_alternative<protocol::Reply>(*reply));
+
+  // The next push carries only what changed: counters as increases, and no
+  // gauge that kept its value.
+  REQUIRE(port->Call(5, "ping"));
+  port->Request(6, "metrics_push", MakeMap({{"interval_ms", 100}}));
+  auto second = port->Receive();
+  REQUIRE(second);
+  pushed = PushedFamilies(*second);
+  CHECK(Number(pushed, "trellis_calls_total", {"ping", "ok"}) == 1);
+  CHECK(pushed.count("trellis_pool_connections_max") == 0);
+  REQUIRE(port->ReceiveReply());
+
+  // With an interval, changes arrive unasked.
+  REQUIRE(port->Call(7, "ping"));
+  bool saw_ping = false;
+  for (int i = 0; i < 10 && !saw_ping; ++i) {
+    auto message = port->Receive(Ms(1000));
+    REQUIRE(message);
+    pushed = PushedFamilies(*message);
+    saw_ping = pushed.count("trellis_calls_total") &&
+               !Series(pushed, "trellis_calls_total", {"ping", "ok"}).is_nil();
+  }
+  CHECK(saw_ping);
+
+  auto bad = port->Call(8, "metrics_push", MakeMap({{"interval_ms", -1}}));
+  REQUIRE(bad);
+  CHECK_FALSE(bad->ok());
+}
+
+TEST_CASE("metrics_push: the port pushes its last changes as it shuts down", "[port][metrics]") {
+  auto port = Port("off");
+  REQUIRE(port->Call(1, "metrics_push", MakeMap({{"interval_ms", 3'600'000}})));
+  REQUIRE(port->Call(2, "ping"));
+  port->Request(3, "shutdown");
+  bool saw_ping = false;
+  while (auto message = port->Receive(Ms(2000))) {
+    auto pushed = PushedFamilies(*message);
+    if (pushed.count("trellis_calls_total") &&
+        !Series(pushed, "trellis_calls_total", {"ping", "ok"}).is_nil()) {
+      saw_ping = true;
+    }
+  }
+  CHECK(saw_ping);
+}
+
+}  // namespace
+}  // namespace trellis::port_test

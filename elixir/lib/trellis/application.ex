@@ -6,7 +6,9 @@ defmodule Trellis.Application do
   @impl true
   def start(_type, _args) do
     children = [
-      # Live handles, for Trellis.Metrics and Trellis.LogBridge.
+      # The VM's metrics registry (Trellis.Metrics): before any handle.
+      Trellis.Metrics.Store,
+      # Live handles, for Trellis.LogBridge.
       Trellis.Handles,
       # Engine log lines to Logger; reads its configuration as it starts.
       Trellis.LogBridge,

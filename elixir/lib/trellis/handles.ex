@@ -2,7 +2,6 @@ defmodule Trellis.Handles do
   @moduledoc false
 
   # The live handles of this VM, for the work that concerns all of them:
-  # Trellis.Metrics.render_prometheus/0 asks each for its metrics, and
   # Trellis.LogBridge.put_level/1 tells each its new log level. Each owner
   # registers its handle once connected; the entry goes when the owner exits.
 

@@ -1,11 +1,13 @@
 defmodule Trellis.Metrics do
-  @moduledoc """
-  The metrics of every handle in this VM, as Prometheus text.
+  @push_interval_ms 500
 
-  Each handle's port program keeps its own counters, gauges and histograms.
-  `render_prometheus/0` gathers them from every live handle and merges them
-  into one text exposition (format 0.0.4) for a `/metrics` route the host
-  application already serves. Trellis opens no port or socket of its own.
+  @moduledoc """
+  The process-wide metrics registry: the metrics of every handle in this VM,
+  as Prometheus text.
+
+  `render_prometheus/0` renders them as one text exposition (format 0.0.4)
+  for a `/metrics` route the host application already serves. It needs no
+  handle, and Trellis opens no port or socket of its own.
 
       # a Phoenix controller
       def metrics(conn, _params) do
@@ -17,6 +19,29 @@ defmodule Trellis.Metrics do
   Every series carries the `trellis_instance` label
   (`"<database>/<catalog schema>"`, as in the log lines), so the handles of
   one VM stay apart. Two handles on the same instance add up into one series.
+
+  ## One registry per VM
+
+  The registry lives in this VM, in an ETS table the `:trellis_pg`
+  application owns, not in any handle. Each handle's port program pushes
+  what changed in its own registry as a `metrics` event (counter and
+  histogram increases, gauge values; `spec/protocol.md` section 11), at
+  most every #{@push_interval_ms} ms and only when something changed, and
+  the handle's owner adds it to the table. So:
+
+    * a render reads the table and never waits on a port program: a port
+      that is stuck or busy leaves its last values in the render;
+    * counters and histograms are kept per instance, so they only go up
+      within the VM: a handle that shuts down keeps its counts in the
+      render (its last changes are pushed as it stops), and a handle that
+      restarts (a supervisor restarting it, a new `connect/1` to the same
+      instance) adds to them rather than starting again from zero;
+    * gauges belong to the handle that reported them and go away with it:
+      a handle that shut down or crashed no longer counts its pool or
+      workers.
+
+  A render can lag a port's own registry by up to #{@push_interval_ms} ms;
+  `flush/1` pushes one handle's changes at once (in tests, say).
 
   ## Series
 
@@ -38,25 +63,15 @@ defmodule Trellis.Metrics do
     * `trellis_drain_pages_total`, `trellis_drain_keys_total`,
       `trellis_drain_pages_failed_total`, `trellis_capture_rows_staged_total`,
       `trellis_backfill_rows_total` - the background workers' progress
-    * `trellis_metrics_scrape_errors` - 1 for a handle that did not answer
-      this render in time, else 0
-
-  ## Bounded time
-
-  The handles are asked in parallel, and each has 1 second to answer. A
-  handle whose port program is stuck or gone is left out of the render: its
-  `trellis_metrics_scrape_errors` series reads 1 and a comment line names it.
-  A render therefore takes a little over 1 second at worst.
   """
 
-  alias Trellis.{Call, Handles}
-  alias Trellis.Metrics.Exposition
-
-  @budget_ms 1_000
+  alias Trellis.{Call, Error}
+  alias Trellis.Metrics.{Exposition, Store}
 
   @doc """
-  Every live handle's metrics as Prometheus text. Needs no handle; with no
-  handle running it renders only the scrape-errors family.
+  Every handle's metrics in this VM as Prometheus text. Needs no handle, and
+  reads only the VM's registry, so it takes the same time whatever the port
+  programs are doing. With no handle ever connected the text is empty.
 
   ## Example
 
@@ -64,27 +79,28 @@ defmodule Trellis.Metrics do
       true = text =~ ~s(trellis_calls_total{trellis_instance="app/trellis")
   """
   @spec render_prometheus() :: String.t()
-  def render_prometheus do
-    handles = Handles.list()
+  def render_prometheus, do: Exposition.render(Store.families())
 
-    results =
-      handles
-      |> Task.async_stream(&Call.call(&1, "metrics", %{}, timeout_ms: @budget_ms),
-        timeout: @budget_ms,
-        on_timeout: :kill_task,
-        max_concurrency: max(length(handles), 1)
-      )
-      |> Enum.zip(handles)
-      |> Enum.map(fn {result, handle} -> {handle.instance || "-", outcome(result)} end)
+  @doc """
+  Pushes the handle's pending metric changes into the VM's registry now: a
+  render after `flush/1` returns counts every call the handle answered
+  before it.
 
-    Exposition.render(results, @budget_ms)
+  ## Example
+
+      :ok = Trellis.ping(trellis)
+      :ok = Trellis.Metrics.flush(trellis)
+  """
+  @spec flush(Trellis.handle()) :: :ok | {:error, Error.t()}
+  def flush(handle) do
+    # The port writes the event before the reply, and the owner applies
+    # events as it reads them: by the reply, the registry has the changes.
+    with {:ok, nil} <- Call.call(handle, "metrics_push", %{}), do: :ok
   end
 
-  defp outcome({:ok, {:ok, %{"families" => families}}}) when is_list(families),
-    do: {:ok, families}
-
-  defp outcome({:ok, {:ok, _other}}), do: {:error, "its metrics reply had no families"}
-  defp outcome({:ok, {:error, error}}), do: {:error, Exception.message(error)}
-  defp outcome({:exit, :timeout}), do: {:error, "no answer within #{@budget_ms} ms"}
-  defp outcome({:exit, reason}), do: {:error, "the request failed: #{inspect(reason)}"}
+  @doc false
+  # How often a port program pushes its changes; the owner asks for it once
+  # connected.
+  @spec push_interval_ms() :: pos_integer
+  def push_interval_ms, do: @push_interval_ms
 end

@@ -27,7 +27,7 @@ defmodule Trellis.Owner do
 
   require Logger
 
-  alias Trellis.{Error, Events, HandleState, Handles, LogBridge, PortBinary, Protocol}
+  alias Trellis.{Error, Events, HandleState, Handles, LogBridge, Metrics, PortBinary, Protocol}
 
   @sweep_interval_ms 200
   @shutdown_grace_ms 5_000
@@ -119,6 +119,7 @@ defmodule Trellis.Owner do
       if name = opts[:name], do: :persistent_term.put({Trellis, name}, handle)
       Handles.register(handle)
       catch_up_log_level(handle, log_level)
+      start_metrics(handle)
       caller_ref = if caller = opts[:caller], do: Process.monitor(caller)
       schedule_sweep()
 
@@ -268,6 +269,16 @@ defmodule Trellis.Owner do
 
   # connect/1 returns within the handle's budget, port start and hello
   # included, like every call.
+  # From now on the port pushes its metric changes as `metrics` events, which
+  # route/2 adds to the VM's registry; gauges go with this process. The
+  # reply is dropped (no caller waits for it).
+  defp start_metrics(handle) do
+    Metrics.Store.watch(self())
+    call_id = HandleState.next_call_id(handle.state)
+    args = %{"interval_ms" => Metrics.push_interval_ms()}
+    write(handle.port, Protocol.encode_request(call_id, "metrics_push", args))
+  end
+
   defp deadline(timeout_ms), do: System.monotonic_time(:millisecond) + timeout_ms
 
   defp remaining(deadline), do: max(deadline - System.monotonic_time(:millisecond), 0)
@@ -347,6 +358,9 @@ defmodule Trellis.Owner do
 
   defp decode_other(body, state) do
     case Protocol.decode_message(body) do
+      {:ok, {:event, "metrics", payload}} ->
+        Metrics.Store.apply_changes(state.instance, self(), payload)
+
       {:ok, {:event, kind, payload}} ->
         Events.dispatch(state.event_handler, kind, payload, %{instance: state.instance})
 
@@ -417,6 +431,7 @@ defmodule Trellis.Owner do
 
     HandleState.mark_stopped(state.handle.state)
     fail_waiting(state)
+    Metrics.Store.drop_gauges(self())
 
     # A name whose handle will be restarted keeps its entry, so calls in the
     # meantime get the closed handle's error; a handle stopped on purpose

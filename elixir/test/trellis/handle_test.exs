@@ -207,8 +207,9 @@ defmodule Trellis.HandleTest do
 
         waited = System.monotonic_time(:millisecond) - started
         assert message =~ "100 ms"
-        # No slack past the budget: only the scheduler's wake-up.
-        assert waited >= 100 and waited < 100 + 50
+        # No grace past the budget (it used to be 2 s): only the scheduler's
+        # wake-up, which a loaded machine can stretch.
+        assert waited >= 100 and waited < 100 + 500
         assert :ets.info(handle.table, :size) == 0
       after
         System.cmd("kill", ["-CONT", to_string(os_pid)])

@@ -1,18 +1,16 @@
 defmodule Trellis.MetricsTest do
-  # Trellis.Metrics.render_prometheus/0 over real ports. Not async: a render
-  # covers every handle of the VM, so other tests' handles would come and go
-  # in the middle of these.
+  # Trellis.Metrics: one registry in the VM, fed by the ports' `metrics`
+  # events. Not async: a render covers every handle of the VM, so other
+  # tests' handles would come and go in the middle of these.
   use ExUnit.Case, async: false
 
   import Trellis.Test.Handles, only: [connect!: 2]
 
-  @moduletag :port
-
-  alias Trellis.{Metrics, TestCluster}
-  alias Trellis.Metrics.Exposition
+  alias Trellis.Metrics
+  alias Trellis.Metrics.Store
 
   setup do
-    %{url: TestCluster.url()}
+    %{url: Application.get_env(:trellis_pg, :test_url)}
   end
 
   # The value of the sample `name{labels}` in `text` (labels written as in
@@ -30,147 +28,211 @@ defmodule Trellis.MetricsTest do
   defp number(nil), do: 0
   defp number(text), do: text |> Float.parse() |> elem(0)
 
-  defp promtool_check(text) do
-    path = Path.join(System.tmp_dir!(), "trellis-metrics-#{System.unique_integer([:positive])}")
-    File.write!(path, text)
+  defp pings(text, instance),
+    do: number(sample(text, "trellis_calls_total", ~s(#{label(instance)},op="ping",result="ok")))
 
-    try do
-      System.cmd("sh", ["-c", "promtool check metrics < #{path}"], stderr_to_stdout: true)
-    after
-      File.rm(path)
-    end
-  end
+  defp label(instance), do: ~s(trellis_instance="#{instance}")
 
-  test "two handles on two catalog schemas render as distinct instances, and counters move",
-       %{url: url} do
-    one = connect!(url, schema: "metrics_one", pool_size: 3)
-    two = connect!(url, schema: "metrics_two", drain_threads: 1)
-    assert one.instance != two.instance
+  # promtool checks the text when it is installed (scripts/setup.sh installs
+  # it); the result is returned so each scrape of a test can be checked.
+  defp assert_promtool_accepts(text) do
+    case System.find_executable("promtool") do
+      nil ->
+        IO.puts(:stderr, "promtool not installed: the rendered text was not checked by it")
 
-    before = Metrics.render_prometheus()
-    one_label = ~s(trellis_instance="#{one.instance}")
-    two_label = ~s(trellis_instance="#{two.instance}")
-    pings = number(sample(before, "trellis_calls_total", ~s(#{one_label},op="ping",result="ok")))
+      promtool ->
+        path =
+          Path.join(System.tmp_dir!(), "trellis-metrics-#{System.unique_integer([:positive])}")
 
-    for _ <- 1..3, do: :ok = Trellis.ping(one)
-    text = Metrics.render_prometheus()
+        File.write!(path, text)
 
-    assert number(sample(text, "trellis_calls_total", ~s(#{one_label},op="ping",result="ok"))) ==
-             pings + 3
+        try do
+          {output, status} =
+            System.cmd("sh", ["-c", "#{promtool} check metrics < #{path}"], stderr_to_stdout: true)
 
-    assert sample(text, "trellis_calls_total", ~s(#{two_label},op="ping",result="ok")) in [
-             nil,
-             "0"
-           ]
-
-    # Each render asks each handle once.
-    assert number(sample(text, "trellis_calls_total", ~s(#{two_label},op="metrics",result="ok"))) >=
-             1
-
-    assert sample(text, "trellis_pool_connections_max", one_label) == "3"
-    assert sample(text, "trellis_pool_connections_max", two_label) == "10"
-    assert sample(text, "trellis_workers", ~s(#{two_label},role="drain")) in ["0", "1"]
-    assert sample(text, "trellis_staging_elected", one_label) == "0"
-    assert sample(text, "trellis_metrics_scrape_errors", one_label) == "0"
-    assert sample(text, "trellis_metrics_scrape_errors", two_label) == "0"
-
-    assert number(sample(text, "trellis_call_duration_seconds_count", ~s(#{one_label},op="ping"))) >=
-             3
-
-    assert sample(
-             text,
-             "trellis_call_duration_seconds_bucket",
-             ~s(#{one_label},op="ping",le="+Inf")
-           ) ==
-             sample(text, "trellis_call_duration_seconds_count", ~s(#{one_label},op="ping"))
-
-    # Each family's HELP and TYPE appear once, however many handles.
-    for family <- ["trellis_calls_total", "trellis_workers", "trellis_call_duration_seconds"] do
-      assert length(String.split(text, "# TYPE #{family} ")) == 2
-      assert length(String.split(text, "# HELP #{family} ")) == 2
+          assert status == 0, output <> "\n" <> text
+        after
+          File.rm(path)
+        end
     end
 
-    # Every sample names its instance.
-    for line <- String.split(text, "\n", trim: true), not String.starts_with?(line, "#") do
-      assert line =~ ~r/^[a-z_]+\{trellis_instance="[^"]+"/
+    text
+  end
+
+  defp scrape, do: assert_promtool_accepts(Metrics.render_prometheus())
+
+  describe "through real ports" do
+    @describetag :port
+
+    test "two handles on two catalog schemas render as distinct instances, and counters move",
+         %{url: url} do
+      one = connect!(url, schema: "metrics_one", pool_size: 3)
+      two = connect!(url, schema: "metrics_two", drain_threads: 1)
+      assert one.instance != two.instance
+
+      :ok = Metrics.flush(one)
+      before = pings(scrape(), one.instance)
+
+      for _ <- 1..3, do: :ok = Trellis.ping(one)
+      :ok = Metrics.flush(one)
+      :ok = Metrics.flush(two)
+      text = scrape()
+
+      assert pings(text, one.instance) == before + 3
+
+      assert sample(text, "trellis_calls_total", ~s(#{label(two.instance)},op="ping",result="ok")) ==
+               nil
+
+      assert sample(text, "trellis_pool_connections_max", label(one.instance)) == "3"
+      assert sample(text, "trellis_pool_connections_max", label(two.instance)) == "10"
+
+      assert sample(text, "trellis_workers", ~s(#{label(two.instance)},role="drain")) in [
+               "0",
+               "1"
+             ]
+
+      assert sample(text, "trellis_staging_elected", label(one.instance)) == "0"
+
+      count =
+        sample(text, "trellis_call_duration_seconds_count", ~s(#{label(one.instance)},op="ping"))
+
+      assert number(count) >= 3
+
+      assert sample(
+               text,
+               "trellis_call_duration_seconds_bucket",
+               ~s(#{label(one.instance)},op="ping",le="+Inf")
+             ) == count
+
+      # Each family's HELP and TYPE appear once, however many handles.
+      for family <- ["trellis_calls_total", "trellis_workers", "trellis_call_duration_seconds"] do
+        assert length(String.split(text, "# TYPE #{family} ")) == 2
+        assert length(String.split(text, "# HELP #{family} ")) == 2
+      end
+
+      # Every sample names its instance.
+      for line <- String.split(text, "\n", trim: true), not String.starts_with?(line, "#") do
+        assert line =~ ~r/^[a-z_]+\{trellis_instance="[^"]+"/
+      end
     end
-  end
 
-  @tag timeout: 120_000
-  test "the background workers' series count a real workload" do
-    url = Trellis.Test.Database.create!("metrics_work")
-    pg = Trellis.Test.SimplePG.connect!(url)
-    on_exit(fn -> Trellis.Test.SimplePG.close(pg) end)
-
-    Trellis.Test.SimplePG.query!(pg, """
-    CREATE TABLE widgets (id int PRIMARY KEY, price numeric);
-    INSERT INTO widgets SELECT g, g FROM generate_series(1, 200) g;
-    """)
-
-    migrator = connect!(url, [])
-    :ok = Trellis.migrate(migrator)
-    trellis = connect!(url, staging: true, drain_threads: 2)
-    {:ok, _} = Trellis.define(trellis, "TRANSFORM widget_prices FROM widgets SELECT price AS p")
-    Trellis.Test.SimplePG.query!(pg, "UPDATE widgets SET price = price + 1 WHERE id <= 50")
-    :ok = Trellis.await_converged(trellis, Trellis.watermark_token!(trellis), timeout_ms: 60_000)
-
-    text = Metrics.render_prometheus()
-    label = ~s(trellis_instance="#{trellis.instance}")
-    # Both handles are on this instance: their series add up.
-    assert number(sample(text, "trellis_backfill_rows_total", label)) >= 200
-    assert number(sample(text, "trellis_capture_rows_staged_total", label)) >= 1
-    assert number(sample(text, "trellis_drain_pages_total", label)) >= 1
-    assert number(sample(text, "trellis_drain_keys_total", label)) >= 50
-    assert sample(text, "trellis_staging_elected", label) == "1"
-    assert sample(text, "trellis_workers", ~s(#{label},role="staging")) == "1"
-    assert sample(text, "trellis_workers", ~s(#{label},role="drain")) == "2"
-  end
-
-  @tag :promtool
-  test "promtool accepts the rendered text", %{url: url} do
-    if System.find_executable("promtool") == nil do
-      IO.puts(:stderr, "promtool not installed: the rendered text was not checked by it")
-    else
-      handle = connect!(url, schema: "metrics_promtool", drain_threads: 1)
+    test "changes arrive without a flush, within the push interval", %{url: url} do
+      handle = connect!(url, schema: "metrics_pushed")
+      :ok = Metrics.flush(handle)
+      before = pings(scrape(), handle.instance)
       :ok = Trellis.ping(handle)
-      {:error, _} = Trellis.status(handle, "no_such_transform")
-      text = Metrics.render_prometheus()
-      {output, status} = promtool_check(text)
-      assert status == 0, output <> "\n" <> text
+      Process.sleep(Metrics.push_interval_ms() * 3)
+      assert pings(scrape(), handle.instance) == before + 1
+    end
+
+    @tag timeout: 120_000
+    test "the background workers' series count a real workload" do
+      url = Trellis.Test.Database.create!("metrics_work")
+      pg = Trellis.Test.SimplePG.connect!(url)
+      on_exit(fn -> Trellis.Test.SimplePG.close(pg) end)
+
+      Trellis.Test.SimplePG.query!(pg, """
+      CREATE TABLE widgets (id int PRIMARY KEY, price numeric);
+      INSERT INTO widgets SELECT g, g FROM generate_series(1, 200) g;
+      """)
+
+      migrator = connect!(url, [])
+      :ok = Trellis.migrate(migrator)
+      trellis = connect!(url, staging: true, drain_threads: 2)
+      {:ok, _} = Trellis.define(trellis, "TRANSFORM widget_prices FROM widgets SELECT price AS p")
+      Trellis.Test.SimplePG.query!(pg, "UPDATE widgets SET price = price + 1 WHERE id <= 50")
+
+      :ok =
+        Trellis.await_converged(trellis, Trellis.watermark_token!(trellis), timeout_ms: 60_000)
+
+      :ok = Metrics.flush(trellis)
+
+      text = scrape()
+      label = label(trellis.instance)
+      assert number(sample(text, "trellis_backfill_rows_total", label)) >= 200
+      assert number(sample(text, "trellis_capture_rows_staged_total", label)) >= 1
+      assert number(sample(text, "trellis_drain_pages_total", label)) >= 1
+      assert number(sample(text, "trellis_drain_keys_total", label)) >= 50
+      assert sample(text, "trellis_staging_elected", label) == "1"
+      assert sample(text, "trellis_workers", ~s(#{label},role="staging")) == "1"
+      assert sample(text, "trellis_workers", ~s(#{label},role="drain")) == "2"
+    end
+
+    test "a scrape during a port that is blocked returns at once, with its last values",
+         %{url: url} do
+      stuck = connect!(url, schema: "metrics_stuck")
+      :ok = Trellis.ping(stuck)
+      :ok = Metrics.flush(stuck)
+      {:os_pid, os_pid} = Port.info(stuck.port, :os_pid)
+
+      # A stopped process reads and writes nothing.
+      {_, 0} = System.cmd("kill", ["-STOP", "#{os_pid}"])
+
+      try do
+        # Nothing waits on the port (it used to take the 1 s budget).
+        {micros, text} = :timer.tc(&Metrics.render_prometheus/0)
+        assert_promtool_accepts(text)
+        assert micros < 500_000
+        assert pings(text, stuck.instance) >= 1
+        assert sample(text, "trellis_pool_connections_max", label(stuck.instance)) == "10"
+      after
+        System.cmd("kill", ["-CONT", "#{os_pid}"])
+      end
+    end
+
+    test "after a shutdown, the handle's counters stay and its gauges are gone", %{url: url} do
+      {:ok, handle} = Trellis.connect(url: url, schema: "metrics_gone", pool_size: 4)
+      for _ <- 1..2, do: :ok = Trellis.ping(handle)
+      # No flush: the port pushes its last changes as it stops.
+      :ok = Trellis.shutdown(handle)
+
+      text = scrape()
+      assert pings(text, handle.instance) == 2
+      assert sample(text, "trellis_pool_connections_max", label(handle.instance)) == nil
+      assert sample(text, "trellis_workers", ~s(#{label(handle.instance)},role="drain")) == nil
+    end
+
+    test "across a restart of a supervised handle, counters keep going up", %{url: url} do
+      name = :"metrics_restart_#{System.unique_integer([:positive])}"
+
+      {:ok, supervisor} =
+        Supervisor.start_link([{Trellis, name: name, url: url, schema: "metrics_restart"}],
+          strategy: :one_for_one
+        )
+
+      for _ <- 1..3, do: :ok = Trellis.ping(name)
+      :ok = Metrics.flush(name)
+      {:ok, %Trellis{} = first} = Trellis.resolve(name)
+      instance = first.instance
+      assert pings(scrape(), instance) == 3
+
+      # The port program dies; the supervisor starts a new owner and port,
+      # whose own registry starts from zero.
+      {:os_pid, os_pid} = Port.info(first.port, :os_pid)
+      {_, 0} = System.cmd("kill", ["-KILL", "#{os_pid}"])
+
+      restarted =
+        Enum.find_value(1..100, fn _ ->
+          with {:ok, %Trellis{} = h} <- Trellis.resolve(name),
+               true <- h.owner != first.owner and Process.alive?(h.owner) do
+            h
+          else
+            _ -> Process.sleep(50) && nil
+          end
+        end)
+
+      assert restarted, "the supervisor did not restart the handle"
+      # Gauges of the dead handle went with it; the new one reports its own.
+      :ok = Trellis.ping(name)
+      :ok = Metrics.flush(name)
+      text = scrape()
+      assert pings(text, instance) == 4
+      assert sample(text, "trellis_pool_connections_max", label(instance)) == "10"
+      Supervisor.stop(supervisor)
     end
   end
 
-  test "a port that does not answer is left out within the budget, and the render says so",
-       %{url: url} do
-    stuck = connect!(url, schema: "metrics_stuck")
-    live = connect!(url, schema: "metrics_live")
-    {:os_pid, os_pid} = Port.info(stuck.port, :os_pid)
-
-    # A stopped process reads nothing: its metrics request goes unanswered.
-    {_, 0} = System.cmd("kill", ["-STOP", "#{os_pid}"])
-    text = Metrics.render_prometheus()
-    {_, 0} = System.cmd("kill", ["-CONT", "#{os_pid}"])
-
-    stuck_label = ~s(trellis_instance="#{stuck.instance}")
-    live_label = ~s(trellis_instance="#{live.instance}")
-    assert sample(text, "trellis_metrics_scrape_errors", stuck_label) == "1"
-    assert sample(text, "trellis_metrics_scrape_errors", live_label) == "0"
-
-    assert text =~
-             "# trellis_metrics: the handle of trellis_instance=#{stuck.instance} is left out: " <>
-               "no answer within 1000 ms\n"
-
-    assert sample(text, "trellis_pool_connections_max", stuck_label) == nil
-    assert sample(text, "trellis_pool_connections_max", live_label) == "10"
-
-    # Once it runs again it is back in the next render.
-    :ok = Trellis.ping(stuck)
-
-    assert sample(Metrics.render_prometheus(), "trellis_metrics_scrape_errors", stuck_label) ==
-             "0"
-  end
-
-  describe "merging (no port)" do
+  describe "the registry (no port)" do
     defp family(name, type, labels, series, extra \\ %{}) do
       Map.merge(
         %{
@@ -184,60 +246,84 @@ defmodule Trellis.MetricsTest do
       )
     end
 
-    test "series of two handles on one instance add up; label values are escaped" do
+    defp latency(count, counts, sum) do
+      family(
+        "trellis_test_duration_seconds",
+        "histogram",
+        ["op"],
+        [%{"labels" => ["a\"b\\c\nd"], "counts" => counts, "sum" => sum, "count" => count}],
+        %{"buckets" => [0.001, 2.5]}
+      )
+    end
+
+    test "changes add up per instance; gauges per handle, gone with it; labels escaped" do
+      instance = "registry_#{System.unique_integer([:positive])}/trellis"
+      one = spawn(fn -> Process.sleep(:infinity) end)
+      two = spawn(fn -> Process.sleep(:infinity) end)
+      Store.watch(one)
+      Store.watch(two)
+
       calls = fn n ->
-        family("trellis_calls_total", "counter", ["op", "result"], [
+        family("trellis_test_calls_total", "counter", ["op", "result"], [
           %{"labels" => ["ping", "ok"], "value" => n}
         ])
       end
 
-      latency = fn count ->
-        family(
-          "trellis_call_duration_seconds",
-          "histogram",
-          ["op"],
-          [%{"labels" => ["a\"b\\c\nd"], "counts" => [1, count], "sum" => 0.5, "count" => count}],
-          %{"buckets" => [0.001, 2.5]}
-        )
+      gauge = fn n ->
+        family("trellis_test_open", "gauge", [], [%{"labels" => [], "value" => n}])
       end
 
-      text =
-        Exposition.render(
-          [
-            {"app/trellis", {:ok, [calls.(2), latency.(3)]}},
-            {"app/trellis", {:ok, [calls.(5), latency.(4)]}},
-            {"other/trellis", {:error, "no answer within 1000 ms"}}
-          ],
-          1_000
-        )
+      Store.apply_changes(instance, one, %{
+        "families" => [calls.(2), latency(3, [1, 3], 0.25), gauge.(5)]
+      })
 
-      assert text =~
-               ~s(trellis_calls_total{trellis_instance="app/trellis",op="ping",result="ok"} 7\n)
+      Store.apply_changes(instance, two, %{
+        "families" => [calls.(5), latency(4, [2, 2], 0.5), gauge.(1)]
+      })
 
+      # A gauge is a value, not a change: the newer replaces the older.
+      Store.apply_changes(instance, one, %{"families" => [gauge.(4)]})
+
+      text = assert_promtool_accepts(Metrics.render_prometheus())
+      l = label(instance)
       escaped = ~S(op="a\"b\\c\nd")
+      assert text =~ ~s(trellis_test_calls_total{#{l},op="ping",result="ok"} 7\n)
+      assert text =~ ~s(trellis_test_duration_seconds_bucket{#{l},#{escaped},le="0.001"} 3\n)
+      assert text =~ ~s(trellis_test_duration_seconds_bucket{#{l},#{escaped},le="2.5"} 5\n)
+      assert text =~ ~s(trellis_test_duration_seconds_bucket{#{l},#{escaped},le="+Inf"} 7\n)
+      assert text =~ ~s(trellis_test_duration_seconds_sum{#{l},#{escaped}} 0.75\n)
+      assert text =~ ~s(trellis_test_open{#{l}} 5\n)
 
-      assert text =~
-               ~s(trellis_call_duration_seconds_bucket{trellis_instance="app/trellis",#{escaped},le="0.001"} 2\n)
+      # One handle dies (unannounced): its gauge goes, the counters stay.
+      Process.exit(one, :kill)
 
-      assert text =~
-               ~s(trellis_call_duration_seconds_bucket{trellis_instance="app/trellis",#{escaped},le="+Inf"} 7\n)
+      assert Enum.any?(1..50, fn _ ->
+               Metrics.render_prometheus() =~ ~s(trellis_test_open{#{l}} 1\n) ||
+                 (Process.sleep(10) && false)
+             end)
 
-      assert text =~
-               ~s(trellis_call_duration_seconds_sum{trellis_instance="app/trellis",#{escaped}} 1\n)
+      assert Metrics.render_prometheus() =~
+               ~s(trellis_test_calls_total{#{l},op="ping",result="ok"} 7\n)
 
-      assert text =~ ~s(trellis_metrics_scrape_errors{trellis_instance="app/trellis"} 0\n)
-      assert text =~ ~s(trellis_metrics_scrape_errors{trellis_instance="other/trellis"} 1\n)
-
-      assert text =~
-               "# trellis_metrics: the handle of trellis_instance=other/trellis is left out: " <>
-                 "no answer within 1000 ms\n"
+      Process.exit(two, :kill)
     end
 
-    test "with no handle, only the scrape-errors family's HELP and TYPE" do
-      assert Exposition.render([], 1_000) ==
-               "# HELP trellis_metrics_scrape_errors Handles whose port program did not answer " <>
-                 "this render's metrics request within 1000 ms (their series are left out).\n" <>
-                 "# TYPE trellis_metrics_scrape_errors gauge\n"
+    test "malformed changes are skipped" do
+      instance = "registry_bad/trellis"
+      owner = self()
+
+      Store.apply_changes(instance, owner, %{"families" => [%{"name" => 1}, "x"]})
+      Store.apply_changes(instance, owner, :not_a_map)
+
+      Store.apply_changes(instance, owner, %{
+        "families" => [
+          latency(1, [1], 0.1),
+          family("trellis_test_bad", "counter", [], [%{"labels" => [], "value" => "x"}])
+        ]
+      })
+
+      refute Metrics.render_prometheus() =~ "registry_bad"
+      Store.drop_gauges(owner)
     end
   end
 end

@@ -83,12 +83,12 @@ defmodule Trellis.RuntimeTest do
   } do
     # No drain worker anywhere: a write never converges.
     SimplePG.query!(pg, "CREATE TABLE gadgets (id int PRIMARY KEY, price int)")
-    short = Trellis.connect!(url: url, timeout_ms: 400)
+    short = Trellis.connect!(url: url, timeout_ms: 1_000)
     {:ok, _} = Trellis.define(short, "TRANSFORM gadget_prices FROM gadgets SELECT price AS p")
     SimplePG.query!(pg, "INSERT INTO gadgets VALUES (1, 1)")
     token = Trellis.watermark_token!(short)
 
-    for {opts, budget} <- [{[], 400}, {[timeout_ms: 1_000], 1_000}] do
+    for {opts, budget} <- [{[], 1_000}, {[timeout_ms: 2_000], 2_000}] do
       started = System.monotonic_time(:millisecond)
 
       assert {:error, %Trellis.Error{code: :timeout, message: message}} =
