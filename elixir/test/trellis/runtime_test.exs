@@ -88,16 +88,24 @@ defmodule Trellis.RuntimeTest do
     SimplePG.query!(pg, "INSERT INTO gadgets VALUES (1, 1)")
     token = Trellis.watermark_token!(short)
 
-    for {opts, budget} <- [{[], 1_000}, {[timeout_ms: 2_000], 2_000}] do
+    for {opts, budget} <- [{[], 1_000}, {[timeout_ms: 3_000], 3_000}] do
       started = System.monotonic_time(:millisecond)
 
       assert {:error, %Trellis.Error{code: :timeout, message: message}} =
                Trellis.await_converged(short, token, opts)
 
       waited = System.monotonic_time(:millisecond) - started
-      # The server's answer ("not converged"), inside the budget.
-      assert message == "writes committed before the token had not converged within #{budget} ms"
-      assert waited < budget and waited >= budget - 2 * Trellis.Call.margin_ms(budget) - 20
+      # Never past the budget (it used to be the budget plus 5 s); the
+      # slack is the scheduler's on a loaded machine.
+      assert waited < budget + 100
+      assert waited >= budget - 2 * Trellis.Call.margin_ms(budget) - 20
+
+      # With room to spare, the answer is the server's ("not converged"),
+      # not the caller giving up.
+      if budget == 3_000 do
+        assert message ==
+                 "writes committed before the token had not converged within #{budget} ms"
+      end
     end
 
     Trellis.shutdown!(short)
