@@ -43,10 +43,10 @@ Status DropOurs(pg::Connection& conn, const std::string& schema, const std::stri
                 const std::string& table) {
   auto stale = conn.Query(R"sql(
 SELECT t.tgname FROM pg_trigger t
-JOIN pg_proc p ON p.oid = t.tgfoid JOIN pg_namespace n ON n.oid = p.pronamespace
-WHERE t.tgrelid = $1::oid AND n.nspname = $2
+JOIN pg_proc p ON p.oid = t.tgfoid
+WHERE t.tgrelid = $1::oid AND p.pronamespace = to_regnamespace($2)
   AND p.proname ~ '^capture_[0-9]+_(insert|update|delete|truncate)$')sql",
-                          {relid, schema});
+                          {relid, sql::Ident(schema)});
   if (!stale.ok()) return stale.status();
   std::vector<std::string> names;
   for (const char* event : kEvents) names.push_back(TriggerName(schema, event));
