@@ -76,8 +76,42 @@ defmodule Trellis do
 
   The port program's log lines reach `Logger` through `Trellis.LogBridge`
   (domain `[:trellis]`), and `Trellis.Metrics.render_prometheus/0` renders
-  the metrics of every live handle in this VM for a `/metrics` route the
-  host already serves.
+  the VM's one metrics registry (every handle, live or gone) for a
+  `/metrics` route the host already serves, without waiting on any port.
+
+  ## Where this package differs from the guide
+
+  The user guide (`trellis_pg`'s, written for a NIF) is the contract; read
+  "NIF" as "port program". `test/trellis/guide_examples_test.exs` runs its
+  examples against a real database. Where they cannot run as written:
+
+    * The guide's `status/2` right after `define/2` reads `:live`. Here the
+      first build of a source that has rows runs in the background, on a
+      drain worker, so the transform is `:waiting_to_backfill` or
+      `:backfilling` until it finishes; wait with `await_converged/3` (the
+      test does). A first build blocking `define/2` would hold a call, and
+      its budget, for as long as the table takes to copy.
+    * The quarantine reads (`quarantined/1`, `quarantine_status/2`,
+      `sample_quarantined/3`, `poisoned_since/2`), `release_key/4`,
+      `self_check/3` and `self_check_job/2`, and the `Trellis.Status` fields
+      that go with them (`held_keys`, `drain_failures` of a self-check
+      report) are not in this version:
+      the engine has no quarantine, held keys or self-check yet, so the
+      guide's quarantine example cannot run. They come with those engine
+      features rather than as stubs.
+    * `Trellis.Migration` is compiled only when the host depends on
+      `ecto_sql`; its example runs in the Ecto host app of the repository
+      (`scripts/test-ecto.sh`), not in this package's own suite, which has
+      no Ecto.
+    * Calls run in the calling process and wait in a `receive` (as the
+      guide says); there are no dirty schedulers involved, since the work
+      runs in the port program, an operating-system process. A crash there
+      is a `:connection` error for the calls in flight, never a VM crash.
+    * Option values the port program would refuse (`pool_size: 0`) are
+      `:validation` errors from `connect/1` at once, and a wrong type raises
+      (see "Bad arguments"); the guide does not say.
+    * Names come back in the form statements take (`~s("it's")`, not
+      `it's`), so they can be passed back; see `Trellis.Applied`.
 
   ## Handles from `connect/1`
 

@@ -78,7 +78,7 @@ Status Session::RequestBackfill(const std::string& transform) {
   auto tx = pg::Transaction::Begin(*conn_);
   if (!tx.ok()) return tx.status();
   TRELLIS_RETURN_IF_ERROR(CheckMigrated());
-  auto t = catalog::LoadTransform(*conn_, options_.schema, transform, /*lock=*/true);
+  auto t = reads::LoadNamedTransform(*conn_, options_.schema, transform, /*lock=*/true);
   if (!t.ok()) return t.status();
   TRELLIS_RETURN_IF_ERROR(catalog::RequestRebuild(*conn_, options_.schema, t->id, std::nullopt));
   return tx.value()->Commit();

@@ -924,3 +924,45 @@ TEST_CASE("Parse(Render(x)) == x for every kind of TRANSFORM", "[grammar][render
 
 }  // namespace
 }  // namespace trellis::grammar
+
+// Names the engine reports (define's target, RESUME's addresses, status and
+// definitions) parse back to the same transform and column.
+namespace trellis::grammar {
+namespace {
+
+TEST_CASE("reported names read back through ParseTransformName and the address rule") {
+  for (const std::string raw : {"widget_prices", "it's", "Mixed Case", "MixedCase", "größen", "a.b",
+                                "select", "x\"y", "1st"}) {
+    INFO(raw);
+    const std::string shown = RenderTransformName(raw);
+    auto parsed = ParseTransformName(shown);
+    REQUIRE(std::holds_alternative<QualifiedName>(parsed));
+    CHECK(std::get<QualifiedName>(parsed) == QualifiedName{std::nullopt, raw});
+    // As a statement's address, with and without a column.
+    CHECK(ParseAs<PauseStmt>("PAUSE TRANSFORM " + shown).address == std::vector<std::string>{raw});
+    const std::string address = RenderAddress(raw, std::string("Price Col"));
+    CHECK(ParseAs<ResumeStmt>("RESUME TRANSFORM " + address).address ==
+          std::vector<std::string>{raw, "Price Col"});
+  }
+  CHECK(RenderTransformName("widget_prices") == "widget_prices");
+  CHECK(RenderTransformName("it's") == "\"it's\"");
+  CHECK(RenderTransformName("Mixed") == "\"Mixed\"");
+  CHECK(RenderAddress("w", std::nullopt) == "w");
+  CHECK(RenderAddress("w", std::string("price")) == "w.price");
+}
+
+TEST_CASE("ParseTransformName: a schema may qualify the name; anything else is refused") {
+  auto qualified = ParseTransformName("app.\"Widget Prices\"");
+  REQUIRE(std::holds_alternative<QualifiedName>(qualified));
+  CHECK(std::get<QualifiedName>(qualified) == QualifiedName{"app", "Widget Prices"});
+  // A plain name folds to lower case, as in a statement.
+  CHECK(std::get<QualifiedName>(ParseTransformName("Widget_Prices")) ==
+        QualifiedName{std::nullopt, "widget_prices"});
+  for (const std::string bad : {"", "   ", "a b", "a.b.c", "\"unterminated", "a;", "w.price;x"}) {
+    INFO(bad);
+    CHECK(std::holds_alternative<ParseError>(ParseTransformName(bad)));
+  }
+}
+
+}  // namespace
+}  // namespace trellis::grammar

@@ -3,6 +3,10 @@ defmodule Trellis.Definition do
   One transform as `Trellis.definitions/1` lists it: its name, target table,
   the canonical `TRANSFORM` statement that would create it as it is now
   (ALTERs included), its state, and when it was defined.
+
+  `:name` is in the form every read and statement takes back unchanged
+  (see `Trellis.Applied`); `:target_table` is `"schema.table"` as the
+  catalog holds them, unquoted.
   """
 
   defstruct [:name, :target_table, :statement, :status, :created_at]

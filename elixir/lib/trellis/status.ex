@@ -2,7 +2,9 @@ defmodule Trellis.Status do
   @moduledoc """
   What `Trellis.status/2` reports about one transform.
 
-    * `:name` - the transform's name (its target table's unqualified name)
+    * `:name` - the transform's name (its target table's unqualified
+      name), in the form every read and statement takes back unchanged:
+      quoted only when it must be (see `Trellis.Applied`)
     * `:target_table` - `"schema.table"` of the target
     * `:status` - `:waiting_to_backfill`, `:backfilling`, `:catching_up`,
       `:live` or `:paused` (`:unknown` for a state newer than this package)

@@ -143,15 +143,13 @@ defmodule Trellis.TestSupport do
 
   defp resume_each(handle, names) do
     Enum.reduce(names, {[], %{}}, fn name, {resumed, refused} ->
-      case Trellis.apply(handle, "RESUME TRANSFORM " <> quote_name(name)) do
+      # Definition names are in the form statements take back (Trellis.Applied).
+      case Trellis.apply(handle, "RESUME TRANSFORM " <> name) do
         {:ok, {:resumed, _}} -> {resumed ++ [name], refused}
         {:error, %Error{} = error} -> {resumed, Map.put(refused, name, error)}
       end
     end)
   end
-
-  # A transform name as a quoted identifier of the grammar.
-  defp quote_name(name), do: ~s(") <> String.replace(name, ~s("), ~s("")) <> ~s(")
 
   defp await_live(_handle, [], _deadline), do: :ok
 

@@ -1,7 +1,11 @@
 #include "reads/status.h"
 
+#include <variant>
+
 #include "catalog/migrations.h"
 #include "catalog/model.h"
+#include "grammar/address.h"
+#include "grammar/render.h"
 #include "sql/quote.h"
 
 namespace trellis::reads {
@@ -14,13 +18,29 @@ std::optional<int64_t> Micros(const std::optional<std::string>& text) {
 
 }  // namespace
 
+Result<catalog::Transform> LoadNamedTransform(pg::Connection& conn, const std::string& schema,
+                                              std::string_view name, bool lock) {
+  auto parsed = grammar::ParseTransformName(name);
+  if (auto* error = std::get_if<grammar::ParseError>(&parsed)) {
+    return Status::Validation("not a transform name: " + error->message);
+  }
+  const auto& qualified = std::get<grammar::QualifiedName>(parsed);
+  auto t = catalog::LoadTransform(conn, schema, qualified.name, lock);
+  if (t.ok() && qualified.schema && *qualified.schema != t->target_schema) {
+    return Status::NotFound("no transform named " + grammar::RenderQualified(qualified) +
+                            " (transform " + grammar::RenderTransformName(t->name()) +
+                            " writes to schema " + grammar::RenderName(t->target_schema) + ")");
+  }
+  return t;
+}
+
 Result<TransformStatus> ReadStatus(pg::Connection& conn, const std::string& schema,
                                    const std::string& name) {
   TRELLIS_RETURN_IF_ERROR(catalog::CheckMigrated(conn, schema));
-  auto t = catalog::LoadTransform(conn, schema, name);
+  auto t = LoadNamedTransform(conn, schema, name);
   if (!t.ok()) return t.status();
   TransformStatus s;
-  s.name = t->name();
+  s.name = grammar::RenderTransformName(t->name());
   s.target_table = t->target_schema + "." + t->target_name;
   s.status = std::string(WireName(t->state));
   if (t->paused_kind) s.paused_kind = std::string(WireName(*t->paused_kind));
@@ -69,8 +89,8 @@ FROM {schema}.transforms ORDER BY target_name)sql",
   if (!rows.ok()) return rows.status();
   std::vector<Definition> out;
   for (size_t r = 0; r < rows->size(); ++r) {
-    out.push_back(Definition{rows->text(r, 0), rows->text(r, 1), rows->text(r, 2), rows->text(r, 3),
-                             Micros(rows->at(r, 4))});
+    out.push_back(Definition{grammar::RenderTransformName(rows->text(r, 0)), rows->text(r, 1),
+                             rows->text(r, 2), rows->text(r, 3), Micros(rows->at(r, 4))});
   }
   return out;
 }

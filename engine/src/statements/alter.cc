@@ -7,6 +7,7 @@
 #include "catalog/migrations.h"
 #include "catalog/model.h"
 #include "catalog/states.h"
+#include "grammar/address.h"
 #include "grammar/parser.h"
 #include "grammar/render.h"
 #include "sql/quote.h"
@@ -78,7 +79,7 @@ Status StoreDefinition(pg::Connection& conn, const std::string& schema, int id,
 
 Result<ApplyResult> Finish(Altering& a) {
   TRELLIS_RETURN_IF_ERROR(a.tx->Commit());
-  return ApplyResult{"altered", a.transform.name(), {}};
+  return ApplyResult{"altered", grammar::RenderTransformName(a.transform.name()), {}};
 }
 
 }  // namespace

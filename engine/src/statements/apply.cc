@@ -2,6 +2,7 @@
 
 #include <variant>
 
+#include "grammar/address.h"
 #include "grammar/parser.h"
 #include "statements/alter.h"
 #include "statements/define.h"
@@ -18,7 +19,8 @@ struct Runner {
   Result<ApplyResult> operator()(const grammar::TransformStmt& s) const {
     auto target = Define(conn, schema, s);
     if (!target.ok()) return target.status();
-    return ApplyResult{"transform_defined", target.value(), {}};
+    // The name in the form every read and statement takes back.
+    return ApplyResult{"transform_defined", grammar::RenderTransformName(s.target.name), {}};
   }
   Result<ApplyResult> operator()(const grammar::PauseStmt& s) const {
     return Pause(conn, schema, s);

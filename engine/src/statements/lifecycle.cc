@@ -42,8 +42,9 @@ Result<Resolved> ResolveAddress(pg::Connection& conn, const std::string& schema,
   return Status::NotFound("no transform named " + sql::Join(shown, "."));
 }
 
+// Names as every read and statement takes them back (grammar/address.h).
 std::string Address(const Resolved& r) {
-  return r.transform.name() + (r.column ? "." + *r.column : "");
+  return grammar::RenderAddress(r.transform.name(), r.column);
 }
 
 std::string TargetTable(const catalog::Transform& t) {
@@ -72,7 +73,9 @@ Result<ApplyResult> Pause(pg::Connection& conn, const std::string& schema,
     TRELLIS_RETURN_IF_ERROR(
         catalog::Pause(conn, schema, r->transform.id, PauseKind::kOperator, reason));
   }
-  return Commit(tx.value(), ApplyResult{"paused", r->transform.name(), {Address(*r)}});
+  return Commit(
+      tx.value(),
+      ApplyResult{"paused", grammar::RenderTransformName(r->transform.name()), {Address(*r)}});
 }
 
 Result<ApplyResult> Resume(pg::Connection& conn, const std::string& schema,
@@ -97,7 +100,8 @@ Result<ApplyResult> Resume(pg::Connection& conn, const std::string& schema,
     TRELLIS_RETURN_IF_ERROR(catalog::Resume(conn, schema, t));
     resumed.push_back(Address(*r));
   }
-  return Commit(tx.value(), ApplyResult{"resumed", t.name(), resumed});
+  return Commit(tx.value(),
+                ApplyResult{"resumed", grammar::RenderTransformName(t.name()), resumed});
 }
 
 Result<ApplyResult> Drop(pg::Connection& conn, const std::string& schema,
@@ -123,7 +127,7 @@ Result<ApplyResult> Drop(pg::Connection& conn, const std::string& schema,
       conn.Exec(sql::WithSchema("DELETE FROM {schema}.transforms WHERE id = $1::int", schema),
                 {std::to_string(t->id)}));
   TRELLIS_RETURN_IF_ERROR(capture::ReleaseIfUnused(conn, schema, t->source));
-  return Commit(tx.value(), ApplyResult{"dropped", t->name(), {}});
+  return Commit(tx.value(), ApplyResult{"dropped", grammar::RenderTransformName(t->name()), {}});
 }
 
 }  // namespace trellis::statements
