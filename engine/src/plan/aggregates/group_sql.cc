@@ -1,0 +1,217 @@
+#include "plan/aggregates/group_sql.h"
+
+#include "plan/aggregates/sql_template.h"
+#include "sql/quote.h"
+
+namespace trellis::plan::aggregates {
+namespace {
+
+// Aliases of the dirty keys and of the recomputed groups; like the rules'
+// aliases they start with kHiddenPrefix, which no definition may use.
+constexpr std::string_view kDirtyAlias = "__trellis_k";
+constexpr std::string_view kFreshAlias = "__trellis_f";
+
+// The alias and a dot, to qualify a column with.
+std::string Dot(std::string_view alias) { return std::string(alias) + "."; }
+
+// The dirty relation's key columns, qualified.
+std::vector<std::string> DirtyKeys(const GroupShape& shape) {
+  std::vector<std::string> out;
+  for (std::size_t i = 1; i <= shape.keys.size(); ++i) {
+    out.push_back(Dot(kDirtyAlias) + DirtyKeyColumn(i));
+  }
+  return out;
+}
+
+// `qualifier."column"` for every key column.
+std::vector<std::string> KeyColumns(const GroupShape& shape, std::string_view qualifier) {
+  std::vector<std::string> out;
+  for (const auto& key : shape.keys) out.push_back(std::string(qualifier) + sql::Ident(key.column));
+  return out;
+}
+
+// Every key expression, bracketed, over a source row.
+std::vector<std::string> KeyExprs(const GroupShape& shape) {
+  std::vector<std::string> out;
+  for (const auto& key : shape.keys) out.push_back("(" + key.expr + ")");
+  return out;
+}
+
+std::string SourceFrom(const GroupShape& shape) {
+  return shape.source + " AS " + sql::Ident(shape.alias);
+}
+
+std::string WhereOrTrue(const GroupShape& shape) {
+  return shape.where ? "(" + *shape.where + ")" : "true";
+}
+
+// The scalar subquery recomputing `aggregate` for the group whose keys are
+// `keys` (the target row's, or the delta row's).
+std::string Recomputed(const GroupShape& shape, const std::string& aggregate,
+                       const std::vector<std::string>& keys) {
+  std::string filter = WhereOrTrue(shape);
+  if (!keys.empty()) filter += " AND " + KeysMatch(KeyExprs(shape), keys);
+  return FillSlots("(SELECT {aggregate} FROM {source} WHERE {filter})",
+                   {{"aggregate", aggregate}, {"source", SourceFrom(shape)}, {"filter", filter}});
+}
+
+std::vector<std::string> Names(const std::vector<StateColumn>& columns) {
+  std::vector<std::string> out;
+  for (const auto& c : columns) out.push_back(sql::Ident(c.name));
+  return out;
+}
+
+std::vector<std::string> Prefixed(std::string_view prefix, const std::vector<std::string>& names) {
+  std::vector<std::string> out;
+  for (const auto& n : names) out.push_back(std::string(prefix) + n);
+  return out;
+}
+
+}  // namespace
+
+std::string DirtyKeyColumn(std::size_t i) {
+  return std::string(kHiddenPrefix) + "key_" + std::to_string(i);
+}
+
+std::vector<StateColumn> StateColumns(const GroupShape& shape) {
+  std::vector<StateColumn> out;
+  for (const auto& input : shape.aggregates) {
+    for (auto& column : RuleFor(input).columns) out.push_back(std::move(column));
+  }
+  out.push_back(RowCountColumn());
+  return out;
+}
+
+std::string KeysMatch(const std::vector<std::string>& left, const std::vector<std::string>& right) {
+  std::vector<std::string> parts;
+  for (std::size_t i = 0; i < left.size(); ++i) {
+    parts.push_back(FillSlots("({r} = {l} OR ({r} IS NULL AND {l} IS NULL))",
+                              {{"l", left[i]}, {"r", right[i]}}));
+  }
+  return sql::Join(parts, " AND ");
+}
+
+std::string RecomputeGroupsSql(const GroupShape& shape, std::string_view dirty) {
+  const std::vector<StateColumn> columns = StateColumns(shape);
+  std::vector<std::string> recomputes;
+  for (const auto& c : columns) recomputes.push_back(c.Recompute() + " AS " + sql::Ident(c.name));
+  const std::vector<std::string> names = Names(columns);
+  if (shape.keys.empty()) {
+    return FillSlots(
+        "UPDATE {target} SET ({names}) = (SELECT {recomputes} FROM {source} WHERE {where})",
+        {{"target", shape.target},
+         {"names", sql::Join(names, ", ")},
+         {"recomputes", sql::Join(recomputes, ", ")},
+         {"source", SourceFrom(shape)},
+         {"where", WhereOrTrue(shape)}});
+  }
+  const std::string t = Dot(kTargetAlias);
+  std::vector<std::string> key_items;
+  for (const auto& key : shape.keys) {
+    key_items.push_back("(" + key.expr + ") AS " + sql::Ident(key.column));
+  }
+  std::vector<std::string> all = KeyColumns(shape, "");
+  all.insert(all.end(), names.begin(), names.end());
+  std::vector<std::string> sets;
+  for (const auto& n : names) sets.push_back(n + " = EXCLUDED." + n);
+  return FillSlots(
+      R"sql(WITH fresh AS (
+  SELECT {key_items}, {recomputes}
+  FROM {source}
+  WHERE {where} AND EXISTS (SELECT 1 FROM {dirty} AS {k} WHERE {dirty_match_source})
+  GROUP BY {key_exprs}
+), gone AS (
+  DELETE FROM {target} AS {t} USING {dirty} AS {k}
+  WHERE {dirty_match_target}
+    AND NOT EXISTS (SELECT 1 FROM fresh AS {f} WHERE {fresh_match_target})
+)
+INSERT INTO {target} AS {t} ({all}) SELECT {all} FROM fresh
+ON CONFLICT ({keys}) DO UPDATE SET {sets}
+WHERE ({t_names}) IS DISTINCT FROM ({excluded_names}))sql",
+      {{"key_items", sql::Join(key_items, ", ")},
+       {"recomputes", sql::Join(recomputes, ", ")},
+       {"source", SourceFrom(shape)},
+       {"where", WhereOrTrue(shape)},
+       {"dirty", std::string(dirty)},
+       {"dirty_match_source", KeysMatch(DirtyKeys(shape), KeyExprs(shape))},
+       {"key_exprs", sql::Join(KeyExprs(shape), ", ")},
+       {"target", shape.target},
+       {"dirty_match_target", KeysMatch(DirtyKeys(shape), KeyColumns(shape, t))},
+       {"fresh_match_target", KeysMatch(KeyColumns(shape, Dot(kFreshAlias)), KeyColumns(shape, t))},
+       {"all", sql::Join(all, ", ")},
+       {"keys", sql::Join(KeyColumns(shape, ""), ", ")},
+       {"sets", sql::Join(sets, ", ")},
+       {"t_names", sql::Join(Prefixed(t, names), ", ")},
+       {"excluded_names", sql::Join(Prefixed("EXCLUDED.", names), ", ")},
+       {"t", std::string(kTargetAlias)},
+       {"k", std::string(kDirtyAlias)},
+       {"f", std::string(kFreshAlias)}});
+}
+
+std::string FoldChangesSql(const GroupShape& shape, std::string_view changes) {
+  std::vector<std::string> items = KeyColumns(shape, Dot(kChangeAlias));
+  for (const auto& c : StateColumns(shape)) {
+    if (!c.delta_template.empty()) items.push_back(c.Delta() + " AS " + sql::Ident(c.name));
+  }
+  // Without GROUP BY an aggregate gives a row even over no changes; there is
+  // nothing to apply then.
+  const std::string grouping =
+      shape.keys.empty() ? "HAVING count(*) > 0"
+                         : "GROUP BY " + sql::Join(KeyColumns(shape, Dot(kChangeAlias)), ", ");
+  return FillSlots("SELECT {items} FROM {changes} AS {ch} {grouping}",
+                   {{"items", sql::Join(items, ", ")},
+                    {"changes", std::string(changes)},
+                    {"grouping", grouping},
+                    {"ch", std::string(kChangeAlias)}});
+}
+
+std::vector<std::string> ApplyDeltasSql(const GroupShape& shape, std::string_view deltas) {
+  const std::vector<StateColumn> columns = StateColumns(shape);
+  const std::vector<std::string> t_keys = KeyColumns(shape, Dot(kTargetAlias));
+  const std::vector<std::string> d_keys = KeyColumns(shape, Dot(kDeltaAlias));
+  std::vector<std::string> sets;
+  std::vector<std::string> inserts = d_keys;
+  for (const auto& c : columns) {
+    sets.push_back(sql::Ident(c.name) + " = " + c.Update(Recomputed(shape, c.Recompute(), t_keys)));
+    inserts.push_back(c.Insert(Recomputed(shape, c.Recompute(), d_keys)));
+  }
+  const std::string match = shape.keys.empty() ? "true" : KeysMatch(d_keys, t_keys);
+  std::vector<std::string> statements;
+  statements.push_back(
+      FillSlots("UPDATE {target} AS {t} SET {sets} FROM {deltas} AS {d} WHERE {match}",
+                {{"target", shape.target},
+                 {"sets", sql::Join(sets, ", ")},
+                 {"deltas", std::string(deltas)},
+                 {"match", match},
+                 {"t", std::string(kTargetAlias)},
+                 {"d", std::string(kDeltaAlias)}}));
+  // The one row of a transform without GROUP BY always exists.
+  if (shape.keys.empty()) return statements;
+  std::vector<std::string> all = KeyColumns(shape, "");
+  for (const auto& name : Names(columns)) all.push_back(name);
+  statements.push_back(
+      FillSlots("INSERT INTO {target} ({all}) SELECT {inserts} FROM {deltas} AS {d} "
+                "WHERE NOT EXISTS (SELECT 1 FROM {target} AS {t} WHERE {match})",
+                {{"target", shape.target},
+                 {"all", sql::Join(all, ", ")},
+                 {"inserts", sql::Join(inserts, ", ")},
+                 {"deltas", std::string(deltas)},
+                 {"match", match},
+                 {"t", std::string(kTargetAlias)},
+                 {"d", std::string(kDeltaAlias)}}));
+  std::vector<std::string> zero;
+  for (const auto& c : columns) {
+    if (c.additive) zero.push_back(Dot(kTargetAlias) + sql::Ident(c.name) + " = 0");
+  }
+  statements.push_back(
+      FillSlots("DELETE FROM {target} AS {t} USING {deltas} AS {d} WHERE {match} AND {zero}",
+                {{"target", shape.target},
+                 {"deltas", std::string(deltas)},
+                 {"match", match},
+                 {"zero", sql::Join(zero, " AND ")},
+                 {"t", std::string(kTargetAlias)},
+                 {"d", std::string(kDeltaAlias)}}));
+  return statements;
+}
+
+}  // namespace trellis::plan::aggregates

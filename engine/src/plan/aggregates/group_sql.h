@@ -1,0 +1,67 @@
+// The statements a group plan runs, rendered from its shape (spec/engine.md,
+// "Aggregates"): recompute a set of groups from the source, fold captured
+// changes into per-group deltas, and apply deltas to the target. Pure text;
+// the plan prepares them once per plan version.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "plan/aggregates/rules.h"
+
+namespace trellis::plan::aggregates {
+
+// A GROUP BY expression and the target column that holds it.
+struct GroupKey {
+  std::string column;  // unquoted
+  std::string expr;    // over a source row
+};
+
+// What the statements are rendered from: a group transform as bound from the
+// catalog.
+struct GroupShape {
+  std::string target;                // quoted, qualified
+  std::string source;                // quoted, qualified
+  std::string alias;                 // unquoted qualifier of the source in expressions
+  std::optional<std::string> where;  // over a source row
+  std::vector<GroupKey> keys;        // empty: one row over the whole table
+  std::vector<AggregateInput> aggregates;
+};
+
+// The state columns of every aggregate, in target order (each aggregate's
+// visible column, then its hidden ones), then the hidden row count.
+std::vector<StateColumn> StateColumns(const GroupShape& shape);
+
+// NULL-safe equality of the key columns of two relations, written so that
+// an index on the right-hand side's keys can serve each side of the OR
+// (`IS NOT DISTINCT FROM` cannot use one). `left`/`right` are SQL for each
+// key: the relations' qualified columns, or a key expression.
+std::string KeysMatch(const std::vector<std::string>& left, const std::vector<std::string>& right);
+
+// The name of the i-th (from 1) key column of a `dirty` relation.
+std::string DirtyKeyColumn(std::size_t i);
+
+// Recomputes the groups whose keys `dirty` lists (a relation with one column
+// per key, named DirtyKeyColumn(1), ...; names no expression can mean): upserts those that have
+// rows and deletes those that lost their last row. Correct for every aggregate, in any order, any
+// number of times: the path for rebuilds and corrections. A transform without GROUP BY recomputes
+// its one row (`dirty` unused).
+std::string RecomputeGroupsSql(const GroupShape& shape, std::string_view dirty);
+
+// Folds the change rows of `changes` (relation `ch`: sign, the key
+// columns, and the arguments as named by each AggregateInput's
+// change_argument) into one delta row per group.
+std::string FoldChangesSql(const GroupShape& shape, std::string_view changes);
+
+// Applies the delta rows of `deltas` (as FoldChangesSql gives them) to the
+// target, in order: update the groups that exist, insert the new ones,
+// delete those whose row count and every count and running sum reached 0
+// (not for a transform without GROUP BY, whose one row stays, as SQL says).
+// Changes of one group may be applied in any order: a group whose row count
+// is 0 while other state is not is in the middle of out-of-order changes,
+// and stays until the rest arrive.
+std::vector<std::string> ApplyDeltasSql(const GroupShape& shape, std::string_view deltas);
+
+}  // namespace trellis::plan::aggregates

@@ -1,0 +1,115 @@
+// The algebraic rules of the aggregates a group plan keeps (spec/engine.md,
+// "Aggregates"): one small function per aggregate, each saying which columns
+// the target keeps for it and how each is recomputed from a group's source
+// rows, changed by a batch of changes, and set for a new group. Pure: they
+// render SQL fragments and touch no database, so they are tested by their
+// text (test/engine/group_rules_test.cc).
+//
+// The fragments name three relations, by aliases a definition cannot use
+// (define refuses names starting with kHiddenPrefix), so that a user's
+// expression inside a fragment never resolves to one of them:
+//   ch  (kChangeAlias) one row per changed source row version that passes
+//       the WHERE, with `sign` (+1 for a new version, -1 for an old one) and
+//       the aggregate's argument evaluated on that version;
+//   d   (kDeltaAlias) one row per group: the changes of `ch` folded by the
+//       `delta` fragments, one column per state column that has one;
+//   t   (kTargetAlias) the group's current target row.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "grammar/ast.h"
+#include "plan/aggregates/sql_template.h"
+
+namespace trellis::plan::aggregates {
+
+// How the target keeps an aggregate column as the source changes.
+enum class Upkeep {
+  // From the changes alone: count; sum and avg over exact types; bool_and,
+  // bool_or (kept as counts).
+  kDelta,
+  // min and max: the value stays unless a change reaches the group's
+  // extreme (or the group is new); then it is recomputed from the source.
+  kExtreme,
+  // Recomputed from the source for every group a change touches: sum and avg
+  // over types whose sums are not exact (float, numeric without a scale).
+  kRecompute,
+};
+
+// One column the target keeps for an aggregate: the visible column, or a
+// hidden state column it is computed from. Its fragments are templates
+// whose slots (`slots`: names, the user's argument) are filled in one pass
+// when rendered, so no text a user wrote is ever scanned for slots.
+struct StateColumn {
+  std::string name;  // unquoted target column name
+  Slots slots;
+  std::string recompute_template;  // an aggregate over the group's source rows
+  std::string delta_template;      // over `ch`, folded per group; empty when none
+  std::string update_template;     // the new value, from `t` and `d`
+  std::string insert_template;     // the value for a new group, from `d`
+  // True for a count or running sum kept by deltas: 0 for a group with no
+  // rows. A group is deleted only when its row count and every additive
+  // column are 0, so that no state is lost while out-of-order changes
+  // are in flight.
+  bool additive = false;
+
+  // The rendered fragments. `recomputed` is the column's recompute as a
+  // scalar subquery over the group's source rows (kExtreme and kRecompute
+  // columns use it).
+  std::string Recompute() const;
+  std::string Delta() const;
+  std::string Update(std::string_view recomputed) const;
+  std::string Insert(std::string_view recomputed) const;
+};
+
+struct AggregateRule {
+  Upkeep upkeep = Upkeep::kDelta;
+  std::vector<StateColumn> columns;  // the visible column first, then hidden state
+};
+
+// What a rule needs to know about one aggregate column.
+struct AggregateInput {
+  grammar::AggregateCall call;
+  std::string column;           // visible target column, unquoted
+  std::string state_prefix;     // prefix of its hidden columns, unquoted ("__trellis_3_")
+  std::string argument;         // the argument over a source row (`call.argument`)
+  std::string change_argument;  // the argument in `ch` (`ch."a3"`)
+  bool sums_exactly = true;     // SumsExactly(argument type)
+};
+
+// True for argument types whose sums a delta keeps exactly, to the digit
+// and the display scale a fresh sum() gives: smallint, integer, bigint, and
+// numeric with a declared scale. `format_type` is PostgreSQL's format_type()
+// text ("integer", "numeric(12,2)"). Float sums depend on the order of
+// addition, and an unconstrained numeric sum's display scale is the largest
+// of its rows', which a subtraction cannot undo.
+bool SumsExactly(std::string_view format_type);
+
+// The rule for `input.call.function`.
+AggregateRule RuleFor(const AggregateInput& input);
+
+// One function per aggregate; RuleFor picks among them.
+AggregateRule CountRule(const AggregateInput& input);
+AggregateRule SumRule(const AggregateInput& input);
+AggregateRule AvgRule(const AggregateInput& input);
+AggregateRule ExtremeRule(const AggregateInput& input);  // min, max
+AggregateRule BoolRule(const AggregateInput& input);     // bool_and, bool_or
+
+// The hidden count of source rows in each group: a group whose count
+// reaches 0 has lost its last row and is deleted (unless the transform has
+// no GROUP BY). Also the hidden count a SELECT DISTINCT keeps.
+StateColumn RowCountColumn();
+
+// The name of the hidden row count column.
+inline constexpr std::string_view kRowCountColumn = "__trellis_rows";
+
+// Hidden columns and the engine's aliases start with this; a definition may
+// not name a column or alias so.
+inline constexpr std::string_view kHiddenPrefix = "__trellis_";
+inline constexpr std::string_view kTargetAlias = "__trellis_t";
+inline constexpr std::string_view kDeltaAlias = "__trellis_d";
+inline constexpr std::string_view kChangeAlias = "__trellis_ch";
+
+}  // namespace trellis::plan::aggregates

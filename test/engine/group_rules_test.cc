@@ -1,0 +1,257 @@
+// Golden tests of the group plan's aggregate rules and statements
+// (engine/src/plan/aggregates, spec/engine.md "Aggregates"): the SQL each
+// renders for a fixture, with no database. group_rules_pg_test runs the same
+// statements against PostgreSQL.
+#include <catch2/catch.hpp>
+
+#include <string>
+#include <vector>
+
+#include "plan/aggregates/group_sql.h"
+#include "plan/aggregates/rules.h"
+#include "plan/aggregates/sql_template.h"
+
+namespace trellis::plan::aggregates {
+namespace {
+
+using grammar::AggregateCall;
+using grammar::AggregateFunction;
+
+AggregateInput Input(AggregateFunction function, std::optional<std::string> argument,
+                     std::string column, int ordinal, bool exact = true) {
+  const std::string arg = argument.value_or("");
+  return AggregateInput{AggregateCall{function, argument},
+                        std::move(column),
+                        "__trellis_" + std::to_string(ordinal) + "_",
+                        arg,
+                        "__trellis_ch.\"a" + std::to_string(ordinal) + "\"",
+                        exact};
+}
+
+// Every fragment of a rule, one per line, for golden comparisons.
+std::string Describe(const AggregateRule& rule) {
+  std::string out;
+  for (const auto& c : rule.columns) {
+    out += c.name + "\n";
+    out += "  recompute: " + c.Recompute() + "\n";
+    if (!c.delta_template.empty()) out += "  delta: " + c.Delta() + "\n";
+    out += "  update: " + c.Update("<recomputed>") + "\n";
+    out += "  insert: " + c.Insert("<recomputed>") + "\n";
+  }
+  return out;
+}
+
+TEST_CASE("FillSlots fills named slots in one pass", "[group][rules]") {
+  CHECK(FillSlots("SELECT {a} FROM {b}", {{"a", "x"}, {"b", "y"}}) == "SELECT x FROM y");
+  // Values are not scanned again: a user's text holding "{b}" stays as is.
+  CHECK(FillSlots("{a} {b}", {{"a", "'{b}'"}, {"b", "z"}}) == "'{b}' z");
+  CHECK(FillSlots("{missing} {", {}) == "{missing} {");
+}
+
+TEST_CASE("SumsExactly accepts integers and numerics with a scale", "[group][rules]") {
+  for (const char* exact : {"smallint", "integer", "bigint", "numeric(12,2)", "numeric(5,0)"}) {
+    CHECK(SumsExactly(exact));
+  }
+  for (const char* inexact :
+       {"numeric", "double precision", "real", "money", "interval", "text", "numeric(12,2)[]"}) {
+    CHECK_FALSE(SumsExactly(inexact));
+  }
+}
+
+TEST_CASE("count(*) and count(x) are signed counts", "[group][rules]") {
+  CHECK(Describe(RuleFor(Input(AggregateFunction::kCount, std::nullopt, "n", 1))) ==
+        "n\n"
+        "  recompute: count(*)\n"
+        "  delta: sum(__trellis_ch.sign)::bigint\n"
+        "  update: __trellis_t.\"n\" + __trellis_d.\"n\"\n"
+        "  insert: __trellis_d.\"n\"\n");
+  CHECK(Describe(RuleFor(Input(AggregateFunction::kCount, "o.note", "noted", 2))) ==
+        "noted\n"
+        "  recompute: count((o.note))\n"
+        "  delta: coalesce(sum(__trellis_ch.sign) FILTER (WHERE __trellis_ch.\"a2\" IS NOT "
+        "NULL), 0)::bigint\n"
+        "  update: __trellis_t.\"noted\" + __trellis_d.\"noted\"\n"
+        "  insert: __trellis_d.\"noted\"\n");
+}
+
+TEST_CASE("sum keeps a non-NULL count so that a sum of no values is NULL", "[group][rules]") {
+  const AggregateRule rule = RuleFor(Input(AggregateFunction::kSum, "amount", "total", 3));
+  CHECK(rule.upkeep == Upkeep::kDelta);
+  CHECK(Describe(rule) == R"(total
+  recompute: sum((amount))
+  update: CASE WHEN __trellis_t."__trellis_3_n" + __trellis_d."__trellis_3_n" = 0 THEN NULL ELSE __trellis_t."__trellis_3_sum" + __trellis_d."__trellis_3_sum" END
+  insert: CASE WHEN __trellis_d."__trellis_3_n" = 0 THEN NULL ELSE __trellis_d."__trellis_3_sum" END
+__trellis_3_sum
+  recompute: coalesce(sum((amount)), 0)
+  delta: coalesce(sum(__trellis_ch."a3") FILTER (WHERE __trellis_ch.sign > 0), 0) - coalesce(sum(__trellis_ch."a3") FILTER (WHERE __trellis_ch.sign < 0), 0)
+  update: __trellis_t."__trellis_3_sum" + __trellis_d."__trellis_3_sum"
+  insert: __trellis_d."__trellis_3_sum"
+__trellis_3_n
+  recompute: count((amount))
+  delta: coalesce(sum(__trellis_ch.sign) FILTER (WHERE __trellis_ch."a3" IS NOT NULL), 0)::bigint
+  update: __trellis_t."__trellis_3_n" + __trellis_d."__trellis_3_n"
+  insert: __trellis_d."__trellis_3_n"
+)");
+}
+
+TEST_CASE("avg is kept as sum and count and divided as PostgreSQL does", "[group][rules]") {
+  const AggregateRule rule = RuleFor(Input(AggregateFunction::kAvg, "amount", "mean", 4));
+  REQUIRE(rule.columns.size() == 3);
+  CHECK(rule.columns[0].name == "mean");
+  CHECK(rule.columns[0].delta_template.empty());
+  CHECK(rule.columns[0].Update("") ==
+        "CASE WHEN __trellis_t.\"__trellis_4_n\" + __trellis_d.\"__trellis_4_n\" = 0 THEN NULL "
+        "ELSE (__trellis_t.\"__trellis_4_sum\" + "
+        "__trellis_d.\"__trellis_4_sum\")::numeric / (__trellis_t.\"__trellis_4_n\" + "
+        "__trellis_d.\"__trellis_4_n\") END");
+  CHECK(rule.columns[0].Insert("") ==
+        "CASE WHEN __trellis_d.\"__trellis_4_n\" = 0 THEN NULL ELSE "
+        "__trellis_d.\"__trellis_4_sum\"::numeric / __trellis_d.\"__trellis_4_n\" END");
+  CHECK(rule.columns[1].name == "__trellis_4_sum");
+  CHECK(rule.columns[2].name == "__trellis_4_n");
+}
+
+TEST_CASE("sum and avg over inexact types are recomputed per touched group", "[group][rules]") {
+  const AggregateRule rule =
+      RuleFor(Input(AggregateFunction::kAvg, "weight", "w", 5, /*exact=*/false));
+  CHECK(rule.upkeep == Upkeep::kRecompute);
+  CHECK(Describe(rule) ==
+        "w\n"
+        "  recompute: avg((weight))\n"
+        "  update: <recomputed>\n"
+        "  insert: <recomputed>\n");
+}
+
+TEST_CASE("min and max look at the source when a change reaches the extreme", "[group][rules]") {
+  CHECK(Describe(RuleFor(Input(AggregateFunction::kMin, "placed_at", "first", 6))) ==
+        "first\n"
+        "  recompute: min((placed_at))\n"
+        "  delta: min(__trellis_ch.\"a6\")\n"
+        "  update: CASE WHEN __trellis_d.\"first\" IS NOT NULL AND (__trellis_t.\"first\" IS "
+        "NULL OR __trellis_d.\"first\" <= __trellis_t.\"first\") THEN <recomputed> ELSE "
+        "__trellis_t.\"first\" END\n"
+        "  insert: <recomputed>\n");
+  const AggregateRule max = RuleFor(Input(AggregateFunction::kMax, "placed_at", "last", 7));
+  CHECK(max.upkeep == Upkeep::kExtreme);
+  CHECK(max.columns[0].Delta() == "max(__trellis_ch.\"a7\")");
+  CHECK_THAT(max.columns[0].Update("R"),
+             Catch::Contains("__trellis_d.\"last\" >= __trellis_t.\"last\") THEN R ELSE"));
+}
+
+TEST_CASE("bool_and and bool_or are counts of the deciding value", "[group][rules]") {
+  const AggregateRule all = RuleFor(Input(AggregateFunction::kBoolAnd, "paid", "all_paid", 8));
+  REQUIRE(all.columns.size() == 3);
+  CHECK(all.columns[0].Update("") ==
+        "CASE WHEN __trellis_t.\"__trellis_8_n\" + __trellis_d.\"__trellis_8_n\" = 0 THEN NULL "
+        "ELSE __trellis_t.\"__trellis_8_false\" + __trellis_d.\"__trellis_8_false\" = 0 END");
+  CHECK(all.columns[1].Recompute() == "count(*) FILTER (WHERE (paid) IS FALSE)");
+  CHECK(all.columns[1].Delta() ==
+        "coalesce(sum(__trellis_ch.sign) FILTER (WHERE __trellis_ch.\"a8\" IS FALSE), 0)::bigint");
+  const AggregateRule any = RuleFor(Input(AggregateFunction::kBoolOr, "paid", "any_paid", 9));
+  CHECK(any.columns[0].Insert("") ==
+        "CASE WHEN __trellis_d.\"__trellis_9_n\" = 0 THEN NULL ELSE "
+        "__trellis_d.\"__trellis_9_true\" > 0 END");
+}
+
+TEST_CASE("a user's argument is never scanned for slots", "[group][rules]") {
+  const AggregateRule rule =
+      RuleFor(Input(AggregateFunction::kMax, "x || '{recomputed}{t}'", "m", 1));
+  CHECK(rule.columns[0].Recompute() == "max((x || '{recomputed}{t}'))");
+  CHECK(rule.columns[0].Update("R") ==
+        "CASE WHEN __trellis_d.\"m\" IS NOT NULL AND (__trellis_t.\"m\" IS NULL OR "
+        "__trellis_d.\"m\" >= __trellis_t.\"m\") THEN R ELSE __trellis_t.\"m\" END");
+}
+
+// ------------------------------------------------------------- statements
+
+GroupShape OrderTotals() {
+  GroupShape shape;
+  shape.target = "\"public\".\"order_totals\"";
+  shape.source = "\"public\".\"orders\"";
+  shape.alias = "o";
+  shape.where = "o.status <> 'void'";
+  shape.keys = {{"customer_id", "o.customer_id"}};
+  shape.aggregates = {Input(AggregateFunction::kCount, std::nullopt, "n", 1),
+                      Input(AggregateFunction::kSum, "o.amount", "total", 2),
+                      Input(AggregateFunction::kMax, "o.placed_at", "last", 3)};
+  return shape;
+}
+
+TEST_CASE("the target keeps each aggregate's columns and the row count", "[group][sql]") {
+  std::vector<std::string> names;
+  for (const auto& c : StateColumns(OrderTotals())) names.push_back(c.name);
+  CHECK(names == std::vector<std::string>{"n", "total", "__trellis_2_sum", "__trellis_2_n", "last",
+                                          "__trellis_rows"});
+}
+
+TEST_CASE("keys match NULL-safely, one OR per key", "[group][sql]") {
+  CHECK(KeysMatch({"a.x", "a.y"}, {"b.x", "b.y"}) ==
+        "(b.x = a.x OR (b.x IS NULL AND a.x IS NULL)) AND (b.y = a.y OR (b.y IS NULL AND a.y IS "
+        "NULL))");
+}
+
+TEST_CASE("recompute of dirty groups upserts what exists and deletes what is gone",
+          "[group][sql]") {
+  CHECK(RecomputeGroupsSql(OrderTotals(), "dirty") == R"sql(WITH fresh AS (
+  SELECT (o.customer_id) AS "customer_id", count(*) AS "n", sum((o.amount)) AS "total", coalesce(sum((o.amount)), 0) AS "__trellis_2_sum", count((o.amount)) AS "__trellis_2_n", max((o.placed_at)) AS "last", count(*) AS "__trellis_rows"
+  FROM "public"."orders" AS "o"
+  WHERE (o.status <> 'void') AND EXISTS (SELECT 1 FROM dirty AS __trellis_k WHERE ((o.customer_id) = __trellis_k.__trellis_key_1 OR ((o.customer_id) IS NULL AND __trellis_k.__trellis_key_1 IS NULL)))
+  GROUP BY (o.customer_id)
+), gone AS (
+  DELETE FROM "public"."order_totals" AS __trellis_t USING dirty AS __trellis_k
+  WHERE (__trellis_t."customer_id" = __trellis_k.__trellis_key_1 OR (__trellis_t."customer_id" IS NULL AND __trellis_k.__trellis_key_1 IS NULL))
+    AND NOT EXISTS (SELECT 1 FROM fresh AS __trellis_f WHERE (__trellis_t."customer_id" = __trellis_f."customer_id" OR (__trellis_t."customer_id" IS NULL AND __trellis_f."customer_id" IS NULL)))
+)
+INSERT INTO "public"."order_totals" AS __trellis_t ("customer_id", "n", "total", "__trellis_2_sum", "__trellis_2_n", "last", "__trellis_rows") SELECT "customer_id", "n", "total", "__trellis_2_sum", "__trellis_2_n", "last", "__trellis_rows" FROM fresh
+ON CONFLICT ("customer_id") DO UPDATE SET "n" = EXCLUDED."n", "total" = EXCLUDED."total", "__trellis_2_sum" = EXCLUDED."__trellis_2_sum", "__trellis_2_n" = EXCLUDED."__trellis_2_n", "last" = EXCLUDED."last", "__trellis_rows" = EXCLUDED."__trellis_rows"
+WHERE (__trellis_t."n", __trellis_t."total", __trellis_t."__trellis_2_sum", __trellis_t."__trellis_2_n", __trellis_t."last", __trellis_t."__trellis_rows") IS DISTINCT FROM (EXCLUDED."n", EXCLUDED."total", EXCLUDED."__trellis_2_sum", EXCLUDED."__trellis_2_n", EXCLUDED."last", EXCLUDED."__trellis_rows"))sql");
+}
+
+TEST_CASE("without GROUP BY the one row is recomputed in place", "[group][sql]") {
+  GroupShape shape = OrderTotals();
+  shape.keys.clear();
+  shape.aggregates.resize(1);
+  CHECK(RecomputeGroupsSql(shape, "unused") ==
+        "UPDATE \"public\".\"order_totals\" SET (\"n\", \"__trellis_rows\") = (SELECT count(*) "
+        "AS \"n\", count(*) AS \"__trellis_rows\" FROM \"public\".\"orders\" AS \"o\" WHERE "
+        "(o.status <> 'void'))");
+}
+
+TEST_CASE("changes fold into one delta row per group", "[group][sql]") {
+  CHECK(
+      FoldChangesSql(OrderTotals(), "changes") ==
+      R"sql(SELECT __trellis_ch."customer_id", sum(__trellis_ch.sign)::bigint AS "n", coalesce(sum(__trellis_ch."a2") FILTER (WHERE __trellis_ch.sign > 0), 0) - coalesce(sum(__trellis_ch."a2") FILTER (WHERE __trellis_ch.sign < 0), 0) AS "__trellis_2_sum", coalesce(sum(__trellis_ch.sign) FILTER (WHERE __trellis_ch."a2" IS NOT NULL), 0)::bigint AS "__trellis_2_n", max(__trellis_ch."a3") AS "last", sum(__trellis_ch.sign)::bigint AS "__trellis_rows" FROM changes AS __trellis_ch GROUP BY __trellis_ch."customer_id")sql");
+  GroupShape whole = OrderTotals();
+  whole.keys.clear();
+  CHECK_THAT(FoldChangesSql(whole, "changes"),
+             Catch::EndsWith("FROM changes AS __trellis_ch HAVING count(*) > 0"));
+}
+
+TEST_CASE("deltas update existing groups, insert new ones, delete emptied ones", "[group][sql]") {
+  const std::vector<std::string> statements = ApplyDeltasSql(OrderTotals(), "deltas");
+  REQUIRE(statements.size() == 3);
+  CHECK(
+      statements[0] ==
+      R"sql(UPDATE "public"."order_totals" AS __trellis_t SET "n" = __trellis_t."n" + __trellis_d."n", "total" = CASE WHEN __trellis_t."__trellis_2_n" + __trellis_d."__trellis_2_n" = 0 THEN NULL ELSE __trellis_t."__trellis_2_sum" + __trellis_d."__trellis_2_sum" END, "__trellis_2_sum" = __trellis_t."__trellis_2_sum" + __trellis_d."__trellis_2_sum", "__trellis_2_n" = __trellis_t."__trellis_2_n" + __trellis_d."__trellis_2_n", "last" = CASE WHEN __trellis_d."last" IS NOT NULL AND (__trellis_t."last" IS NULL OR __trellis_d."last" >= __trellis_t."last") THEN (SELECT max((o.placed_at)) FROM "public"."orders" AS "o" WHERE (o.status <> 'void') AND (__trellis_t."customer_id" = (o.customer_id) OR (__trellis_t."customer_id" IS NULL AND (o.customer_id) IS NULL))) ELSE __trellis_t."last" END, "__trellis_rows" = __trellis_t."__trellis_rows" + __trellis_d."__trellis_rows" FROM deltas AS __trellis_d WHERE (__trellis_t."customer_id" = __trellis_d."customer_id" OR (__trellis_t."customer_id" IS NULL AND __trellis_d."customer_id" IS NULL)))sql");
+  CHECK(
+      statements[1] ==
+      R"sql(INSERT INTO "public"."order_totals" ("customer_id", "n", "total", "__trellis_2_sum", "__trellis_2_n", "last", "__trellis_rows") SELECT __trellis_d."customer_id", __trellis_d."n", CASE WHEN __trellis_d."__trellis_2_n" = 0 THEN NULL ELSE __trellis_d."__trellis_2_sum" END, __trellis_d."__trellis_2_sum", __trellis_d."__trellis_2_n", (SELECT max((o.placed_at)) FROM "public"."orders" AS "o" WHERE (o.status <> 'void') AND (__trellis_d."customer_id" = (o.customer_id) OR (__trellis_d."customer_id" IS NULL AND (o.customer_id) IS NULL))), __trellis_d."__trellis_rows" FROM deltas AS __trellis_d WHERE NOT EXISTS (SELECT 1 FROM "public"."order_totals" AS __trellis_t WHERE (__trellis_t."customer_id" = __trellis_d."customer_id" OR (__trellis_t."customer_id" IS NULL AND __trellis_d."customer_id" IS NULL))))sql");
+  CHECK(
+      statements[2] ==
+      R"sql(DELETE FROM "public"."order_totals" AS __trellis_t USING deltas AS __trellis_d WHERE (__trellis_t."customer_id" = __trellis_d."customer_id" OR (__trellis_t."customer_id" IS NULL AND __trellis_d."customer_id" IS NULL)) AND __trellis_t."n" = 0 AND __trellis_t."__trellis_2_sum" = 0 AND __trellis_t."__trellis_2_n" = 0 AND __trellis_t."__trellis_rows" = 0)sql");
+}
+
+TEST_CASE("without GROUP BY the one row is updated and never deleted", "[group][sql]") {
+  GroupShape whole = OrderTotals();
+  whole.keys.clear();
+  const std::vector<std::string> statements = ApplyDeltasSql(whole, "deltas");
+  REQUIRE(statements.size() == 1);
+  CHECK_THAT(statements[0], Catch::StartsWith("UPDATE \"public\".\"order_totals\" AS __trellis_t"));
+  CHECK_THAT(statements[0], Catch::EndsWith("FROM deltas AS __trellis_d WHERE true"));
+  CHECK_THAT(statements[0],
+             Catch::Contains("(SELECT max((o.placed_at)) FROM \"public\".\"orders\" AS \"o\" "
+                             "WHERE (o.status <> 'void'))"));
+}
+
+}  // namespace
+}  // namespace trellis::plan::aggregates
