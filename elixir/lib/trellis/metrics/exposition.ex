@@ -29,40 +29,41 @@ defmodule Trellis.Metrics.Exposition do
     ]
 
     names = ["trellis_instance" | family.labels]
+    # A histogram's `le` values are the same for every series: spelled once.
+    les = Enum.map(family.buckets, &number/1)
 
     lines =
       family.series
       |> Enum.sort_by(fn {key, _value} -> key end)
-      |> Enum.map(fn {key, value} -> render_series(name, family, Enum.zip(names, key), value) end)
+      |> Enum.map(fn {key, value} ->
+        pairs = Enum.zip(names, key) |> Enum.map_intersperse(",", &label_pair/1)
+        render_series(name, family.type, les, pairs, value)
+      end)
 
     [header | lines]
   end
 
-  defp render_series(name, %{type: "histogram", buckets: bounds}, labels, value) do
+  defp render_series(name, "histogram", les, pairs, value) do
     count = Map.get(value, :count, 0)
-    counts = Map.get(value, :counts, List.duplicate(0, length(bounds)))
+    counts = Map.get(value, :counts, List.duplicate(0, length(les)))
 
     buckets =
-      bounds
-      |> Enum.zip(counts)
-      |> Enum.map(fn {bound, n} ->
-        sample(name <> "_bucket", labels ++ [{"le", number(bound)}], n)
+      Enum.zip_with(les, counts, fn le, n ->
+        [name, "_bucket{", pairs, ",le=\"", le, "\"} ", number(n), "\n"]
       end)
 
     [
       buckets,
-      sample(name <> "_bucket", labels ++ [{"le", "+Inf"}], count),
-      sample(name <> "_sum", labels, Map.get(value, :sum, 0)),
-      sample(name <> "_count", labels, count)
+      [name, "_bucket{", pairs, ",le=\"+Inf\"} ", number(count), "\n"],
+      [name, "_sum{", pairs, "} ", number(Map.get(value, :sum, 0)), "\n"],
+      [name, "_count{", pairs, "} ", number(count), "\n"]
     ]
   end
 
-  defp render_series(name, _family, labels, value), do: sample(name, labels, value)
+  defp render_series(name, _type, _les, pairs, value),
+    do: [name, "{", pairs, "} ", number(value), "\n"]
 
-  defp sample(name, labels, value) do
-    pairs = Enum.map_intersperse(labels, ",", fn {k, v} -> [k, "=\"", escape_label(v), "\""] end)
-    [name, "{", pairs, "} ", number(value), "\n"]
-  end
+  defp label_pair({key, value}), do: [key, "=\"", escape_label(value), "\""]
 
   defp number(n) when is_integer(n), do: Integer.to_string(n)
 
@@ -72,11 +73,18 @@ defmodule Trellis.Metrics.Exposition do
       else: Float.to_string(f)
   end
 
+  # Most label values need no escaping: they are passed through as they are.
   defp escape_label(value) do
-    value
-    |> String.replace("\\", "\\\\")
-    |> String.replace("\"", "\\\"")
-    |> String.replace("\n", "\\n")
+    case :binary.match(value, ["\\", "\"", "\n"]) do
+      :nomatch ->
+        value
+
+      _found ->
+        value
+        |> String.replace("\\", "\\\\")
+        |> String.replace("\"", "\\\"")
+        |> String.replace("\n", "\\n")
+    end
   end
 
   defp escape_help(text), do: text |> String.replace("\\", "\\\\") |> String.replace("\n", "\\n")
