@@ -50,8 +50,9 @@ defmodule Trellis.Migration do
   are forced off, so the application's own options can be reused), runs
   `Trellis.migrate/1` first, so the first migration that uses Trellis also
   creates its catalog, and is shut down when the helper returns. A target is
-  built later, by the drain workers of the application once it runs: a
-  definition made here reads `:waiting_to_backfill` until then.
+  built by the drain workers of the fleet (the application's, once it
+  runs): a definition made here reads `:waiting_to_backfill` until one
+  picks it up.
 
   Ecto queues a migration's own commands (`create table`, `execute`, ...)
   and runs them when `up/0` or `down/0` returns. A helper runs at once, so it
