@@ -17,6 +17,7 @@
 #include "engine_fixture.h"
 #include "grammar/aggregate.h"
 #include "plan/aggregates/group_sql.h"
+#include "plan/aggregates/source_index_gap.h"
 #include "sql/quote.h"
 
 namespace trellis::plan::aggregates {
@@ -272,6 +273,33 @@ TEST_CASE("without GROUP BY the one row follows the table, count 0 when it is em
       "status text)");
   CreateTarget(f, "empty_totals", false);
   CHECK(f.Scalar("SELECT n || ',' || coalesce(total::text, 'NULL') FROM empty_totals") == "0,NULL");
+}
+
+TEST_CASE("a source index gap is open until its fix runs, for columns and expressions",
+          "[group][gaps][postgres]") {
+  EngineFixture f;
+  f.Sql("CREATE TABLE orders (id int PRIMARY KEY, customer_id int, region text)");
+  f.Sql("INSERT INTO orders SELECT g, g % 100, 'r' || (g % 7) FROM generate_series(1, 20000) g");
+  f.Sql("ANALYZE orders");
+  auto gap_open = [&](const std::vector<GroupingExpression>& keys) {
+    f.Sql("BEGIN");
+    f.Sql("SET LOCAL enable_seqscan = off");
+    const std::string plan = f.Scalar(GroupLookupProbeSql("\"orders\"", "o", keys));
+    f.Sql("COMMIT");
+    INFO(plan);
+    return !ProbeUsesIndex(plan);
+  };
+  const std::vector<GroupingExpression> columns = {{"o.customer_id", "integer"},
+                                                   {"o.region", "text"}};
+  const std::vector<GroupingExpression> expression = {{"upper(o.region)", "text"}};
+  CHECK(gap_open(columns));
+  CHECK(gap_open(expression));
+  // The primary key is no help to a lookup by group.
+  f.Sql(IndexFixSql("\"orders\"", "o", columns));
+  CHECK_FALSE(gap_open(columns));
+  CHECK(gap_open(expression));
+  f.Sql(IndexFixSql("\"orders\"", "o", expression));
+  CHECK_FALSE(gap_open(expression));
 }
 
 }  // namespace

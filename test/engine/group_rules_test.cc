@@ -9,6 +9,7 @@
 
 #include "plan/aggregates/group_sql.h"
 #include "plan/aggregates/rules.h"
+#include "plan/aggregates/source_index_gap.h"
 #include "plan/aggregates/sql_template.h"
 
 namespace trellis::plan::aggregates {
@@ -251,6 +252,30 @@ TEST_CASE("without GROUP BY the one row is updated and never deleted", "[group][
   CHECK_THAT(statements[0],
              Catch::Contains("(SELECT max((o.placed_at)) FROM \"public\".\"orders\" AS \"o\" "
                              "WHERE (o.status <> 'void'))"));
+}
+
+// ------------------------------------------------------ source index gaps
+
+TEST_CASE("the fix for a source index gap indexes the grouped columns and expressions",
+          "[group][gaps]") {
+  CHECK(
+      IndexFixSql("\"app\".\"orders\"", "o", {{"o.customer_id", "integer"}, {"region", "text"}}) ==
+      "CREATE INDEX CONCURRENTLY ON \"app\".\"orders\" (\"customer_id\", \"region\")");
+  CHECK(IndexFixSql("\"orders\"", "o",
+                    {{"lower(o.region)", "text"}, {"o.\"Mixed\"", "text"}, {"x.o.y", "int"}}) ==
+        "CREATE INDEX CONCURRENTLY ON \"orders\" ((lower(region)), \"Mixed\", (x.o.y))");
+  // A qualifier inside a string is text, not a qualifier.
+  CHECK(IndexFixSql("\"orders\"", "o", {{"o.a || 'o.b'", "text"}}) ==
+        "CREATE INDEX CONCURRENTLY ON \"orders\" ((a || 'o.b'))");
+}
+
+TEST_CASE("the gap probe looks a group up by unknown values", "[group][gaps]") {
+  CHECK(GroupLookupProbeSql("\"orders\"", "o",
+                            {{"o.customer_id", "integer"}, {"lower(o.region)", "text"}}) ==
+        "EXPLAIN (FORMAT JSON) SELECT 1 FROM \"orders\" AS \"o\" WHERE (o.customer_id) = (SELECT "
+        "NULL::integer) AND (lower(o.region)) = (SELECT NULL::text)");
+  CHECK(ProbeUsesIndex(R"j([{"Plan": {"Node Type": "Index Scan", "Index Cond": "(x = $0)"}}])j"));
+  CHECK_FALSE(ProbeUsesIndex(R"j([{"Plan": {"Node Type": "Seq Scan", "Filter": "(x = $0)"}}])j"));
 }
 
 }  // namespace
