@@ -1,12 +1,17 @@
 // The catalog: migrations.
 #include <catch2/catch.hpp>
 
+#include <chrono>
 #include <thread>
 
+#include "catalog/migrations.h"
 #include "engine_fixture.h"
+#include "trellis/states.h"
+#include "widgets.h"
 
 using trellis::Code;
 using trellis::test::EngineFixture;
+using trellis::test::kWidgets;
 
 TEST_CASE("migrate is idempotent and two sessions can migrate at once", "[engine][catalog]") {
   EngineFixture f;
@@ -20,7 +25,8 @@ TEST_CASE("migrate is idempotent and two sessions can migrate at once", "[engine
   CHECK(sa.ok());
   CHECK(sb.ok());
   CHECK(a->Migrate().ok());
-  CHECK(f.Scalar("SELECT version FROM trellis.catalog_version") == "1");
+  CHECK(f.Scalar("SELECT version FROM trellis.catalog_version") ==
+        std::to_string(trellis::catalog::kCatalogVersion));
 }
 
 TEST_CASE("calls before migrate say to run migrate", "[engine][catalog]") {
@@ -31,4 +37,152 @@ TEST_CASE("calls before migrate say to run migrate", "[engine][catalog]") {
   CHECK(r.status().code() == Code::kNotMigrated);
   CHECK_THAT(r.status().message(), Catch::Contains("migrate"));
   CHECK(s->Definitions().status().code() == Code::kNotMigrated);
+}
+
+namespace {
+
+// What a v1 engine left in its catalog for `widgets` read by two transforms:
+// `a` (price) built and live, `b` (name) paused by an operator, with v1's
+// capture functions and triggers. Written out literally: it is the released
+// v1 layout, which later engines must keep upgrading.
+constexpr const char* kV1Catalog = R"sql(
+CREATE TABLE a AS SELECT id, price FROM widgets;
+ALTER TABLE a ADD PRIMARY KEY (id);
+CREATE TABLE b AS SELECT id, name FROM widgets;
+ALTER TABLE b ADD PRIMARY KEY (id);
+INSERT INTO trellis.sources (id, relid, schema_name, table_name, key_columns, key_types,
+                             routing_columns)
+VALUES (1, 'widgets'::regclass, 'public', 'widgets', '{id}', '{bigint}', '{id}');
+INSERT INTO trellis.transforms (id, target_schema, target_name, source_id, source_alias, kind,
+  definition, status, paused_kind, paused_reason, paused_at, backfill_done, backfill_total,
+  backfill_started_at, backfill_finished_at, key_indexed, last_applied_at)
+VALUES (1, 'public', 'a', 1, 'widgets', 'projection',
+        'TRANSFORM a FROM widgets SELECT price AS price', 'live', NULL, NULL, NULL, 2000, 2000,
+        now(), now(), true, now()),
+       (2, 'public', 'b', 1, 'w', 'projection', 'TRANSFORM b FROM widgets AS w SELECT w.name AS name',
+        'paused', 'operator', 'paused by PAUSE TRANSFORM', now(), 2000, 2000, now(), now(), true,
+        now());
+SELECT setval(pg_get_serial_sequence('trellis.sources', 'id'), 1);
+SELECT setval(pg_get_serial_sequence('trellis.transforms', 'id'), 2);
+INSERT INTO trellis.transform_columns (transform_id, ordinal, name, expr, sql_type)
+VALUES (1, 1, 'price', 'price', 'numeric'), (2, 1, 'name', 'w.name', 'text');
+CREATE FUNCTION trellis.capture_1_insert() RETURNS trigger LANGUAGE plpgsql AS $trellis$ BEGIN
+  INSERT INTO "trellis".capture (source_id, op, routing)
+  VALUES (1, 'I', ARRAY(SELECT ARRAY[r."id"::text] FROM trellis_new r)); RETURN NULL; END $trellis$;
+CREATE FUNCTION trellis.capture_1_update() RETURNS trigger LANGUAGE plpgsql AS $trellis$ BEGIN
+  INSERT INTO "trellis".capture (source_id, op, routing)
+  VALUES (1, 'U', ARRAY(SELECT ARRAY[r."id"::text] FROM trellis_old r UNION ALL
+                        SELECT ARRAY[r."id"::text] FROM trellis_new r)); RETURN NULL; END $trellis$;
+CREATE FUNCTION trellis.capture_1_delete() RETURNS trigger LANGUAGE plpgsql AS $trellis$ BEGIN
+  INSERT INTO "trellis".capture (source_id, op, routing)
+  VALUES (1, 'D', ARRAY(SELECT ARRAY[r."id"::text] FROM trellis_old r)); RETURN NULL; END $trellis$;
+CREATE FUNCTION trellis.capture_1_truncate() RETURNS trigger LANGUAGE plpgsql AS $trellis$ BEGIN
+  INSERT INTO "trellis".capture (source_id, op) VALUES (1, 'T'); RETURN NULL; END $trellis$;
+CREATE TRIGGER trellis_trellis_capture_insert AFTER INSERT ON public.widgets
+  REFERENCING NEW TABLE AS trellis_new FOR EACH STATEMENT EXECUTE FUNCTION trellis.capture_1_insert();
+CREATE TRIGGER trellis_trellis_capture_update AFTER UPDATE ON public.widgets
+  REFERENCING OLD TABLE AS trellis_old NEW TABLE AS trellis_new
+  FOR EACH STATEMENT EXECUTE FUNCTION trellis.capture_1_update();
+CREATE TRIGGER trellis_trellis_capture_delete AFTER DELETE ON public.widgets
+  REFERENCING OLD TABLE AS trellis_old FOR EACH STATEMENT EXECUTE FUNCTION trellis.capture_1_delete();
+CREATE TRIGGER trellis_trellis_capture_truncate AFTER TRUNCATE ON public.widgets
+  FOR EACH STATEMENT EXECUTE FUNCTION trellis.capture_1_truncate();
+ALTER TABLE public.widgets ENABLE ALWAYS TRIGGER trellis_trellis_capture_insert;
+ALTER TABLE public.widgets ENABLE ALWAYS TRIGGER trellis_trellis_capture_update;
+ALTER TABLE public.widgets ENABLE ALWAYS TRIGGER trellis_trellis_capture_delete;
+ALTER TABLE public.widgets ENABLE ALWAYS TRIGGER trellis_trellis_capture_truncate;
+)sql";
+
+}  // namespace
+
+TEST_CASE("a v1 catalog with live transforms upgrades to v2 in place", "[engine][catalog]") {
+  EngineFixture f;
+  f.Sql(kWidgets);
+  REQUIRE(trellis::catalog::Migrate(f.conn(), "trellis", 1).ok());
+  f.Sql(kV1Catalog);
+  // Writes the v1 triggers capture before the upgrade, and one left open
+  // across it.
+  f.Sql("UPDATE widgets SET price = price + 1 WHERE id <= 100");
+  f.Sql("INSERT INTO widgets (id, name, price) VALUES (5001, 'new', 7)");
+  auto open = trellis::pg::Connection::Open(f.url(), "open_writer");
+  REQUIRE(open.ok());
+  REQUIRE(open.value()->Exec("BEGIN").ok());
+  REQUIRE(open.value()->Exec("DELETE FROM widgets WHERE id = 3").ok());
+
+  // It commits while the upgrade runs (or waits for it, if the upgrade
+  // needs the capture buffer's lock).
+  trellis::Status committed;
+  std::thread writer([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    committed = open.value()->Exec("COMMIT");
+  });
+  auto s = f.OpenSession();  // migrates to the current version
+  writer.join();
+  REQUIRE(committed.ok());
+  CHECK(f.Scalar("SELECT version FROM trellis.catalog_version") ==
+        std::to_string(trellis::catalog::kCatalogVersion));
+  CHECK(f.Scalar("SELECT string_agg(format('%s:%s:%s', transform_id, alias, role), ',' "
+                 "ORDER BY transform_id) FROM trellis.transform_inputs") ==
+        "1:widgets:from,2:w:from");
+  CHECK(f.Scalar("SELECT string_agg(format('%s:%s:%s:%s', transform_id, name, expr, sql_type), "
+                 "',' ORDER BY transform_id) FROM trellis.target_key_columns") ==
+        "1:id:widgets.id:bigint,2:id:w.id:bigint");
+  CHECK(f.Scalar("SELECT count(*) FROM trellis.source_relations") == "1");
+
+  auto a = s->ReadStatus("a");
+  REQUIRE(a.ok());
+  CHECK(a->status == "live");
+  auto b = s->ReadStatus("b");
+  REQUIRE(b.ok());
+  CHECK(b->status == "paused");
+  CHECK(b->paused_kind == "operator");
+  auto defs = s->Definitions();
+  REQUIRE(defs.ok());
+  REQUIRE(defs->size() == 2);
+  CHECK(defs->at(0).statement == "TRANSFORM a FROM widgets SELECT price AS price");
+
+  // Writes keep flowing, through capture installed by v1, into the upgraded
+  // catalog's pages.
+  auto workers = trellis::BackgroundWorkers::Start(f.Options(), true, 2);
+  f.Sql("UPDATE widgets SET price = price * 2 WHERE id BETWEEN 50 AND 150");
+  f.Sql("DELETE FROM widgets WHERE id % 13 = 0");
+  f.AwaitConverged(*s);
+  CHECK(f.Differences("a", "SELECT id, price FROM widgets") == 0);
+  auto none = s->DetectCaptureDisruptions();
+  REQUIRE(none.ok());
+  CHECK(none->empty());
+  REQUIRE(s->Apply("RESUME TRANSFORM b", false).ok());
+  f.AwaitConverged(*s);
+  CHECK(f.Differences("b", "SELECT id, name FROM widgets") == 0);
+  // And the upgraded catalog takes new definitions.
+  REQUIRE(s->Apply("TRANSFORM c FROM widgets SELECT name AS name", true).ok());
+  f.AwaitConverged(*s);
+  CHECK(f.Differences("c", "SELECT id, name FROM widgets") == 0);
+}
+
+TEST_CASE("the catalog accepts exactly the engine's state names", "[engine][catalog]") {
+  EngineFixture f;
+  f.Sql(kWidgets);
+  auto s = f.OpenSession();
+  REQUIRE(s->Apply("TRANSFORM a FROM widgets SELECT price AS price", true).ok());
+  for (auto name : trellis::WireNames<trellis::TransformState>::kNames) {
+    INFO(name);
+    const std::string kind = name == "paused" ? "'operator'" : "NULL";
+    f.Sql("UPDATE trellis.transforms SET status = '" + std::string(name) +
+          "', paused_kind = " + kind);
+  }
+  for (auto kind : trellis::WireNames<trellis::PauseKind>::kNames) {
+    INFO(kind);
+    f.Sql("UPDATE trellis.transforms SET status = 'paused', paused_kind = '" + std::string(kind) +
+          "'");
+    f.Sql("UPDATE trellis.transform_columns SET state = 'paused', paused_kind = '" +
+          std::string(kind) + "'");
+  }
+  for (auto state : trellis::WireNames<trellis::ColumnState>::kNames) {
+    const std::string kind = state == "paused" ? "'operator'" : "NULL";
+    f.Sql("UPDATE trellis.transform_columns SET state = '" + std::string(state) +
+          "', paused_kind = " + kind);
+  }
+  auto refused = f.conn().Exec("UPDATE trellis.transforms SET status = 'sleeping'");
+  CHECK_FALSE(refused.ok());
 }

@@ -12,7 +12,7 @@ namespace {
 std::string CapturedSql(const std::string& schema) {
   return sql::WithSchema(R"sql(
 SELECT s.id FROM {schema}.sources s
-WHERE EXISTS (SELECT 1 FROM {schema}.transforms t WHERE t.source_id = s.id)
+WHERE EXISTS (SELECT 1 FROM {schema}.transform_inputs i WHERE i.source_id = s.id)
 ORDER BY s.id)sql",
                          schema);
 }

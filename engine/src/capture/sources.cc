@@ -76,6 +76,11 @@ VALUES ($1::oid, $2, $3, $4::text[], $5::text[], $4::text[]) RETURNING id)sql",
                   sql::ArrayLiteral(table.key_columns), sql::ArrayLiteral(table.key_types)});
   if (!inserted.ok()) return inserted.status();
   source.id = std::stoi(inserted->text(0, 0));
+  TRELLIS_RETURN_IF_ERROR(conn.Exec(
+      sql::WithSchema(
+          "INSERT INTO {schema}.source_relations (source_id, relid) VALUES ($1::int, $2::oid)",
+          schema),
+      {std::to_string(source.id), table.oid}));
   TRELLIS_RETURN_IF_ERROR(Install(conn, schema, source, table.oid));
   return source;
 }
@@ -102,7 +107,8 @@ Status ReleaseIfUnused(pg::Connection& conn, const std::string& schema,
                        const catalog::Source& source) {
   const std::string id = std::to_string(source.id);
   auto readers = conn.Query(
-      sql::WithSchema("SELECT count(*) FROM {schema}.transforms WHERE source_id = $1::int", schema),
+      sql::WithSchema("SELECT count(*) FROM {schema}.transform_inputs WHERE source_id = $1::int",
+                      schema),
       {id});
   if (!readers.ok()) return readers.status();
   if (readers->text(0, 0) != "0") return Status::OK();

@@ -10,18 +10,20 @@
 namespace trellis::catalog {
 
 // The catalog version this engine reads and writes.
-inline constexpr int kCatalogVersion = 1;
+inline constexpr int kCatalogVersion = 2;
 
 // The advisory lock key (pg_advisory_lock(bigint)) migrations take, so many
 // nodes can migrate at once safely.
 int64_t MigrationLockKey(const std::string& schema);
 
-// Creates or upgrades the catalog in `schema` to kCatalogVersion. Idempotent;
-// serialised across sessions by the migration advisory lock.
-Status Migrate(pg::Connection& conn, const std::string& schema);
+// Creates or upgrades the catalog in `schema` to `version` (tests stop at an
+// older version to test the upgrade from it). Idempotent; serialised across
+// sessions by the migration advisory lock.
+[[nodiscard]] Status Migrate(pg::Connection& conn, const std::string& schema,
+                             int version = kCatalogVersion);
 
 // Ok when the catalog exists at kCatalogVersion; a not_migrated error naming
 // the fix otherwise.
-Status CheckMigrated(pg::Connection& conn, const std::string& schema);
+[[nodiscard]] Status CheckMigrated(pg::Connection& conn, const std::string& schema);
 
 }  // namespace trellis::catalog

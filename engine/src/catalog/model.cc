@@ -1,106 +1,170 @@
 #include "catalog/model.h"
 
+#include <array>
 #include <map>
 
 #include "sql/quote.h"
+#include "sql/row_reader.h"
 
 namespace trellis::catalog {
 namespace {
 
 constexpr std::string_view kSelectTransforms = R"sql(
-SELECT t.id, t.target_schema, t.target_name, t.kind, t.definition, t.source_alias, t.where_sql,
+SELECT t.id, t.target_schema, t.target_name, t.kind, t.definition, t.where_sql,
        t.status, t.paused_kind, t.paused_reason,
        (extract(epoch FROM t.paused_at) * 1000000)::bigint,
        t.backfill_cursor, t.backfill_columns, t.backfill_done, t.backfill_total,
        (extract(epoch FROM t.last_applied_at) * 1000000)::bigint,
        (extract(epoch FROM t.created_at) * 1000000)::bigint,
-       s.id, s.schema_name, s.table_name, s.key_columns, s.key_types, s.routing_columns,
-       t.key_indexed, t.capture_disrupted
-FROM {schema}.transforms t JOIN {schema}.sources s ON s.id = t.source_id
+       t.key_indexed, t.capture_disrupted, t.source_index_optional
+FROM {schema}.transforms t
 )sql";
 
-std::optional<std::vector<std::string>> OptionalArray(const std::optional<std::string>& cell) {
-  if (!cell) return std::nullopt;
-  return sql::ParseTextArray(*cell);
-}
+// A transform's inputs, key columns and columns, in one round trip (a drain
+// loads one transform per transaction): one row per item, tagged by its
+// part, every value as text, in the order the transform lists them.
+constexpr std::string_view kSelectParts = R"sql(
+SELECT 'input', i.transform_id, i.ordinal, i.alias, i.role, i.joined_to::text,
+       i.join_columns::text, i.joined_columns::text, s.id::text, s.schema_name, s.table_name,
+       s.key_columns::text, s.key_types::text, s.routing_columns::text
+FROM {schema}.transform_inputs i JOIN {schema}.sources s ON s.id = i.source_id
+WHERE i.transform_id = ANY($1::int[])
+UNION ALL
+SELECT 'key', transform_id, ordinal, name, expr, sql_type,
+       NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
+FROM {schema}.target_key_columns WHERE transform_id = ANY($1::int[])
+UNION ALL
+SELECT 'column', transform_id, ordinal, name, expr, sql_type,
+       state, paused_kind, paused_reason, role, NULL, NULL, NULL, NULL
+FROM {schema}.transform_columns WHERE transform_id = ANY($1::int[])
+ORDER BY 2, 1, 3)sql";
 
-// A state or pause kind read from the catalog; an unknown name means the
-// catalog was written by another engine version.
-template <typename E>
-Result<E> Parse(const std::optional<std::string>& cell) {
-  if (auto value = FromWireName<E>(cell.value_or(""))) return *value;
-  return Status::Internal("the catalog holds an unknown state " + sql::Literal(cell.value_or("")) +
+// Names the catalog stores for the catalog-internal enums, in enum order.
+constexpr std::array<std::string_view, 3> kInputRoles = {"from", "inner_join", "left_join"};
+constexpr std::array<std::string_view, 3> kColumnRoles = {"value", "aggregate", "hidden"};
+
+Status Unknown(std::string_view what, const std::optional<std::string>& cell) {
+  return Status::Internal("the catalog holds an unknown " + std::string(what) + " " +
+                          sql::Literal(cell.value_or("NULL")) +
                           ": is an engine of another version running on this catalog?");
 }
 
+// A state or pause kind read from the catalog.
 template <typename E>
-Result<std::optional<E>> ParseOptional(const std::optional<std::string>& cell) {
+Result<E> ParseState(const std::optional<std::string>& cell) {
+  if (auto value = FromWireName<E>(cell.value_or(""))) return *value;
+  return Unknown("state", cell);
+}
+
+template <typename E>
+Result<std::optional<E>> ParseOptionalState(const std::optional<std::string>& cell) {
   if (!cell) return std::optional<E>();
-  auto value = Parse<E>(cell);
+  auto value = ParseState<E>(cell);
   if (!value.ok()) return value.status();
   return std::optional<E>(value.value());
 }
 
+template <typename E, size_t N>
+Result<E> ParseRole(const std::array<std::string_view, N>& names,
+                    const std::optional<std::string>& cell) {
+  for (size_t i = 0; i < N; ++i) {
+    if (cell && names[i] == *cell) return static_cast<E>(i);
+  }
+  return Unknown("role", cell);
+}
+
 Result<Transform> RowToTransform(const pg::Rows& rows, size_t r) {
+  sql::RowReader row(rows, r);
   Transform t;
-  auto state = Parse<TransformState>(rows.at(r, 7));
+  auto state = ParseState<TransformState>(row.OptionalText(6));
   if (!state.ok()) return state.status();
-  auto paused_kind = ParseOptional<PauseKind>(rows.at(r, 8));
+  auto paused_kind = ParseOptionalState<PauseKind>(row.OptionalText(7));
   if (!paused_kind.ok()) return paused_kind.status();
+  t.id = row.Int(0);
+  t.target_schema = row.Text(1);
+  t.target_name = row.Text(2);
+  t.kind = row.Text(3);
+  t.definition = row.Text(4);
+  t.where_sql = row.OptionalText(5);
   t.state = state.value();
   t.paused_kind = paused_kind.value();
-  t.id = std::stoi(rows.text(r, 0));
-  t.target_schema = rows.text(r, 1);
-  t.target_name = rows.text(r, 2);
-  t.kind = rows.text(r, 3);
-  t.definition = rows.text(r, 4);
-  t.source_alias = rows.text(r, 5);
-  t.where_sql = rows.at(r, 6);
-  t.paused_reason = rows.at(r, 9);
-  t.paused_at = rows.at(r, 10);
-  t.backfill_cursor = OptionalArray(rows.at(r, 11));
-  t.backfill_columns = OptionalArray(rows.at(r, 12));
-  t.backfill_done = std::stoll(rows.text(r, 13));
-  if (rows.at(r, 14)) t.backfill_total = std::stoll(rows.text(r, 14));
-  t.last_applied_at = rows.at(r, 15);
-  t.created_at = rows.at(r, 16);
-  t.source.id = std::stoi(rows.text(r, 17));
-  t.source.schema_name = rows.text(r, 18);
-  t.source.table_name = rows.text(r, 19);
-  t.source.key_columns = sql::ParseTextArray(rows.text(r, 20));
-  t.source.key_types = sql::ParseTextArray(rows.text(r, 21));
-  t.source.routing_columns = sql::ParseTextArray(rows.text(r, 22));
-  t.key_indexed = rows.text(r, 23) == "t";
-  t.capture_disrupted = rows.text(r, 24) == "t";
+  t.paused_reason = row.OptionalText(8);
+  t.paused_at_us = row.OptionalInt64(9);
+  t.backfill_cursor = row.OptionalTextArray(10);
+  t.backfill_columns = row.OptionalTextArray(11);
+  t.backfill_done = row.Int64(12);
+  t.backfill_total = row.OptionalInt64(13);
+  t.last_applied_at_us = row.OptionalInt64(14);
+  t.created_at_us = row.OptionalInt64(15);
+  t.key_indexed = row.Bool(16);
+  t.capture_disrupted = row.Bool(17);
+  t.source_index_optional = row.Bool(18);
+  if (!row.status().ok()) return row.status();
   return t;
 }
 
-Status LoadColumns(pg::Connection& conn, const std::string& schema, std::vector<Transform>& out) {
+// Adds one row of kSelectParts to its transform.
+Status AddPart(const pg::Rows& rows, size_t r, Transform& t) {
+  sql::RowReader row(rows, r);
+  const std::string part = row.Text(0);
+  if (part == "input") {
+    auto role = ParseRole<InputRole>(kInputRoles, row.OptionalText(4));
+    if (!role.ok()) return role.status();
+    Input input;
+    input.ordinal = row.Int(2);
+    input.alias = row.Text(3);
+    input.role = role.value();
+    if (row.OptionalText(5)) input.joined_to = row.Int(5);
+    input.join_columns = row.OptionalTextArray(6).value_or(std::vector<std::string>{});
+    input.joined_columns = row.OptionalTextArray(7).value_or(std::vector<std::string>{});
+    input.source.id = row.Int(8);
+    input.source.schema_name = row.Text(9);
+    input.source.table_name = row.Text(10);
+    input.source.key_columns = row.TextArray(11);
+    input.source.key_types = row.TextArray(12);
+    input.source.routing_columns = row.TextArray(13);
+    t.inputs.push_back(std::move(input));
+  } else if (part == "key") {
+    t.key.push_back(KeyColumn{row.Text(3), row.Text(4), row.Text(5)});
+  } else {
+    auto state = ParseState<ColumnState>(row.OptionalText(6));
+    if (!state.ok()) return state.status();
+    auto paused_kind = ParseOptionalState<PauseKind>(row.OptionalText(7));
+    if (!paused_kind.ok()) return paused_kind.status();
+    auto role = ParseRole<ColumnRole>(kColumnRoles, row.OptionalText(9));
+    if (!role.ok()) return role.status();
+    t.columns.push_back(Column{row.Text(3), row.Text(4), row.Text(5), state.value(),
+                               paused_kind.value(), row.OptionalText(8), role.value()});
+  }
+  return row.status();
+}
+
+Status LoadParts(pg::Connection& conn, const std::string& schema, std::vector<Transform>& out) {
   if (out.empty()) return Status::OK();
-  // Only the loaded transforms' columns: a drain loads one transform per
-  // transaction, and must not read every column of the catalog to do it.
+  // Only the loaded transforms' parts: a drain loads one transform per
+  // transaction, and must not read the whole catalog to do it.
   std::map<int, Transform*> by_id;
   std::vector<std::string> ids;
   for (auto& t : out) {
     by_id[t.id] = &t;
     ids.push_back(std::to_string(t.id));
   }
-  auto rows = conn.Query(sql::WithSchema(R"sql(
-SELECT transform_id, name, expr, sql_type, state, paused_kind, paused_reason
-FROM {schema}.transform_columns WHERE transform_id = ANY($1::int[])
-ORDER BY transform_id, ordinal)sql",
-                                         schema),
-                         {"{" + sql::Join(ids, ",") + "}"});
+  auto rows = conn.Query(sql::WithSchema(kSelectParts, schema), {"{" + sql::Join(ids, ",") + "}"});
   if (!rows.ok()) return rows.status();
   for (size_t r = 0; r < rows->size(); ++r) {
-    auto it = by_id.find(std::stoi(rows->text(r, 0)));
+    sql::RowReader row(rows.value(), r);
+    auto it = by_id.find(row.Int(1));
+    if (!row.status().ok()) return row.status();
     if (it == by_id.end()) continue;
-    auto state = Parse<ColumnState>(rows->at(r, 4));
-    if (!state.ok()) return state.status();
-    auto paused_kind = ParseOptional<PauseKind>(rows->at(r, 5));
-    if (!paused_kind.ok()) return paused_kind.status();
-    it->second->columns.push_back(Column{rows->text(r, 1), rows->text(r, 2), rows->text(r, 3),
-                                         state.value(), paused_kind.value(), rows->at(r, 6)});
+    TRELLIS_RETURN_IF_ERROR(AddPart(rows.value(), r, *it->second));
+  }
+  for (auto& t : out) {
+    if (t.inputs.empty() || t.inputs.front().role != InputRole::kFrom) {
+      return Status::Internal("the catalog lists no FROM table for transform " +
+                              sql::Ident(t.name()));
+    }
+    t.source = t.inputs.front().source;
+    t.source_alias = t.inputs.front().alias;
   }
   return Status::OK();
 }
@@ -117,7 +181,7 @@ Result<std::vector<Transform>> Load(pg::Connection& conn, const std::string& sch
     if (!t.ok()) return t.status();
     out.push_back(std::move(t.value()));
   }
-  TRELLIS_RETURN_IF_ERROR(LoadColumns(conn, schema, out));
+  TRELLIS_RETURN_IF_ERROR(LoadParts(conn, schema, out));
   return out;
 }
 

@@ -2,6 +2,7 @@
 // it. Loaded fresh inside the transaction that acts on it.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -21,6 +22,33 @@ struct Source {
   std::vector<std::string> routing_columns;
 };
 
+// How a transform reads one of its inputs: the FROM table, or a table joined
+// to an earlier input.
+enum class InputRole { kFrom, kInnerJoin, kLeftJoin };
+
+// One table a transform reads (catalog table transform_inputs).
+struct Input {
+  int ordinal = 1;  // 1 is the FROM table; joins follow in definition order
+  Source source;
+  std::string alias;
+  InputRole role = InputRole::kFrom;
+  std::optional<int> joined_to;             // the ordinal this input joins to
+  std::vector<std::string> join_columns;    // this input's side of the equalities
+  std::vector<std::string> joined_columns;  // input joined_to's side, same order
+};
+
+// One column of the target's key, in key order (catalog table
+// target_key_columns).
+struct KeyColumn {
+  std::string name;      // in the target
+  std::string expr;      // over the inputs, e.g. "w"."id"
+  std::string sql_type;  // format_type()
+};
+
+// What a column of the target holds: a value of one input row, an aggregate
+// over a group, or a hidden column the maintenance keeps for itself.
+enum class ColumnRole { kValue, kAggregate, kHidden };
+
 struct Column {
   std::string name;
   std::string expr;
@@ -28,20 +56,20 @@ struct Column {
   ColumnState state = ColumnState::kLive;
   std::optional<PauseKind> paused_kind;
   std::optional<std::string> paused_reason;
+  ColumnRole role = ColumnRole::kValue;
 };
 
 struct Transform {
   int id = 0;
   std::string target_schema;
   std::string target_name;
-  std::string kind;  // "projection", "group_by", "join"
+  std::string kind;  // "projection"; the plan room names the others
   std::string definition;
-  std::string source_alias;
   std::optional<std::string> where_sql;
   TransformState state = TransformState::kWaitingToBackfill;
   std::optional<PauseKind> paused_kind;
   std::optional<std::string> paused_reason;
-  std::optional<std::string> paused_at;  // epoch microseconds as text
+  std::optional<int64_t> paused_at_us;
   std::optional<std::vector<std::string>> backfill_cursor;
   std::optional<std::vector<std::string>> backfill_columns;
   long long backfill_done = 0;
@@ -49,24 +77,32 @@ struct Transform {
   // Capture of the source was found disrupted while the transform was paused
   // for another reason: its RESUME must reinstall capture and rebuild.
   bool capture_disrupted = false;
+  // Defined WITHOUT SOURCE INDEX: runs without the source indexes it wants.
+  bool source_index_optional = false;
   std::optional<long long> backfill_total;
-  std::optional<std::string> last_applied_at;  // epoch microseconds as text
-  std::optional<std::string> created_at;       // epoch microseconds as text
-  Source source;
+  std::optional<int64_t> last_applied_at_us;
+  std::optional<int64_t> created_at_us;
+  std::vector<Input> inputs;    // in ordinal order; never empty
+  std::vector<KeyColumn> key;   // the target key, in key order
   std::vector<Column> columns;  // in ordinal order
+  // The FROM input's source and alias (inputs.front()), for the code that
+  // reads one table.
+  Source source;
+  std::string source_alias;
 
   // The unqualified target name, which is the transform's name.
   const std::string& name() const { return target_name; }
 };
 
-// Loads every transform (with its source and columns), ordered by id.
+// Loads every transform (with its inputs, key and columns), ordered by id.
 // `lock` adds FOR UPDATE on the transform rows.
-Result<std::vector<Transform>> LoadTransforms(pg::Connection& conn, const std::string& schema,
-                                              bool lock = false);
+[[nodiscard]] Result<std::vector<Transform>> LoadTransforms(pg::Connection& conn,
+                                                            const std::string& schema,
+                                                            bool lock = false);
 // Loads one transform by name; not_found names the transform when absent.
-Result<Transform> LoadTransform(pg::Connection& conn, const std::string& schema,
-                                const std::string& name, bool lock = false);
-Result<Transform> LoadTransformById(pg::Connection& conn, const std::string& schema, int id,
-                                    bool lock = false);
+[[nodiscard]] Result<Transform> LoadTransform(pg::Connection& conn, const std::string& schema,
+                                              const std::string& name, bool lock = false);
+[[nodiscard]] Result<Transform> LoadTransformById(pg::Connection& conn, const std::string& schema,
+                                                  int id, bool lock = false);
 
 }  // namespace trellis::catalog

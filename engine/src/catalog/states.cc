@@ -149,6 +149,16 @@ WHERE id = $1::int)sql",
                                : std::nullopt});
 }
 
+Status FinishEmptyBuild(pg::Connection& conn, const std::string& schema, int id) {
+  return conn.Exec(Render(R"sql(
+UPDATE {schema}.transforms SET
+  status = {state:live}, key_indexed = true, backfill_started_at = now(),
+  backfill_finished_at = now(), backfill_done = 0, backfill_total = 0, last_applied_at = now()
+WHERE id = $1::int)sql",
+                          schema),
+                   {Id(id)});
+}
+
 Status StartBuild(pg::Connection& conn, const std::string& schema, int id, int64_t total_rows) {
   return conn.Exec(Render(R"sql(
 UPDATE {schema}.transforms SET status = {state:backfilling}, backfill_started_at = now(),
@@ -211,7 +221,8 @@ UPDATE {schema}.transforms SET
            $2::text, $3::text, quote_ident(target_name)) END,
   paused_at = CASE WHEN status = {state:paused} THEN paused_at ELSE now() END,
   status = {state:paused}
-WHERE source_id = $1::int AND NOT (status = {state:paused} AND capture_disrupted)
+WHERE id IN (SELECT transform_id FROM {schema}.transform_inputs WHERE source_id = $1::int)
+  AND NOT (status = {state:paused} AND capture_disrupted)
 RETURNING target_name)sql",
                                    schema),
                             {Id(source_id), table, problem});

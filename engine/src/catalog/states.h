@@ -48,6 +48,10 @@ namespace trellis::catalog {
 [[nodiscard]] Status RequestRebuild(pg::Connection& conn, const std::string& schema, int id,
                                     const std::optional<std::vector<std::string>>& columns);
 
+// waiting_to_backfill -> live at once, for a define whose source has no rows
+// (its target, keyed already, is empty too).
+[[nodiscard]] Status FinishEmptyBuild(pg::Connection& conn, const std::string& schema, int id);
+
 // waiting_to_backfill -> backfilling, with the build's size estimate.
 [[nodiscard]] Status StartBuild(pg::Connection& conn, const std::string& schema, int id,
                                 int64_t total_rows);

@@ -18,7 +18,8 @@ SELECT EXISTS (
   SELECT 1 FROM {schema}.capture c
   WHERE pg_visible_in_snapshot(c.xid, $1::pg_snapshot)
     AND EXISTS (SELECT 1 FROM {schema}.transforms t
-                WHERE t.source_id = c.source_id AND t.status <> 'paused'))
+                JOIN {schema}.transform_inputs i ON i.transform_id = t.id
+                WHERE i.source_id = c.source_id AND t.status <> 'paused'))
 OR EXISTS (
   SELECT 1 FROM {schema}.transforms
   WHERE status IN ('waiting_to_backfill', 'backfilling')))sql";

@@ -17,9 +17,11 @@ WITH sources AS (
   FROM {schema}.sources s
   JOIN pg_catalog.pg_class c ON c.oid = s.relid
   JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
-  WHERE EXISTS (SELECT 1 FROM {schema}.transforms t WHERE t.source_id = s.id)
+  WHERE EXISTS (SELECT 1 FROM {schema}.transform_inputs i WHERE i.source_id = s.id)
 ), transforms AS (
-  SELECT t.* FROM {schema}.transforms t WHERE t.source_id IN (SELECT id FROM sources)
+  SELECT t.* FROM {schema}.transforms t
+  WHERE NOT EXISTS (SELECT 1 FROM {schema}.transform_inputs i
+                    WHERE i.transform_id = t.id AND i.source_id NOT IN (SELECT id FROM sources))
 )
 SELECT line FROM (
   SELECT 1 AS part, id AS id, 0 AS ordinal, format(
@@ -29,18 +31,36 @@ SELECT line FROM (
   FROM sources
   UNION ALL
   SELECT 2, id, 0, format(
-    'INSERT INTO %s.transforms (id, target_schema, target_name, source_id, source_alias, kind, '
-    'definition, where_sql, created_at, key_indexed) VALUES (%s, %L, %L, %s, %L, %L, %L, %L, %L, '
+    'INSERT INTO %s.source_relations (source_id, relid) VALUES (%s, %L::regclass);',
+    $1::text, id, qualified)
+  FROM sources
+  UNION ALL
+  SELECT 3, id, 0, format(
+    'INSERT INTO %s.transforms (id, target_schema, target_name, kind, definition, where_sql, '
+    'created_at, source_index_optional, key_indexed) VALUES (%s, %L, %L, %L, %L, %L, %L, %L, '
     'EXISTS (SELECT 1 FROM pg_catalog.pg_constraint WHERE conrelid = %L::regclass AND '
     'contype = ''p''));',
-    $1::text, id, target_schema, target_name, source_id, source_alias, kind, definition,
-    where_sql, created_at, format('%I.%I', target_schema, target_name))
+    $1::text, id, target_schema, target_name, kind, definition, where_sql, created_at,
+    source_index_optional, format('%I.%I', target_schema, target_name))
   FROM transforms
   UNION ALL
-  SELECT 3, c.transform_id, c.ordinal, format(
-    'INSERT INTO %s.transform_columns (transform_id, ordinal, name, expr, sql_type) '
+  SELECT 4, i.transform_id, i.ordinal, format(
+    'INSERT INTO %s.transform_inputs (transform_id, ordinal, source_id, alias, role, joined_to, '
+    'join_columns, joined_columns) VALUES (%s, %s, %s, %L, %L, %L, %L, %L);',
+    $1::text, i.transform_id, i.ordinal, i.source_id, i.alias, i.role, i.joined_to,
+    i.join_columns, i.joined_columns)
+  FROM {schema}.transform_inputs i WHERE i.transform_id IN (SELECT id FROM transforms)
+  UNION ALL
+  SELECT 5, k.transform_id, k.ordinal, format(
+    'INSERT INTO %s.target_key_columns (transform_id, ordinal, name, expr, sql_type) '
     'VALUES (%s, %s, %L, %L, %L);',
-    $1::text, c.transform_id, c.ordinal, c.name, c.expr, c.sql_type)
+    $1::text, k.transform_id, k.ordinal, k.name, k.expr, k.sql_type)
+  FROM {schema}.target_key_columns k WHERE k.transform_id IN (SELECT id FROM transforms)
+  UNION ALL
+  SELECT 6, c.transform_id, c.ordinal, format(
+    'INSERT INTO %s.transform_columns (transform_id, ordinal, name, expr, sql_type, role) '
+    'VALUES (%s, %s, %L, %L, %L, %L);',
+    $1::text, c.transform_id, c.ordinal, c.name, c.expr, c.sql_type, c.role)
   FROM {schema}.transform_columns c WHERE c.transform_id IN (SELECT id FROM transforms)
 ) lines ORDER BY part, id, ordinal)sql";
 

@@ -7,16 +7,9 @@
 #include "grammar/address.h"
 #include "grammar/render.h"
 #include "sql/quote.h"
+#include "sql/row_reader.h"
 
 namespace trellis::reads {
-namespace {
-
-std::optional<int64_t> Micros(const std::optional<std::string>& text) {
-  if (!text) return std::nullopt;
-  return std::stoll(*text);
-}
-
-}  // namespace
 
 Result<catalog::Transform> LoadNamedTransform(pg::Connection& conn, const std::string& schema,
                                               std::string_view name, bool lock) {
@@ -45,13 +38,13 @@ Result<TransformStatus> ReadStatus(pg::Connection& conn, const std::string& sche
   s.status = std::string(WireName(t->state));
   if (t->paused_kind) s.paused_kind = std::string(WireName(*t->paused_kind));
   s.paused_reason = t->paused_reason;
-  s.paused_at_us = Micros(t->paused_at);
+  s.paused_at_us = t->paused_at_us;
   for (const auto& c : t->columns) {
     ColumnStatus column{c.name, std::string(WireName(c.state)), std::nullopt, c.paused_reason};
     if (c.paused_kind) column.paused_kind = std::string(WireName(*c.paused_kind));
     s.columns.push_back(std::move(column));
   }
-  s.last_applied_at_us = Micros(t->last_applied_at);
+  s.last_applied_at_us = t->last_applied_at_us;
   auto backlog = conn.Query(sql::WithSchema(R"sql(
 SELECT (SELECT count(*) FROM {schema}.pages WHERE transform_id = $1::int),
        (SELECT coalesce(sum(key_count), 0) FROM {schema}.pages WHERE transform_id = $1::int),
@@ -64,18 +57,20 @@ SELECT (SELECT count(*) FROM {schema}.pages WHERE transform_id = $1::int),
                                             schema),
                             {std::to_string(t->id), std::to_string(t->source.id)});
   if (!backlog.ok()) return backlog.status();
-  s.backlog_pages = std::stoll(backlog->text(0, 0));
-  s.backlog_keys = std::stoll(backlog->text(0, 1));
-  s.capture_backlog = std::stoll(backlog->text(0, 2));
+  sql::RowReader row(backlog.value(), 0);
+  s.backlog_pages = row.Int64(0);
+  s.backlog_keys = row.Int64(1);
+  s.capture_backlog = row.Int64(2);
   s.backfill.rows_done = t->backfill_done;
   // A first build counts its progress by the ranges it has left to append.
-  if (const auto& left = backlog->at(0, 5); left && t->backfill_total) {
-    s.backfill.rows_done = std::max<int64_t>(0, *t->backfill_total - std::stoll(*left));
+  if (const auto left = row.OptionalInt64(5); left && t->backfill_total) {
+    s.backfill.rows_done = std::max<int64_t>(0, *t->backfill_total - *left);
   }
   s.backfill.rows_total = t->backfill_total;
-  s.backfill.started_at_us = Micros(backlog->at(0, 3));
-  s.backfill.finished_at_us = Micros(backlog->at(0, 4));
+  s.backfill.started_at_us = row.OptionalInt64(3);
+  s.backfill.finished_at_us = row.OptionalInt64(4);
   s.backfill.columns = t->backfill_columns;
+  if (!row.status().ok()) return row.status();
   return s;
 }
 
@@ -89,8 +84,10 @@ FROM {schema}.transforms ORDER BY target_name)sql",
   if (!rows.ok()) return rows.status();
   std::vector<Definition> out;
   for (size_t r = 0; r < rows->size(); ++r) {
-    out.push_back(Definition{grammar::RenderTransformName(rows->text(r, 0)), rows->text(r, 1),
-                             rows->text(r, 2), rows->text(r, 3), Micros(rows->at(r, 4))});
+    sql::RowReader row(rows.value(), r);
+    out.push_back(Definition{grammar::RenderTransformName(row.Text(0)), row.Text(1), row.Text(2),
+                             row.Text(3), row.OptionalInt64(4)});
+    if (!row.status().ok()) return row.status();
   }
   return out;
 }

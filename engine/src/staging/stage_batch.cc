@@ -1,6 +1,7 @@
 #include "staging/stage_batch.h"
 
 #include "capture/routing.h"
+#include "catalog/locks.h"
 #include "catalog/model.h"
 #include "catalog/states.h"
 #include "sql/quote.h"
@@ -74,6 +75,7 @@ Result<long> StageBatch(pg::Connection& conn, const std::string& schema, int bat
                         int page_keys) {
   auto tx = pg::Transaction::Begin(conn);
   if (!tx.ok()) return tx.status();
+  TRELLIS_RETURN_IF_ERROR(catalog::EnterStagingBatch(conn, schema));
   auto transforms = catalog::LoadTransforms(conn, schema);
   if (!transforms.ok()) return transforms.status();
   // Only committed capture rows are visible here, and each is deleted as it

@@ -51,6 +51,31 @@ std::string TargetTable(const catalog::Transform& t) {
   return sql::Qualified(t.target_schema, t.target_name);
 }
 
+// Takes the lock that installing or removing capture on a source needs
+// before any lock on the catalog's rows, so a long transaction on the
+// source delays this statement and nothing else (spec/engine.md "Define",
+// step 3). Nothing to lock when the table is gone.
+Status LockSourceFirst(pg::Connection& conn, const std::string& schema,
+                       const std::string& transform, bool only_if_disrupted) {
+  auto name = conn.Query(sql::WithSchema(R"sql(
+SELECT format('%I.%I', n.nspname, c.relname)
+FROM {schema}.transforms t
+JOIN {schema}.transform_inputs i ON i.transform_id = t.id
+JOIN {schema}.sources s ON s.id = i.source_id
+JOIN pg_catalog.pg_class c ON c.oid = s.relid
+JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+WHERE t.target_name = $1 AND (t.capture_disrupted OR NOT $2::boolean)
+ORDER BY i.ordinal)sql",
+                                         schema),
+                         {transform, only_if_disrupted ? "t" : "f"});
+  if (!name.ok()) return name.status();
+  for (size_t r = 0; r < name->size(); ++r) {
+    TRELLIS_RETURN_IF_ERROR(
+        conn.Exec("LOCK TABLE " + name->text(r, 0) + " IN SHARE ROW EXCLUSIVE MODE"));
+  }
+  return Status::OK();
+}
+
 Result<ApplyResult> Commit(std::unique_ptr<pg::Transaction>& tx, ApplyResult result) {
   TRELLIS_RETURN_IF_ERROR(tx->Commit());
   return result;
@@ -83,6 +108,11 @@ Result<ApplyResult> Resume(pg::Connection& conn, const std::string& schema,
   auto tx = pg::Transaction::Begin(conn);
   if (!tx.ok()) return tx.status();
   TRELLIS_RETURN_IF_ERROR(catalog::CheckMigrated(conn, schema));
+  // A disrupted transform's RESUME reinstalls capture on its source.
+  for (const auto& reading : grammar::AddressReadings(stmt.address)) {
+    if (reading.column) continue;
+    TRELLIS_RETURN_IF_ERROR(LockSourceFirst(conn, schema, reading.target.name, true));
+  }
   auto r = ResolveAddress(conn, schema, stmt.address);
   if (!r.ok()) return r.status();
   const catalog::Transform& t = r->transform;
@@ -109,6 +139,8 @@ Result<ApplyResult> Drop(pg::Connection& conn, const std::string& schema,
   auto tx = pg::Transaction::Begin(conn);
   if (!tx.ok()) return tx.status();
   TRELLIS_RETURN_IF_ERROR(catalog::CheckMigrated(conn, schema));
+  // Dropping the last reader removes the source's capture triggers.
+  TRELLIS_RETURN_IF_ERROR(LockSourceFirst(conn, schema, stmt.target.name, false));
   TRELLIS_RETURN_IF_ERROR(conn.Exec(
       sql::WithSchema("LOCK TABLE {schema}.transforms IN SHARE ROW EXCLUSIVE MODE", schema)));
   auto t = catalog::LoadTransform(conn, schema, stmt.target.name, /*lock=*/true);

@@ -1,0 +1,19 @@
+#include "catalog/locks.h"
+
+namespace trellis::catalog {
+namespace {
+
+// The fence's advisory key, one per catalog schema.
+constexpr const char* kFenceKey = "hashtext('trellis.staging_fence:' || $1), 0";
+
+}  // namespace
+
+Status EnterStagingBatch(pg::Connection& conn, const std::string& schema) {
+  return conn.Exec(std::string("SELECT pg_advisory_xact_lock_shared(") + kFenceKey + ")", {schema});
+}
+
+Status FenceStaging(pg::Connection& conn, const std::string& schema) {
+  return conn.Exec(std::string("SELECT pg_advisory_xact_lock(") + kFenceKey + ")", {schema});
+}
+
+}  // namespace trellis::catalog

@@ -1,0 +1,21 @@
+// Catalog-level locks that order statements with the staging worker.
+#pragma once
+
+#include <string>
+
+#include "pg/connection.h"
+#include "trellis/status.h"
+
+namespace trellis::catalog {
+
+// A staging batch takes the fence shared for its transaction; a define takes
+// it exclusively before it commits. So no batch runs across a define's
+// commit: a batch that loaded the transforms before the define committed,
+// and consumed capture rows committed after it, would route none of them to
+// the new transform (its first build may already have read past them).
+// REQUIRES: inside a transaction; taken before any catalog table lock, so a
+// batch waiting on such a lock cannot hold the fence against it.
+[[nodiscard]] Status EnterStagingBatch(pg::Connection& conn, const std::string& schema);
+[[nodiscard]] Status FenceStaging(pg::Connection& conn, const std::string& schema);
+
+}  // namespace trellis::catalog

@@ -1,0 +1,22 @@
+// The catalog's migration steps, as SQL with "{schema}" for the quoted
+// catalog schema (catalog/migrations.cc runs them). A released step is never
+// edited: a change is a new step.
+#pragma once
+
+#include <string_view>
+
+namespace trellis::catalog::steps {
+
+// 0 -> 1: the first catalog (migration_v1.cc).
+extern const std::string_view kV1;
+
+// 1 -> 2: catalog v2 (migration_v2.cc), one step in three parts run in
+// order in one transaction, each kept by the component that reads it:
+// the catalog's tables (inputs, target key, column roles, source relations,
+// quarantine, held keys, self-check jobs), capture's routing layout, and the
+// jobs and ranges of builds, rebuilds and checks with the drain failures.
+extern const std::string_view kV2Catalog;
+extern const std::string_view kV2Capture;
+extern const std::string_view kV2Jobs;
+
+}  // namespace trellis::catalog::steps

@@ -1,0 +1,162 @@
+// Step 1 -> 2: catalog v2. The v1 catalog assumed a transform is a projection
+// of one table keyed by that table's primary key; v2 records what each
+// transform reads and how its target is keyed, so aggregates, joins, chains,
+// partitions, quarantine and self-check are rows, not another migration.
+// The step upgrades a v1 catalog in place, with its transforms live: their
+// rows move into the new tables in the same transaction (tested in
+// test/engine/catalog_test.cc). spec/engine.md "Catalog" describes each table.
+//
+// Three parts, one step: each component keeps its own part, between its
+// markers, and the parts run in order in the one migration transaction.
+#include "catalog/migration_steps.h"
+
+namespace trellis::catalog::steps {
+
+// ==== catalog (engine/src/catalog): inputs, target key, column roles, source
+// relations, quarantine, held keys, self-check jobs ====
+const std::string_view kV2Catalog = R"sql(
+-- Every relation whose writes reach a source: the table itself (parent_relid
+-- NULL) and, for a partitioned or inheritance parent, each partition or
+-- child, which fires its own triggers for writes that name it.
+CREATE TABLE {schema}.source_relations (
+  source_id     int NOT NULL REFERENCES {schema}.sources(id) ON DELETE CASCADE,
+  relid         oid NOT NULL UNIQUE,
+  parent_relid  oid,
+  added_at      timestamptz NOT NULL DEFAULT now(),
+  PRIMARY KEY (source_id, relid)
+);
+INSERT INTO {schema}.source_relations (source_id, relid) SELECT id, relid FROM {schema}.sources;
+
+-- The tables a transform reads, in definition order: ordinal 1 is the FROM
+-- table; each join names the input it joins to and the equal columns of both.
+CREATE TABLE {schema}.transform_inputs (
+  transform_id   int NOT NULL REFERENCES {schema}.transforms(id) ON DELETE CASCADE,
+  ordinal        int NOT NULL,
+  source_id      int NOT NULL REFERENCES {schema}.sources(id),
+  alias          text NOT NULL,
+  role           text NOT NULL CHECK (role IN ('from', 'inner_join', 'left_join')),
+  joined_to      int,     -- the ordinal of the input this one joins to
+  join_columns   text[],  -- this input's columns in the join's equalities
+  joined_columns text[],  -- the matching columns of input joined_to, same order
+  PRIMARY KEY (transform_id, ordinal),
+  UNIQUE (transform_id, alias),
+  CHECK ((role = 'from') = (ordinal = 1)),
+  CHECK (role = 'from' OR (joined_to IS NOT NULL AND joined_to < ordinal
+         AND cardinality(join_columns) > 0
+         AND cardinality(join_columns) = cardinality(joined_columns))),
+  FOREIGN KEY (transform_id, joined_to) REFERENCES {schema}.transform_inputs(transform_id, ordinal)
+);
+CREATE INDEX ON {schema}.transform_inputs (source_id);
+INSERT INTO {schema}.transform_inputs (transform_id, ordinal, source_id, alias, role)
+SELECT id, 1, source_id, source_alias, 'from' FROM {schema}.transforms;
+
+-- The target's key, in key order: each column's name in the target, the
+-- expression over the inputs that computes it, and its type. A projection is
+-- keyed by its FROM table's primary key; a GROUP BY by its group expressions.
+CREATE TABLE {schema}.target_key_columns (
+  transform_id int NOT NULL REFERENCES {schema}.transforms(id) ON DELETE CASCADE,
+  ordinal      int NOT NULL,
+  name         text NOT NULL,
+  expr         text NOT NULL,
+  sql_type     text NOT NULL,
+  PRIMARY KEY (transform_id, ordinal),
+  UNIQUE (transform_id, name)
+);
+INSERT INTO {schema}.target_key_columns (transform_id, ordinal, name, expr, sql_type)
+SELECT t.id, k.ord, k.name, format('%I.%I', t.source_alias, k.name), s.key_types[k.ord]
+FROM {schema}.transforms t
+JOIN {schema}.sources s ON s.id = t.source_id
+CROSS JOIN LATERAL unnest(s.key_columns) WITH ORDINALITY AS k(name, ord);
+
+ALTER TABLE {schema}.transforms
+  DROP COLUMN source_id,
+  DROP COLUMN source_alias,
+  -- The plan room names the kinds; the loader refuses one it does not know.
+  DROP CONSTRAINT transforms_kind_check,
+  -- WITHOUT SOURCE INDEX: the transform runs without the source indexes its
+  -- maintenance wants, and status lists the gaps as opted out.
+  ADD COLUMN source_index_optional boolean NOT NULL DEFAULT false,
+  -- The wire names of trellis/states.h (a catalog test checks they agree).
+  ADD CONSTRAINT transforms_status_check CHECK (status IN
+    ('waiting_to_backfill', 'backfilling', 'catching_up', 'live', 'paused')),
+  ADD CONSTRAINT transforms_paused_kind_check CHECK (paused_kind IN
+    ('operator', 'disruption', 'schema_change', 'failure', 'quarantine')),
+  ADD CONSTRAINT transforms_paused_check CHECK ((status = 'paused') = (paused_kind IS NOT NULL));
+
+-- A column's role in the target: a value computed from one row of the
+-- inputs, an aggregate over a group, or a hidden column the maintenance keeps
+-- (a group's row count, the sum behind an average).
+ALTER TABLE {schema}.transform_columns
+  ADD COLUMN role text NOT NULL DEFAULT 'value' CHECK (role IN ('value', 'aggregate', 'hidden')),
+  ADD CONSTRAINT transform_columns_state_check CHECK (state IN ('live', 'paused')),
+  ADD CONSTRAINT transform_columns_paused_kind_check CHECK (paused_kind IN
+    ('operator', 'disruption', 'schema_change', 'failure', 'quarantine')),
+  ADD CONSTRAINT transform_columns_paused_check CHECK ((state = 'paused') = (paused_kind IS NOT NULL));
+
+-- Rows whose value of a quarantined column failed: the target key, the
+-- failing input value(s), and PostgreSQL's error. Paged by key.
+CREATE TABLE {schema}.quarantined_rows (
+  transform_id int NOT NULL,
+  column_name  text NOT NULL,
+  key          text[] NOT NULL,
+  input_values jsonb,
+  sqlstate     text,
+  error        text NOT NULL,
+  since        timestamptz NOT NULL DEFAULT now(),
+  PRIMARY KEY (transform_id, column_name, key),
+  FOREIGN KEY (transform_id, column_name) REFERENCES {schema}.transform_columns(transform_id, name)
+    ON DELETE CASCADE ON UPDATE CASCADE
+);
+
+-- Keys held because they failed with nothing chargeable to a column (the
+-- WHERE failed, the target refused the row): their target rows stay as they
+-- were until release_key recomputes them.
+CREATE TABLE {schema}.held_keys (
+  transform_id   int NOT NULL REFERENCES {schema}.transforms(id) ON DELETE CASCADE,
+  key            text[] NOT NULL,
+  sqlstate       text,
+  error          text NOT NULL,
+  attempts       int NOT NULL DEFAULT 1,
+  since          timestamptz NOT NULL DEFAULT now(),
+  last_failed_at timestamptz NOT NULL DEFAULT now(),
+  PRIMARY KEY (transform_id, key)
+);
+
+-- One self-check job per target: a new check replaces a finished one. A
+-- drain worker claims a queued job and compares the target with its
+-- definition range by range (the ranges are jobs of the executor).
+CREATE TABLE {schema}.self_check_jobs (
+  id            bigserial PRIMARY KEY,
+  transform_id  int NOT NULL UNIQUE REFERENCES {schema}.transforms(id) ON DELETE CASCADE,
+  mode          text NOT NULL CHECK (mode IN ('full', 'sample')),
+  sample_size   bigint CHECK (sample_size > 0),
+  state         text NOT NULL DEFAULT 'queued'
+                CHECK (state IN ('queued', 'running', 'done', 'failed', 'cancelled')),
+  worker_id     text,
+  rows_compared bigint NOT NULL DEFAULT 0,
+  report        jsonb,
+  error         text,
+  created_at    timestamptz NOT NULL DEFAULT now(),
+  started_at    timestamptz,
+  finished_at   timestamptz,
+  CHECK ((mode = 'sample') = (sample_size IS NOT NULL))
+);
+)sql";
+// ==== end catalog ====
+
+// ==== capture (engine/src/capture): the routing layout ====
+const std::string_view kV2Capture = R"sql(
+-- capture: the append-only routing layout, with the width per capture row.
+)sql";
+// ==== end capture ====
+
+// ==== jobs (engine/src/drain, engine/src/plan): jobs and ranges of first
+// builds, rebuilds, column rebuilds, partition corrections and self-checks;
+// drain failures ====
+const std::string_view kV2Jobs = R"sql(
+-- jobs: the jobs/ranges table (replacing the backfill fields of transforms
+-- and build_ranges) and drain_failures.
+)sql";
+// ==== end jobs ====
+
+}  // namespace trellis::catalog::steps
