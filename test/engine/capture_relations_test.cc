@@ -20,7 +20,16 @@ CREATE TABLE events_low PARTITION OF events FOR VALUES FROM (0) TO (100);
 CREATE TABLE events_high PARTITION OF events FOR VALUES FROM (100) TO (200);
 )sql");
   auto s = f.OpenSession();
-  REQUIRE(s->Apply("TRANSFORM e FROM events SELECT v AS v", true).ok());
+  // Registered directly: define refuses a partitioned source until capture
+  // covers its partitions (define_test.cc).
+  {
+    auto tx = trellis::pg::Transaction::Begin(f.conn());
+    REQUIRE(tx.ok());
+    auto table = trellis::capture::ResolveTable(f.conn(), {std::nullopt, "events"});
+    REQUIRE(table.ok());
+    REQUIRE(trellis::capture::EnsureSource(f.conn(), "trellis", table.value()).ok());
+    REQUIRE(tx.value()->Commit().ok());
+  }
   const std::string source_id = f.Scalar("SELECT id FROM trellis.sources");
   {
     auto tx = trellis::pg::Transaction::Begin(f.conn());
@@ -42,9 +51,6 @@ CREATE TABLE events_high PARTITION OF events FOR VALUES FROM (100) TO (200);
   CHECK(f.Scalar(
             "SELECT string_agg(op::text || ':' || routing::text, ' ' ORDER BY op, routing::text) "
             "FROM trellis.capture") == "I:{{1},{150}} I:{{2}} U:{{150},{150}}");
-  auto workers = trellis::BackgroundWorkers::Start(f.Options(), true, 1);
-  f.AwaitConverged(*s);
-  CHECK(f.Differences("e", "SELECT id, v FROM events") == 0);
 
   // Removal by oid takes a partition's triggers away and leaves the rest.
   {
