@@ -65,7 +65,8 @@ defmodule Trellis.TestSupport do
 
     * `:timeout_ms` - how long to wait for the resumed transforms to catch
       up, in all (default 30 000); past it the result is `{:error,
-      %Trellis.Error{code: :timeout}}`
+      %Trellis.Error{code: :timeout}}`. A value that is not an integer
+      raises `ArgumentError`; a negative one is a `:validation` error.
 
   ## Example
 
@@ -114,14 +115,22 @@ defmodule Trellis.TestSupport do
     end
   end
 
+  # As everywhere in Trellis: a wrong type raises, a bad value is a
+  # :validation error naming the option.
   defp timeout_option(opts) do
     timeout_ms = Keyword.validate!(opts, timeout_ms: @default_timeout_ms)[:timeout_ms]
 
-    unless is_integer(timeout_ms) and timeout_ms >= 0 do
-      raise ArgumentError, "option :timeout_ms must be a non-negative integer"
-    end
+    cond do
+      not is_integer(timeout_ms) ->
+        raise ArgumentError, "option :timeout_ms must be an integer, got: #{inspect(timeout_ms)}"
 
-    {:ok, timeout_ms}
+      timeout_ms < 0 ->
+        {:error,
+         Error.new(:validation, "option :timeout_ms must be non-negative, got: #{timeout_ms}")}
+
+      true ->
+        {:ok, timeout_ms}
+    end
   end
 
   # The transforms paused because their capture was disrupted, by name.

@@ -108,8 +108,13 @@ defmodule Trellis.TestSupportTest do
   end
 
   test "options are checked", %{trellis: trellis} do
-    assert_raise ArgumentError, fn ->
-      TestSupport.resume_capture_disruptions(trellis, timeout_ms: -1)
+    assert {:error, %Trellis.Error{code: :validation, message: message}} =
+             TestSupport.resume_capture_disruptions(trellis, timeout_ms: -1)
+
+    assert message == "option :timeout_ms must be non-negative, got: -1"
+
+    assert_raise ArgumentError, ~r/option :timeout_ms must be an integer/, fn ->
+      TestSupport.resume_capture_disruptions(trellis, timeout_ms: 1.5)
     end
 
     assert_raise ArgumentError, fn -> TestSupport.resume_capture_disruptions(trellis, wait: 1) end
