@@ -291,17 +291,9 @@ defmodule Trellis do
   def config(handle) do
     with {:ok, handle} <- resolve(handle),
          {:ok, wire} <- Call.call(handle, "config", %{}) do
-      known = for {key, value} <- wire, atom = config_key(key), into: %{}, do: {atom, value}
-      {:ok, Map.put(known, :timeout_ms, handle.timeout_ms)}
+      {:ok, Options.from_wire(wire, handle.timeout_ms)}
     end
   end
-
-  @config_keys ~w(url schema pool_size staging drain_threads application_name record)a
-  for key <- @config_keys do
-    defp config_key(unquote(Atom.to_string(key))), do: unquote(key)
-  end
-
-  defp config_key(_unknown), do: nil
 
   @doc """
   What the handle is connected to, read from the database:

@@ -48,6 +48,16 @@ defmodule TrellisTest do
       assert Process.whereis(:never_started) == nil
     end
 
+    test "config/1's wire map keeps the options this package knows, and the handle's budget" do
+      wire = %{"pool_size" => 2, "schema" => "s", "newer_option" => true, "timeout_ms" => 1}
+
+      assert Trellis.Options.from_wire(wire, 5_000) == %{
+               pool_size: 2,
+               schema: "s",
+               timeout_ms: 5_000
+             }
+    end
+
     test "nil takes an option's default" do
       assert {:ok, opts} = Trellis.Options.validate(:connect, url: @url, pool_size: nil)
       assert opts[:pool_size] == 10

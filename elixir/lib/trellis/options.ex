@@ -78,6 +78,25 @@ defmodule Trellis.Options do
   @spec keys() :: [atom]
   def keys, do: @keys
 
+  @doc false
+  # Trellis.config/1: the options as the port program holds them (the `config`
+  # op; the URL's password redacted), keyed by option, plus the handle's own
+  # :timeout_ms, which the port program does not keep. Keys this package does
+  # not know are left out: no atom is made from the wire.
+  @spec from_wire(map, pos_integer) :: map
+  def from_wire(wire, timeout_ms) when is_map(wire) do
+    for {key, value} <- wire,
+        option = wire_key(key),
+        into: %{timeout_ms: timeout_ms},
+        do: {option, value}
+  end
+
+  for key <- @keys, key != :timeout_ms do
+    defp wire_key(unquote(Atom.to_string(key))), do: unquote(key)
+  end
+
+  defp wire_key(_unknown), do: nil
+
   defp fetch(opts, {key, type?, type, value?, value_words, default}) do
     case Keyword.fetch(opts, key) do
       :error when default == :required ->
