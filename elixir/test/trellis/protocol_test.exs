@@ -175,5 +175,21 @@ defmodule Trellis.ProtocolTest do
       assert Protocol.route(pack([0, 42, "ping", %{}])) == :other
       assert Protocol.route(<<0xC1>>) == :other
     end
+
+    test "log_frame? knows a log event by its first bytes, as the encoder writes them" do
+      log = IO.iodata_to_binary(Protocol.encode_message({:event, "log", %{"level" => "info"}}))
+      assert Protocol.log_frame?(log)
+
+      for other <- [
+            {:event, "logs", %{}},
+            {:event, "metrics", %{"families" => []}},
+            {:event, "lo", %{}},
+            {:reply, 3, {:ok, "log"}}
+          ] do
+        refute Protocol.log_frame?(IO.iodata_to_binary(Protocol.encode_message(other)))
+      end
+
+      refute Protocol.log_frame?(<<0x93, 0x03>>)
+    end
   end
 end
