@@ -187,7 +187,8 @@ defmodule Trellis.TestSupport do
 
   defp await_converged(handle, deadline) do
     with {:ok, token} <- Trellis.watermark_token(handle) do
-      remaining = max(deadline - System.monotonic_time(:millisecond), 0)
+      # At least 1 ms: a budget of 0 is not a budget (await_converged/3 refuses it).
+      remaining = max(deadline - System.monotonic_time(:millisecond), 1)
       Trellis.await_converged(handle, token, timeout_ms: remaining)
     end
   end
