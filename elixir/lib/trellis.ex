@@ -88,8 +88,9 @@ defmodule Trellis do
     * The guide's `status/2` right after `define/2` reads `:live`. Here the
       first build of a source that has rows runs in the background, on a
       drain worker, so the transform is `:waiting_to_backfill` or
-      `:backfilling` until it finishes; wait with `await_converged/3` (the
-      test does). A first build blocking `define/2` would hold a call, and
+      `:backfilling` until it finishes, then `:catching_up` until a drain
+      worker marks it `:live` (the test polls `status/2` until then;
+      `await_converged/3` waits for the data, not for the state). A first build blocking `define/2` would hold a call, and
       its budget, for as long as the table takes to copy.
     * The quarantine reads (`quarantined/1`, `quarantine_status/2`,
       `sample_quarantined/3`, `poisoned_since/2`), `release_key/4`,
