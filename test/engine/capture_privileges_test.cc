@@ -5,6 +5,7 @@
 // succeed after it, and reach the target.
 #include <catch2/catch.hpp>
 
+#include "catalog/migrations.h"
 #include "engine_fixture.h"
 
 using trellis::test::EngineFixture;
@@ -112,4 +113,39 @@ TEST_CASE("a role that may update only some columns still can after a define",
   f.AwaitConverged(*r.session);
   CHECK(f.Differences("balances", "SELECT id, balance FROM accounts") == 0);
   CHECK(f.Scalar("SELECT balance FROM balances WHERE id = 3") == "0");
+}
+
+TEST_CASE("capture functions a v1 engine made get the privilege model on upgrade",
+          "[engine][capture][privileges]") {
+  Roles r;
+  auto& f = r.f;
+  // A v1 catalog as the engine's role left it: a capture function running
+  // with the writer's rights (EXECUTE to PUBLIC by default) and its trigger.
+  r.session.reset();
+  f.Sql("DROP SCHEMA trellis CASCADE");
+  auto owner = trellis::pg::Connection::Open(OptionsAs(f, "app_owner").url, "v1_engine");
+  REQUIRE(owner.ok());
+  REQUIRE(trellis::catalog::Migrate(*owner.value(), "trellis", 1).ok());
+  REQUIRE(owner.value()
+              ->ExecScript(R"sql(
+CREATE FUNCTION trellis.capture_1_update() RETURNS trigger LANGUAGE plpgsql AS $trellis$ BEGIN
+  INSERT INTO "trellis".capture (source_id, op, routing)
+  VALUES (1, 'U', ARRAY(SELECT ARRAY[r."id"::text] FROM trellis_old r UNION ALL
+                        SELECT ARRAY[r."id"::text] FROM trellis_new r)); RETURN NULL; END $trellis$;
+CREATE TRIGGER trellis_trellis_capture_update AFTER UPDATE ON public.accounts
+  REFERENCING OLD TABLE AS trellis_old NEW TABLE AS trellis_new
+  FOR EACH STATEMENT EXECUTE FUNCTION trellis.capture_1_update();
+)sql")
+              .ok());
+  // Under v1 the writer fails: the function runs with its rights.
+  CHECK_FALSE(As(f, "writer", "UPDATE accounts SET balance = 1 WHERE id = 1").ok());
+
+  REQUIRE(trellis::catalog::Migrate(*owner.value(), "trellis").ok());
+  CHECK(f.Scalar("SELECT prosecdef AND proconfig = ARRAY['search_path=pg_catalog, pg_temp'] AND "
+                 "NOT has_function_privilege('writer', oid, 'EXECUTE') FROM pg_proc WHERE oid = "
+                 "'trellis.capture_1_update()'::regprocedure") == "t");
+  auto updated = As(f, "writer", "UPDATE accounts SET balance = 1 WHERE id = 1");
+  INFO(updated.ToString());
+  CHECK(updated.ok());
+  CHECK(f.Scalar("SELECT routing::text FROM trellis.capture") == "{{1},{1}}");
 }

@@ -22,28 +22,29 @@ CREATE TABLE events_high PARTITION OF events FOR VALUES FROM (100) TO (200);
   auto s = f.OpenSession();
   // Registered directly: define refuses a partitioned source until capture
   // covers its partitions (define_test.cc).
+  trellis::catalog::Source source;
   {
     auto tx = trellis::pg::Transaction::Begin(f.conn());
     REQUIRE(tx.ok());
     auto table = trellis::capture::ResolveTable(f.conn(), {std::nullopt, "events"});
     REQUIRE(table.ok());
-    REQUIRE(trellis::capture::EnsureSource(f.conn(), "trellis", table.value()).ok());
-    REQUIRE(tx.value()->Commit().ok());
-  }
-  const std::string source_id = f.Scalar("SELECT id FROM trellis.sources");
-  {
-    auto tx = trellis::pg::Transaction::Begin(f.conn());
-    REQUIRE(tx.ok());
+    auto registered = trellis::capture::EnsureSource(f.conn(), "trellis", table.value());
+    REQUIRE(registered.ok());
+    source = registered.value();
     for (const char* partition : {"events_low", "events_high"}) {
-      REQUIRE(trellis::capture::InstallTriggers(
-                  f.conn(), "trellis", std::stoi(source_id),
-                  f.Scalar(std::string("SELECT '") + partition + "'::regclass::oid"))
+      REQUIRE(trellis::capture::AddRelation(
+                  f.conn(), "trellis", source,
+                  f.Scalar(std::string("SELECT '") + partition + "'::regclass::oid"), table->oid)
                   .ok());
     }
     REQUIRE(tx.value()->Commit().ok());
   }
-  CHECK(f.Scalar("SELECT count(*) FROM pg_trigger WHERE tgname LIKE 'trellis_trellis_capture_%'") ==
-        "12");
+  auto triggers = [&] {
+    return f.Scalar(
+        "SELECT count(*) FROM pg_trigger WHERE tgname LIKE 'trellis_trellis_capture_%'");
+  };
+  CHECK(triggers() == "12");
+  CHECK(f.Scalar("SELECT count(*) FROM trellis.source_relations") == "3");
   // Through the parent: the parent's triggers only. Naming a partition: its own.
   f.Sql("INSERT INTO events VALUES (1, 1), (150, 2)");
   f.Sql("INSERT INTO events_low VALUES (2, 3)");
@@ -52,16 +53,22 @@ CREATE TABLE events_high PARTITION OF events FOR VALUES FROM (100) TO (200);
             "SELECT string_agg(op::text || ':' || routing::text, ' ' ORDER BY op, routing::text) "
             "FROM trellis.capture") == "I:{{1},{150}} I:{{2}} U:{{150},{150}}");
 
-  // Removal by oid takes a partition's triggers away and leaves the rest.
+  // Reinstalling covers every relation; releasing removes capture from all.
+  f.Sql("DROP TRIGGER trellis_trellis_capture_update ON events_high");
   {
     auto tx = trellis::pg::Transaction::Begin(f.conn());
     REQUIRE(tx.ok());
-    REQUIRE(trellis::capture::RemoveTriggers(f.conn(), "trellis",
-                                             f.Scalar("SELECT 'events_high'::regclass::oid"))
-                .ok());
+    REQUIRE(trellis::capture::Reinstall(f.conn(), "trellis", source).ok());
     REQUIRE(tx.value()->Commit().ok());
   }
-  CHECK(f.Scalar("SELECT count(*) FROM pg_trigger WHERE tgrelid = 'events_high'::regclass") == "0");
-  CHECK(f.Scalar("SELECT count(*) FROM pg_trigger WHERE tgname LIKE 'trellis_trellis_capture_%'") ==
-        "8");
+  CHECK(triggers() == "12");
+  {
+    auto tx = trellis::pg::Transaction::Begin(f.conn());
+    REQUIRE(tx.ok());
+    REQUIRE(trellis::capture::ReleaseIfUnused(f.conn(), "trellis", source).ok());
+    REQUIRE(tx.value()->Commit().ok());
+  }
+  CHECK(triggers() == "0");
+  CHECK(f.Scalar("SELECT count(*) FROM trellis.source_relations") == "0");
+  CHECK(f.Scalar("SELECT count(*) FROM pg_proc WHERE proname LIKE 'capture\\_%'") == "0");
 }

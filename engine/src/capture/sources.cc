@@ -85,6 +85,16 @@ VALUES ($1::oid, $2, $3, $4::text[], $5::text[], $4::text[]) RETURNING id)sql",
   return source;
 }
 
+Status AddRelation(pg::Connection& conn, const std::string& schema, const catalog::Source& source,
+                   const std::string& relid, const std::string& parent_relid) {
+  TRELLIS_RETURN_IF_ERROR(conn.Exec(sql::WithSchema(R"sql(
+INSERT INTO {schema}.source_relations (source_id, relid, parent_relid)
+VALUES ($1::int, $2::oid, $3::oid) ON CONFLICT (source_id, relid) DO NOTHING)sql",
+                                                    schema),
+                                    {std::to_string(source.id), relid, parent_relid}));
+  return InstallTriggers(conn, schema, source.id, relid);
+}
+
 Status Reinstall(pg::Connection& conn, const std::string& schema, const catalog::Source& source) {
   auto names = conn.Query(sql::WithSchema(R"sql(
 UPDATE {schema}.sources s SET schema_name = n.nspname, table_name = c.relname
@@ -100,7 +110,18 @@ RETURNING s.relid)sql",
                             " no longer exists, so its capture cannot be reinstalled; DROP "
                             "TRANSFORM removes a transform that reads it");
   }
-  return Install(conn, schema, source, names->text(0, 0));
+  TRELLIS_RETURN_IF_ERROR(Install(conn, schema, source, names->text(0, 0)));
+  // The source's other relations (partitions, children) that still exist.
+  auto others = conn.Query(sql::WithSchema(R"sql(
+SELECT r.relid FROM {schema}.source_relations r JOIN pg_class c ON c.oid = r.relid
+WHERE r.source_id = $1::int AND r.relid <> $2::oid ORDER BY r.relid)sql",
+                                           schema),
+                           {std::to_string(source.id), names->text(0, 0)});
+  if (!others.ok()) return others.status();
+  for (size_t r = 0; r < others->size(); ++r) {
+    TRELLIS_RETURN_IF_ERROR(InstallTriggers(conn, schema, source.id, others->text(r, 0)));
+  }
+  return Status::OK();
 }
 
 Status ReleaseIfUnused(pg::Connection& conn, const std::string& schema,
@@ -112,14 +133,19 @@ Status ReleaseIfUnused(pg::Connection& conn, const std::string& schema,
       {id});
   if (!readers.ok()) return readers.status();
   if (readers->text(0, 0) != "0") return Status::OK();
-  auto released = conn.Query(
-      sql::WithSchema("DELETE FROM {schema}.sources WHERE id = $1::int RETURNING relid", schema),
-      {id});
-  if (!released.ok()) return released.status();
-  // The table may be gone already (a disruption); the functions are ours.
-  if (!released->empty()) {
-    TRELLIS_RETURN_IF_ERROR(RemoveTriggers(conn, schema, released->text(0, 0)));
+  // Every relation capture was installed on; its rows go with the source.
+  auto relations = conn.Query(sql::WithSchema(R"sql(
+SELECT relid FROM {schema}.sources WHERE id = $1::int
+UNION SELECT relid FROM {schema}.source_relations WHERE source_id = $1::int)sql",
+                                              schema),
+                              {id});
+  if (!relations.ok()) return relations.status();
+  // A relation may be gone already (a disruption); the functions are ours.
+  for (size_t r = 0; r < relations->size(); ++r) {
+    TRELLIS_RETURN_IF_ERROR(RemoveTriggers(conn, schema, relations->text(r, 0)));
   }
+  TRELLIS_RETURN_IF_ERROR(
+      conn.Exec(sql::WithSchema("DELETE FROM {schema}.sources WHERE id = $1::int", schema), {id}));
   TRELLIS_RETURN_IF_ERROR(RemoveFunctions(conn, schema, source.id));
   return conn.Exec(
       sql::WithSchema("DELETE FROM {schema}.capture WHERE source_id = $1::int", schema), {id});

@@ -33,14 +33,23 @@ Result<ResolvedTable> ResolveTable(pg::Connection& conn, const grammar::Qualifie
 Result<catalog::Source> EnsureSource(pg::Connection& conn, const std::string& schema,
                                      const ResolvedTable& table);
 
+// Captures `relid` for `source` as well, recording it in source_relations:
+// a partition or inheritance child of the source's table (`parent_relid`),
+// which fires its own triggers, not the parent's, for writes that name it.
+// Released and reinstalled with the source.
+// REQUIRES: inside a transaction.
+Status AddRelation(pg::Connection& conn, const std::string& schema, const catalog::Source& source,
+                   const std::string& relid, const std::string& parent_relid);
+
 // Reinstalls the capture of `source` after a disruption, on the table under
-// its current name (a rename since the define is followed and recorded).
+// its current name (a rename since the define is followed and recorded) and
+// on each of its other relations that still exists.
 // not_found, with the fix, when the table is gone.
 // REQUIRES: inside a transaction.
 Status Reinstall(pg::Connection& conn, const std::string& schema, const catalog::Source& source);
 
-// Removes `source`, its capture and its pending capture rows when no
-// transform reads it any more.
+// Removes `source`, its capture on every relation and its pending capture
+// rows when no transform reads it any more.
 // REQUIRES: inside a transaction.
 Status ReleaseIfUnused(pg::Connection& conn, const std::string& schema,
                        const catalog::Source& source);

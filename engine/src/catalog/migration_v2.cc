@@ -144,9 +144,35 @@ CREATE TABLE {schema}.self_check_jobs (
 )sql";
 // ==== end catalog ====
 
-// ==== capture (engine/src/capture): the routing layout ====
+// ==== capture (engine/src/capture): routing layout; v1 functions get privileges ====
 const std::string_view kV2Capture = R"sql(
--- capture: the append-only routing layout, with the width per capture row.
+-- The routing layout needs no DDL: sources.routing_columns is only ever
+-- appended to (capture::EnsureRoutingColumns), and each capture row records
+-- its width in its 2-D array's own header (spec/engine.md "Capture").
+--
+-- v1 made capture functions that ran with the writer's rights, so a role
+-- with only DML rights on a source could not write it once captured. They
+-- get what capture/functions.cc makes now: SECURITY DEFINER (as their
+-- owner, the engine's role), a pinned search_path, no EXECUTE for PUBLIC.
+-- Their bodies already qualify every name. The catalog's namespace comes
+-- from its sources table's row type, so no schema name is written inside
+-- the DO body, where it could end the quote.
+SELECT set_config('trellis.migrating_namespace', t.typnamespace::text, true)
+FROM pg_type t WHERE t.oid = pg_typeof(NULL::{schema}.sources);
+DO $capture_v2$
+DECLARE
+  f regprocedure;
+BEGIN
+  FOR f IN
+    SELECT p.oid::regprocedure FROM pg_proc p
+    WHERE p.pronamespace = current_setting('trellis.migrating_namespace')::oid
+      AND p.proname ~ '^capture_[0-9]+_(insert|update|delete|truncate)$' AND p.pronargs = 0
+  LOOP
+    EXECUTE format('ALTER FUNCTION %s SECURITY DEFINER SET search_path = pg_catalog, pg_temp', f);
+    EXECUTE format('REVOKE ALL ON FUNCTION %s FROM PUBLIC', f);
+  END LOOP;
+END
+$capture_v2$;
 )sql";
 // ==== end capture ====
 
