@@ -1,5 +1,7 @@
 #include "args.h"
 
+#include "trellis/protocol/text.h"
+
 namespace trellis::port {
 namespace {
 
@@ -11,6 +13,19 @@ Status Missing(std::string_view name, std::string_view expected) {
 Status WrongType(std::string_view name, std::string_view expected, const protocol::Value& got) {
   return Status::Validation("argument \"" + std::string(name) + "\" must be " +
                             std::string(expected) + ", got " + std::string(TypeName(got)));
+}
+
+// A string argument reaches libpq as a C string in UTF-8: a NUL byte would
+// cut it short there (and name another object), invalid UTF-8 would come
+// back as a database error naming no argument.
+Result<std::string> CheckedText(const protocol::Value& value, std::string_view name) {
+  const std::string& text = value.as_string();
+  if (auto fault = protocol::FindTextFault(text)) {
+    return Status::Validation("argument \"" + std::string(name) + "\" contains " + fault->what +
+                              " at byte " + std::to_string(fault->position) +
+                              "; send UTF-8 text without NUL bytes");
+  }
+  return text;
 }
 
 // The argument, or nullptr when it is absent or nil (an optional argument's
@@ -58,11 +73,17 @@ Result<protocol::Value> RequireValue(const protocol::Map& args, std::string_view
   return *value;
 }
 
-Result<std::string> RequireString(const protocol::Map& args, std::string_view name) {
+Result<std::string> RequireString(const protocol::Map& args, std::string_view name,
+                                  std::size_t max_bytes) {
   const protocol::Value* value = FindPresent(args, name);
   if (!value) return Missing(name, "a string");
   if (!value->is_string()) return WrongType(name, "a string", *value);
-  return value->as_string();
+  if (value->as_string().size() > max_bytes) {
+    return Status::Validation("argument \"" + std::string(name) + "\" is " +
+                              std::to_string(value->as_string().size()) +
+                              " bytes, over its limit of " + std::to_string(max_bytes) + " bytes");
+  }
+  return CheckedText(*value, name);
 }
 
 Result<std::string> OptionalString(const protocol::Map& args, std::string_view name,
@@ -70,7 +91,7 @@ Result<std::string> OptionalString(const protocol::Map& args, std::string_view n
   const protocol::Value* value = FindPresent(args, name);
   if (!value) return fallback;
   if (!value->is_string()) return WrongType(name, "a string", *value);
-  return value->as_string();
+  return CheckedText(*value, name);
 }
 
 Result<int64_t> RequireInt(const protocol::Map& args, std::string_view name, int64_t min,

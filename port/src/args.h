@@ -5,9 +5,12 @@
 //   auto target = RequireString(args, "target");
 //   if (!target.ok()) return target.status();
 //
-// An optional argument that is absent or nil takes its default.
+// An optional argument that is absent or nil takes its default. A string
+// argument must be UTF-8 without NUL bytes: anything else is refused with
+// the argument's name and the byte position, before libpq sees it.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <limits>
 #include <string>
@@ -27,7 +30,10 @@ std::string_view TypeName(const protocol::Value& value);
 // Any value, nil included; missing is an error.
 Result<protocol::Value> RequireValue(const protocol::Map& args, std::string_view name);
 
-Result<std::string> RequireString(const protocol::Map& args, std::string_view name);
+// `max_bytes` bounds the string's length; a longer one is a validation error
+// naming the limit.
+Result<std::string> RequireString(const protocol::Map& args, std::string_view name,
+                                  std::size_t max_bytes = std::numeric_limits<std::size_t>::max());
 Result<std::string> OptionalString(const protocol::Map& args, std::string_view name,
                                    std::string fallback);
 

@@ -89,6 +89,28 @@ TEST_CASE("an unknown op is a validation error naming the op", "[port]") {
   CHECK(ErrorMessage(*reply) == "unknown op \"frobnicate\"");
 }
 
+TEST_CASE("a string argument with a NUL byte or invalid UTF-8 is refused naming it and the byte",
+          "[port]") {
+  PortProcess port;
+  REQUIRE(port.ReceiveHello());
+  // connect checks its arguments before it touches the network, so no
+  // database is needed: a NUL would otherwise cut the URL short in libpq.
+  auto nul =
+      port.Call(1, "connect", MakeMap({{"url", std::string("postgresql://h/db\0junk", 22)}}));
+  REQUIRE(nul);
+  CHECK(ErrorCode(*nul) == "validation");
+  CHECK(ErrorMessage(*nul) ==
+        "argument \"url\" contains a NUL byte at byte 17; send UTF-8 text without NUL bytes");
+
+  auto bad_utf8 =
+      port.Call(2, "connect", MakeMap({{"url", "postgresql://h/db"}, {"schema", "tr\xFFllis"}}));
+  REQUIRE(bad_utf8);
+  CHECK(ErrorCode(*bad_utf8) == "validation");
+  CHECK(ErrorMessage(*bad_utf8) ==
+        "argument \"schema\" contains an invalid UTF-8 sequence at byte 2; send UTF-8 text "
+        "without NUL bytes");
+}
+
 TEST_CASE("database ops before connect are refused: not connected", "[port]") {
   PortProcess port;
   REQUIRE(port.ReceiveHello());
