@@ -34,7 +34,9 @@ void Session::RequestCancel() {
   conn_->RequestCancel();
 }
 
-bool Session::broken() const { return conn_->broken(); }
+// Checked between calls (the pool does): a session the server closed while
+// it sat idle counts as broken, though libpq has not noticed yet.
+bool Session::broken() const { return !conn_->Usable(); }
 
 Result<ServerInfo> Session::Info() {
   auto rows = conn_->Query("SELECT current_setting('server_version')");

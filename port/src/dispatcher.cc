@@ -144,10 +144,13 @@ void Dispatcher::OnDeadline(const std::shared_ptr<Call>& call) {
   const auto ms = std::to_string(call->timeout.count());
   Status timeout;
   if (StopWork(it->second)) {
-    const auto size = std::to_string(it->second.pool->size());
-    timeout = Status::Timeout("op \"" + call->op.name + "\" waited its whole " + ms +
-                              " ms budget for a database session: all " + size +
-                              " sessions of the pool (pool_size " + size + ") were busy");
+    const int size = it->second.pool->size();
+    const int open = it->second.pool->open_sessions();
+    timeout =
+        Status::Timeout("op \"" + call->op.name + "\" waited its whole " + ms +
+                        " ms budget for a database session: all " + std::to_string(open) +
+                        " sessions of the pool (pool_size " + std::to_string(size) + ") were busy" +
+                        (open < size ? "; more could not be opened (see the log)" : ""));
   } else {
     timeout = Status::Timeout("op \"" + call->op.name + "\" ran past its " + ms +
                               " ms deadline; its statement was cancelled on the server");

@@ -20,6 +20,7 @@
 #include <boost/asio/io_context.hpp>
 
 #include "capture.h"
+#include "memory.h"
 #include "server.h"
 #include "telemetry/log_level.h"
 #include "telemetry/log_sink.h"
@@ -167,6 +168,7 @@ int Run(int argc, char** argv) {
 int main(int argc, char** argv) {
   // A closed pipe must be an error value on write, not a killed process.
   std::signal(SIGPIPE, SIG_IGN);
+  trellis::port::ConfigureMalloc();  // before any thread starts
   // Until serving starts (and for the tools), lines go to stderr.
   trellis::port::LogToStderr();
   return trellis::port::Run(argc, argv);

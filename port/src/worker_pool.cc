@@ -2,15 +2,30 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <condition_variable>
 #include <deque>
 #include <exception>
 #include <mutex>
 #include <thread>
 
+#include "memory.h"
 #include "telemetry/series.h"
 
 namespace trellis::port {
+
+using std::chrono::steady_clock;
+
+namespace {
+
+// After a session fails to open while others are open, the pool waits this
+// long before it tries to grow again, doubling up to the maximum; a success
+// resets it. Without it, with the role's connection slots full, every call
+// that finds the sessions busy would cost a failed connection attempt.
+constexpr std::chrono::milliseconds kFirstGrowBackoff{1000};
+constexpr std::chrono::milliseconds kMaxGrowBackoff{30000};
+
+}  // namespace
 
 struct WorkerPool::Shared {
   Shared(ConnectOptions options, int size, Done done)
@@ -25,7 +40,12 @@ struct WorkerPool::Shared {
   std::deque<std::shared_ptr<Call>> queue;  // guarded by mu
   int workers = 0;                          // guarded by mu
   int idle = 0;                             // workers waiting for a call; guarded by mu
+  int sessions = 0;                         // workers holding a session; guarded by mu
   bool stopped = false;                     // guarded by mu
+  // No worker is added before this while another worker exists; guarded by mu.
+  steady_clock::time_point grow_after;
+  std::chrono::milliseconds grow_backoff = kFirstGrowBackoff;  // guarded by mu
+  int failed_opens = 0;  // since the last session opened; guarded by mu
 };
 
 WorkerPool::WorkerPool(ConnectOptions options, int size, Done done)
@@ -40,9 +60,11 @@ void WorkerPool::Submit(std::shared_ptr<Call> call) {
     if (shared_->stopped) return;
     shared_->queue.push_back(std::move(call));
     // A woken idle worker takes one call, so start one more only when the
-    // queue outnumbers the idle workers.
+    // queue outnumbers the idle workers, and, after a session failed to
+    // open, not before the backoff (unless there is no worker at all).
     if (shared_->queue.size() > static_cast<size_t>(shared_->idle) &&
-        shared_->workers < shared_->size) {
+        shared_->workers < shared_->size &&
+        (shared_->workers == 0 || steady_clock::now() >= shared_->grow_after)) {
       ++shared_->workers;
       start_worker = true;
     }
@@ -74,6 +96,66 @@ void WorkerPool::Stop() {
   shared_->wake.notify_all();
 }
 
+int WorkerPool::open_sessions() const {
+  std::lock_guard lock(shared_->mu);
+  return shared_->sessions;
+}
+
+// Gives the worker a session for `call`, which it has taken from the queue.
+// On failure, when other workers hold sessions, the call goes back to the
+// head of the queue for them and this worker ends (kLeave): a thread without
+// a session must not take calls. When no worker holds one, the call fails
+// with the reason (kFailed), so callers hear that the database is out of
+// reach instead of waiting for their deadline.
+WorkerPool::SessionOutcome WorkerPool::EnsureSession(Shared& shared,
+                                                     std::unique_ptr<Session>& session,
+                                                     const std::shared_ptr<Call>& call) {
+  telemetry::Gauge& open_sessions = telemetry::kPoolOpen.Get();
+  if (session && session->broken()) {
+    // Also a session the server closed while it sat idle (a restart): its
+    // first statement would fail although it never reached the server.
+    spdlog::info("discarding a database session the server closed or that broke");
+    session.reset();
+    open_sessions.Add(-1);
+    std::lock_guard lock(shared.mu);
+    --shared.sessions;
+  }
+  if (session) return SessionOutcome::kReady;
+
+  auto opened = Session::Open(shared.options);
+  std::unique_lock lock(shared.mu);
+  if (opened.ok()) {
+    session = std::move(opened.value());
+    open_sessions.Add(1);
+    ++shared.sessions;
+    if (shared.failed_opens > 0) {
+      spdlog::info("the pool opens sessions again ({} attempts had failed)", shared.failed_opens);
+    }
+    shared.failed_opens = 0;
+    shared.grow_backoff = kFirstGrowBackoff;
+    shared.grow_after = steady_clock::now();
+    return SessionOutcome::kReady;
+  }
+  // One line when opening starts failing, one when it works again (above):
+  // each failed call carries the reason to its caller anyway.
+  if (shared.failed_opens++ == 0) {
+    spdlog::warn("the pool cannot open a database session ({} open, pool_size {}): {}",
+                 shared.sessions, shared.size, opened.status().message());
+  }
+  shared.grow_after = steady_clock::now() + shared.grow_backoff;
+  shared.grow_backoff = std::min(shared.grow_backoff * 2, kMaxGrowBackoff);
+  if (shared.sessions > 0 && !shared.stopped) {
+    shared.queue.push_front(call);
+    --shared.workers;
+    lock.unlock();
+    shared.wake.notify_one();
+    return SessionOutcome::kLeave;
+  }
+  lock.unlock();
+  shared.done(call, opened.status());
+  return SessionOutcome::kFailed;
+}
+
 void WorkerPool::WorkerLoop(std::shared_ptr<Shared> shared) {
   telemetry::Gauge& open_sessions = telemetry::kPoolOpen.Get();
   telemetry::Gauge& busy_sessions = telemetry::kPoolInUse.Get();
@@ -91,19 +173,13 @@ void WorkerPool::WorkerLoop(std::shared_ptr<Shared> shared) {
     }
     if (call->cancel_requested) continue;
 
-    if (session && session->broken()) {
-      spdlog::info("discarding a broken database session");
-      session.reset();
-      open_sessions.Add(-1);
-    }
-    if (!session) {
-      auto opened = Session::Open(shared->options);
-      if (!opened.ok()) {
-        shared->done(call, opened.status());
+    switch (EnsureSession(*shared, session, call)) {
+      case SessionOutcome::kReady:
+        break;
+      case SessionOutcome::kFailed:
         continue;
-      }
-      session = std::move(opened.value());
-      open_sessions.Add(1);
+      case SessionOutcome::kLeave:
+        return;  // EnsureSession counted this worker out
     }
 
     // A cancel meant for the session's previous call must not stop this one;
@@ -129,9 +205,19 @@ void WorkerPool::WorkerLoop(std::shared_ptr<Shared> shared) {
       call->session = nullptr;
     }
     shared->done(call, std::move(result));
+    bool pool_idle = false;
+    {
+      std::lock_guard lock(shared->mu);
+      pool_idle = shared->queue.empty() && shared->idle + 1 == shared->workers;
+    }
+    // The end of a burst: what its calls freed goes back to the OS.
+    if (pool_idle) ReleaseFreedMemory();
   }
-  if (session) open_sessions.Add(-1);
   std::lock_guard lock(shared->mu);
+  if (session) {
+    open_sessions.Add(-1);
+    --shared->sessions;
+  }
   --shared->workers;
 }
 

@@ -17,10 +17,14 @@
 namespace trellis::port {
 
 // One worker thread per pool slot, started only when a queued call finds no
-// idle worker, so the pool grows lazily up to `size`. Each worker opens its
-// session before its first call and keeps it; a broken session is discarded
-// and the worker opens a new one for its next call. Calls wait in one FIFO
-// queue.
+// idle worker, so the pool grows lazily up to `size`. A worker that takes a
+// call makes sure it holds a usable session first: it replaces one that
+// broke or that the server closed while it sat idle (a restart), and if it
+// cannot open one while other workers hold sessions, it puts the call back
+// for them and ends, so a thread without a session never takes calls (the
+// role's connection slots may be full). The pool tries to grow again after a
+// backoff. When no worker holds a session, the call fails with the reason.
+// Calls wait in one FIFO queue.
 //
 // Thread-safety: every method may be called from any thread. Workers are
 // detached and hold the pool's shared state themselves, so Stop() and the
@@ -45,10 +49,15 @@ class WorkerPool {
   void Stop();
 
   int size() const { return size_; }
+  // Sessions open now (at most size()).
+  int open_sessions() const;
 
  private:
   struct Shared;
+  enum class SessionOutcome { kReady, kFailed, kLeave };
   static void WorkerLoop(std::shared_ptr<Shared> shared);
+  static SessionOutcome EnsureSession(Shared& shared, std::unique_ptr<Session>& session,
+                                      const std::shared_ptr<Call>& call);
 
   const int size_;
   std::shared_ptr<Shared> shared_;

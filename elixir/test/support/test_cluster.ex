@@ -44,10 +44,20 @@ defmodule Trellis.TestCluster do
           @start_timeout_ms -> send(parent, {:test_cluster, :timeout, nil})
         end
 
-        # Hold the port (and with it the cluster) until the VM exits.
-        receive do
-          {^port, {:exit_status, _status}} -> :ok
+        # Hold the port (and with it the cluster) until the VM exits; tell
+        # restart!/2 the testkit's OS pid.
+        hold = fn hold ->
+          receive do
+            {^port, {:exit_status, _status}} ->
+              :ok
+
+            {:os_pid, from} ->
+              send(from, {:test_cluster_os_pid, elem(Port.info(port, :os_pid), 1)})
+              hold.(hold)
+          end
         end
+
+        hold.(hold)
       end)
 
     receive do
@@ -59,6 +69,46 @@ defmodule Trellis.TestCluster do
 
       {:test_cluster, :timeout, nil} ->
         raise "trellis-testkit (#{path}) printed no URL within #{@start_timeout_ms} ms"
+    end
+  end
+
+  @doc """
+  Restarts the cluster of `holder` (from `start!/2`) as `pg_ctl restart -m
+  fast` (or `-m immediate` with `:immediate`) would, and returns once `url`
+  reaches the new server. Sessions open before the restart see the server
+  close them.
+  """
+  def restart!(holder, url, mode \\ :fast) do
+    signal = if mode == :immediate, do: "-USR2", else: "-USR1"
+    send(holder, {:os_pid, self()})
+
+    os_pid =
+      receive do: ({:test_cluster_os_pid, pid} -> pid), after: (5_000 -> raise "no testkit")
+
+    started = start_time(url)
+    {_, 0} = System.cmd("kill", [signal, Integer.to_string(os_pid)])
+    await_restart(url, started, System.monotonic_time(:millisecond) + @start_timeout_ms)
+  end
+
+  defp start_time(url) do
+    conn = Trellis.Test.SimplePG.connect!(url)
+    time = Trellis.Test.SimplePG.scalar!(conn, "SELECT pg_postmaster_start_time()")
+    Trellis.Test.SimplePG.close(conn)
+    time
+  end
+
+  defp await_restart(url, before, deadline) do
+    now =
+      try do
+        start_time(url)
+      rescue
+        _ -> before
+      end
+
+    cond do
+      now != before -> :ok
+      System.monotonic_time(:millisecond) > deadline -> raise "the cluster did not restart"
+      true -> Process.sleep(100) && await_restart(url, before, deadline)
     end
   end
 

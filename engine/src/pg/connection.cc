@@ -1,8 +1,13 @@
 #include "pg/connection.h"
 
 #include <libpq-fe.h>
+#include <poll.h>
+#include <spdlog/spdlog.h>
 
 #include <regex>
+
+#include "pg/error_text.h"
+#include "pg/session_settings.h"
 
 namespace trellis::pg {
 namespace {
@@ -13,15 +18,21 @@ namespace {
 Status StatusFromResult(PGconn* conn, const PGresult* res) {
   // The primary message alone: the full text adds "LINE n:" context that
   // points into SQL the engine generated, which means nothing to the user.
+  // Without a primary field (libpq's own errors, e.g. a connection lost
+  // mid-statement) the connection's accumulated text is all there is, and it
+  // may hold an earlier error with its statement context: only its message
+  // lines are kept (error_text.h). The whole text goes to the debug log.
   const char* primary = res ? PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY) : nullptr;
-  std::string message = primary ? primary : PQerrorMessage(conn);
+  const std::string full = res ? PQresultErrorMessage(res) : PQerrorMessage(conn);
+  // The default logger: pg sits beside log/ in the engine's layers.
+  spdlog::debug("statement failed: {}", full.empty() ? std::string(PQerrorMessage(conn)) : full);
+  std::string message = primary ? std::string(primary) : MessageLines(PQerrorMessage(conn));
   while (!message.empty() && (message.back() == '\n' || message.back() == ' ')) message.pop_back();
   const char* sqlstate = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : nullptr;
   Status status;
   if (PQstatus(conn) == CONNECTION_BAD ||
       (sqlstate && std::string_view(sqlstate).substr(0, 2) == "08")) {
-    status =
-        Status::Connection(message.empty() ? "the connection to the database was lost" : message);
+    status = Status::Connection(ConnectionLostMessage(message));
   } else {
     status = Status::Database(message);
   }
@@ -62,10 +73,21 @@ Result<std::unique_ptr<Connection>> Connection::Open(const std::string& conninfo
     while (!why.empty() && why.back() == '\n') why.pop_back();
     return Status::Validation("invalid database URL " + RedactConninfo(conninfo) + ": " + why);
   }
+  std::string user_options;
+  for (PQconninfoOption* option = parsed; option->keyword; ++option) {
+    if (std::string_view(option->keyword) == "options" && option->val) user_options = option->val;
+  }
   PQconninfoFree(parsed);
 
-  const char* keys[] = {"dbname", "application_name", "fallback_application_name", nullptr};
-  const char* values[] = {conninfo.c_str(), application_name.c_str(), "trellis", nullptr};
+  // The pinned settings follow the URL's own `options`, so they win over it,
+  // and travel in the startup packet, so they win over role and database
+  // settings (session_settings.h).
+  const std::string options = WithPinnedSettings(user_options);
+  const char* keys[] = {
+      "dbname", "options", "client_encoding", "application_name", "fallback_application_name",
+      nullptr};
+  const char* values[] = {conninfo.c_str(),         options.c_str(), "UTF8",
+                          application_name.c_str(), "trellis",       nullptr};
   PGconn* conn = PQconnectdbParams(keys, values, /*expand_dbname=*/1);
   if (!conn) return Status::Connection("out of memory while connecting to the database");
   if (PQstatus(conn) != CONNECTION_OK) {
@@ -76,7 +98,14 @@ Result<std::unique_ptr<Connection>> Connection::Open(const std::string& conninfo
                               ": " + message);
   }
   PQsetNoticeProcessor(conn, IgnoreNotice, nullptr);
-  return std::unique_ptr<Connection>(new Connection(conn));
+  auto connection = std::unique_ptr<Connection>(new Connection(conn));
+  if (Status pinned = connection->Exec(kPinSearchPathSql); !pinned.ok()) {
+    Status status = Status::Connection("could not set up the session at " +
+                                       RedactConninfo(conninfo) + ": " + pinned.message());
+    status.sqlstate = pinned.sqlstate;
+    return status;
+  }
+  return connection;
 }
 
 Connection::Connection(PGconn* conn) : conn_(conn), cancel_(PQgetCancel(conn)) {}
@@ -137,6 +166,20 @@ void Connection::RequestCancel() {
 }
 
 bool Connection::broken() const { return PQstatus(conn_) != CONNECTION_OK; }
+
+bool Connection::Usable() const {
+  if (broken()) return false;
+  if (PQtransactionStatus(conn_) != PQTRANS_IDLE) return true;  // busy or in a transaction
+  // The server sends nothing to an idle session (Trellis never LISTENs, and
+  // parameter reports come with a statement's reply), except when it closes
+  // it: a FATAL message and EOF after a restart, pg_terminate_backend or an
+  // idle timeout. So a readable socket here means the session is gone, even
+  // though PQstatus says OK until libpq reads. Under TLS the bytes are TLS
+  // records, which poll() sees just the same.
+  pollfd fd{PQsocket(conn_), POLLIN, 0};
+  if (fd.fd < 0) return false;
+  return poll(&fd, 1, 0) == 0;
+}
 
 bool Connection::in_transaction() const { return PQtransactionStatus(conn_) != PQTRANS_IDLE; }
 

@@ -39,7 +39,8 @@ struct Rows {
 class Connection {
  public:
   // Connects and checks the connection. `conninfo` is a URL or key=value
-  // string; the error message never contains the password.
+  // string; the error message never contains the password. The session's
+  // settings are pinned (session_settings.h) and its client encoding is UTF8.
   static Result<std::unique_ptr<Connection>> Open(const std::string& conninfo,
                                                   const std::string& application_name);
   ~Connection();
@@ -56,6 +57,12 @@ class Connection {
 
   // True once the connection is unusable and must be replaced.
   bool broken() const;
+  // False when the connection is broken, or is idle and the server has
+  // closed it (restart, pg_terminate_backend, idle timeout): PQstatus still
+  // says OK for such a connection until libpq reads from it, and the first
+  // statement sent on it would fail. Costs a zero-timeout poll(). Call it
+  // between calls only, never while a statement runs.
+  bool Usable() const;
   bool in_transaction() const;
   std::string database() const;
   int server_version_num() const;

@@ -4,6 +4,7 @@
 
 #include "catalog/migrations.h"
 #include "log/component_log.h"
+#include "log/recurring_warning.h"
 #include "sql/quote.h"
 #include "trellis/engine_metrics.h"
 
@@ -90,16 +91,18 @@ void WorkerLoop::Run() {
   std::atomic<int64_t>& running = RunningWorkers(role_);
   running.fetch_add(1, std::memory_order_relaxed);
   auto backoff = std::chrono::milliseconds(100);
+  log::RecurringWarning cannot_connect(logger);
   while (!stopping()) {
     ConnectOptions worker_options = options_;
     worker_options.application_name = options_.application_name + " " + role_;
     auto conn = pg::Connection::Open(worker_options.url, worker_options.application_name);
     if (!conn.ok()) {
-      logger->warn("{} worker cannot connect: {}", role_, log::SafeForLog(conn.status()));
+      cannot_connect.Occurred(role_ + " worker cannot connect: " + log::SafeForLog(conn.status()));
       SleepFor(backoff);
       backoff = std::min(backoff * 2, kMaxBackoff);
       continue;
     }
+    cannot_connect.Cleared(role_ + " worker connected again");
     {
       std::lock_guard lock(mu_);
       current_ = conn->get();

@@ -173,6 +173,7 @@ Cluster::Attempt Cluster::StartOnPort(int port, ShutdownWatch& watch, Status* st
   }
 
   url_ = MakeUrl(port);
+  port_ = port;
   bool other_cluster = false;
   *status = VerifyUrl(&other_cluster);
   if (other_cluster) return Attempt::kPortTaken;
@@ -209,6 +210,29 @@ std::string Cluster::MakeUrl(int port) const {
   if (!config_.tls) return "postgresql://postgres@127.0.0.1:" + std::to_string(port) + "/postgres";
   return "postgresql://postgres@localhost:" + std::to_string(port) +
          "/postgres?sslmode=verify-full&sslrootcert=" + PercentEncodePath(config_.tls->ca_cert);
+}
+
+Status Cluster::Restart(int shutdown_signal, ShutdownWatch& watch) {
+  if (postmaster_ > 0) {
+    kill(postmaster_, shutdown_signal);
+    if (!AwaitExit(postmaster_, kFastShutdownGrace)) {
+      kill(postmaster_, SIGKILL);
+      waitpid(postmaster_, nullptr, 0);
+    }
+    postmaster_ = -1;
+  }
+  // An immediate shutdown leaves backends to exit on their own.
+  KillRemainingChildren();
+  Status status = Status::Ok();
+  switch (StartOnPort(port_, watch, &status)) {
+    case Attempt::kReady:
+      return Status::Ok();
+    case Attempt::kPortTaken:
+      return Status::Error("port " + std::to_string(port_) + " was taken while postgres restarted");
+    case Attempt::kFailed:
+      break;
+  }
+  return status;
 }
 
 std::optional<std::string> Cluster::CheckExited() {

@@ -48,6 +48,13 @@ class Cluster {
   const std::string& url() const { return url_; }
   pid_t postmaster_pid() const { return postmaster_; }
 
+  // Stops the postmaster with `shutdown_signal` (SIGINT: fast, SIGQUIT:
+  // immediate) and starts it again on the same port, so url() stays valid;
+  // returns once it accepts connections. Sessions open before see the server
+  // close them, as after `pg_ctl restart`.
+  // REQUIRES: Start() succeeded.
+  Status Restart(int shutdown_signal, ShutdownWatch& watch);
+
   // If the postmaster has exited since Start(), reaps it and describes how.
   std::optional<std::string> CheckExited();
 
@@ -71,6 +78,7 @@ class Cluster {
   const std::string data_dir_;
   const std::string log_path_;
   pid_t postmaster_ = -1;
+  int port_ = -1;
   std::optional<SysvSegment> segment_;
   std::string url_;
 };

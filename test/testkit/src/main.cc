@@ -53,6 +53,19 @@ int Supervise(Cluster& cluster, ShutdownWatch& watch) {
       Note("stopping: " + watch.stop_reason());
       return kExitStopped;
     }
+    if (std::optional<int> signal = watch.TakeRestartRequest()) {
+      Note(std::string("restarting postgres (") + (*signal == SIGINT ? "fast" : "immediate") +
+           " shutdown)");
+      if (Status status = cluster.Restart(*signal, watch); !status.ok()) {
+        if (status.aborted()) {
+          Note("stopping during a restart: " + status.message());
+          return kExitStopped;
+        }
+        Note("restart failed: " + status.message());
+        return kExitServerDied;
+      }
+      Note("restarted, postmaster pid " + std::to_string(cluster.postmaster_pid()));
+    }
   }
 }
 

@@ -15,7 +15,7 @@ namespace {
 sigset_t WatchedSignals() {
   sigset_t set;
   sigemptyset(&set);
-  for (int signo : {SIGTERM, SIGINT, SIGHUP, SIGCHLD}) sigaddset(&set, signo);
+  for (int signo : {SIGTERM, SIGINT, SIGHUP, SIGCHLD, SIGUSR1, SIGUSR2}) sigaddset(&set, signo);
   return set;
 }
 
@@ -74,8 +74,13 @@ bool ShutdownWatch::WaitForStop(std::chrono::milliseconds timeout) {
 void ShutdownWatch::DrainSignals(bool* child_changed) {
   signalfd_siginfo info;
   while (read(signal_fd_, &info, sizeof info) == static_cast<ssize_t>(sizeof info)) {
-    if (static_cast<int>(info.ssi_signo) == SIGCHLD) {
+    const int signo = static_cast<int>(info.ssi_signo);
+    if (signo == SIGCHLD) {
       *child_changed = true;
+    } else if (signo == SIGUSR1) {
+      restart_signal_ = SIGINT;
+    } else if (signo == SIGUSR2) {
+      restart_signal_ = SIGQUIT;
     } else {
       RequestStop(std::string("received SIG") + sigabbrev_np(static_cast<int>(info.ssi_signo)));
     }
@@ -92,6 +97,12 @@ void ShutdownWatch::DrainStdin() {
   watch_stdin_ = false;
   RequestStop(got == 0 ? "stdin reached EOF"
                        : std::string("stdin failed: ") + std::strerror(errno));
+}
+
+std::optional<int> ShutdownWatch::TakeRestartRequest() {
+  std::optional<int> signal = restart_signal_;
+  restart_signal_.reset();
+  return signal;
 }
 
 void ShutdownWatch::RequestStop(std::string reason) {
