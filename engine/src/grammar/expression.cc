@@ -1,5 +1,7 @@
 #include "grammar/expression.h"
 
+#include <cstdint>
+#include <string>
 #include <vector>
 
 namespace trellis::grammar {
@@ -31,10 +33,15 @@ bool AtClauseKeyword(const TokenCursor& cursor, bool after_dot) {
 }
 
 std::variant<ExprSpan, ParseError> ScanExpression(TokenCursor& cursor, std::string_view what) {
-  // Open brackets not yet closed, innermost last.
-  std::vector<const Token*> open;
-  const Token* first = nullptr;
-  const Token* last = nullptr;
+  // Open brackets not yet closed, innermost last. Copies, not references:
+  // the cursor drops the tokens it has moved past. Eight bytes each, since a
+  // statement may open a million of them (statements are far below 4 GiB).
+  struct Opener {
+    uint32_t begin;
+    char mark;  // '(' or '['
+    std::string Mark() const { return std::string(1, mark); }
+  };
+  std::vector<Opener> open;
   std::vector<Token> tokens;
   bool after_dot = false;
   while (true) {
@@ -42,44 +49,43 @@ std::variant<ExprSpan, ParseError> ScanExpression(TokenCursor& cursor, std::stri
     if (token.kind == TokenKind::kError) return cursor.ErrorAt(token.begin, token.value);
     if (open.empty() && AtDelimiter(cursor, after_dot)) break;
     if (token.kind == TokenKind::kEnd) {
-      const Token& opener = *open.back();
+      const Opener& opener = open.back();
       return cursor.ErrorAt(opener.begin,
-                            "unbalanced parentheses: \"" + opener.value + "\" is never closed");
+                            "unbalanced parentheses: \"" + opener.Mark() + "\" is never closed");
     }
     if (token.kind == TokenKind::kPunctuation) {
       if (token.value == "(" || token.value == "[") {
-        open.push_back(&token);
+        open.push_back(Opener{static_cast<uint32_t>(token.begin), token.value[0]});
       } else if (token.value == ")" || token.value == "]") {
         if (open.empty()) {
           return cursor.ErrorAt(token.begin, "unbalanced parentheses: \"" + token.value +
                                                  "\" has no matching opening bracket");
         }
-        if (token.value != Closer(open.back()->value)) {
+        if (token.value != Closer(open.back().Mark())) {
           return cursor.ErrorAt(token.begin, "unbalanced parentheses: \"" + token.value +
-                                                 "\" cannot close \"" + open.back()->value +
+                                                 "\" cannot close \"" + open.back().Mark() +
                                                  "\" at position " +
-                                                 std::to_string(open.back()->begin));
+                                                 std::to_string(open.back().begin));
         }
         open.pop_back();
       } else if (token.value == ";") {
         // No SQL expression holds a bare ';'; letting one through would let
         // a statement smuggle a second one into the SQL built from it.
-        const Token& opener = *open.back();
-        return cursor.ErrorAt(opener.begin, "unbalanced parentheses: \"" + opener.value +
+        const Opener& opener = open.back();
+        return cursor.ErrorAt(opener.begin, "unbalanced parentheses: \"" + opener.Mark() +
                                                 "\" is not closed before \";\" at position " +
                                                 std::to_string(token.begin));
       }
     }
     after_dot = token.kind == TokenKind::kPunctuation && token.value == ".";
-    if (first == nullptr) first = &token;
-    last = &token;
     tokens.push_back(token);
     cursor.Advance();
   }
-  if (first == nullptr) return cursor.Expected(what);
+  if (tokens.empty()) return cursor.Expected(what);
+  const std::size_t begin = tokens.front().begin;
   const std::string_view statement = cursor.Statement();
-  return ExprSpan{std::string(statement.substr(first->begin, last->end - first->begin)),
-                  first->begin, std::move(tokens)};
+  return ExprSpan{std::string(statement.substr(begin, tokens.back().end - begin)), begin,
+                  std::move(tokens)};
 }
 
 }  // namespace trellis::grammar

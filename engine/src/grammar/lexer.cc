@@ -34,25 +34,19 @@ bool IsPunctuation(char c) {
 
 char FoldAscii(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
 
-// Tokenizes one statement. Each Lex* method starts at pos_ on the token's
-// first byte and leaves pos_ just past it.
-class Lexer {
- public:
-  explicit Lexer(std::string_view text) : text_(text) {}
+}  // namespace
 
-  std::vector<Token> Run() {
-    std::vector<Token> tokens;
-    while (true) {
-      if (!SkipSpaceAndComments()) {
-        tokens.push_back(std::move(error_));
-        return tokens;
-      }
-      Token token = Next();
-      const TokenKind kind = token.kind;
-      tokens.push_back(std::move(token));
-      if (kind == TokenKind::kEnd || kind == TokenKind::kError) return tokens;
-    }
+// Finds the next token of one statement from a position. Each Lex* method
+// starts at pos_ on the token's first byte and leaves pos_ just past it.
+class Lexer::Scanner {
+ public:
+  Scanner(std::string_view text, std::size_t pos) : text_(text), pos_(pos) {}
+
+  Token Scan() {
+    if (!SkipSpaceAndComments()) return std::move(error_);
+    return Next();
   }
+  std::size_t pos() const { return pos_; }
 
  private:
   char At(std::size_t i) const { return i < text_.size() ? text_[i] : '\0'; }
@@ -246,8 +240,26 @@ class Lexer {
   Token error_;
 };
 
-}  // namespace
+Token Lexer::Next() {
+  if (done_) return final_;
+  Scanner scanner(text_, pos_);
+  Token token = scanner.Scan();
+  pos_ = scanner.pos();
+  if (token.kind == TokenKind::kEnd || token.kind == TokenKind::kError) {
+    done_ = true;
+    final_ = token;
+  }
+  return token;
+}
 
-std::vector<Token> Tokenize(std::string_view text) { return Lexer(text).Run(); }
+std::vector<Token> Tokenize(std::string_view text) {
+  Lexer lexer(text);
+  std::vector<Token> tokens;
+  while (true) {
+    tokens.push_back(lexer.Next());
+    const TokenKind kind = tokens.back().kind;
+    if (kind == TokenKind::kEnd || kind == TokenKind::kError) return tokens;
+  }
+}
 
 }  // namespace trellis::grammar

@@ -33,9 +33,27 @@ struct Token {
   std::string value;
 };
 
+// Reads the tokens of `text` one at a time, so a statement's tokens never
+// all exist at once: a 1 MB statement can hold a million tokens, and the
+// parser needs only a few of them ahead (TokenCursor). After the final kEnd
+// or kError token, Next() returns it again.
+// REQUIRES: `text` outlives the Lexer.
+class Lexer {
+ public:
+  explicit Lexer(std::string_view text) : text_(text) {}
+  Token Next();
+
+ private:
+  class Scanner;
+  std::string_view text_;
+  std::size_t pos_ = 0;
+  bool done_ = false;
+  Token final_;
+};
+
 // Splits `text` into tokens. The result always ends with exactly one kEnd
 // or kError token; lexing stops at the first error, so the parser reports
-// it only if it gets that far.
+// it only if it gets that far. For tests and tools; the parser streams.
 std::vector<Token> Tokenize(std::string_view text);
 
 }  // namespace trellis::grammar

@@ -117,7 +117,7 @@ Result ParseAlter(TokenCursor& cursor) {
 }  // namespace
 
 std::variant<Statement, ParseError> Parse(std::string_view text) {
-  TokenCursor cursor(text, Tokenize(text));
+  TokenCursor cursor(text);
   const bool only_semicolon = cursor.AtPunctuation(";") && cursor.Peek(1).kind == TokenKind::kEnd;
   if (cursor.Peek().kind == TokenKind::kEnd || only_semicolon) {
     return cursor.ErrorAt(0, "empty statement: expected " + std::string(kStatementKeywords));

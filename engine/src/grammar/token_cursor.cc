@@ -11,17 +11,26 @@ constexpr std::size_t kMaxDescribedBytes = 40;
 
 }  // namespace
 
-TokenCursor::TokenCursor(std::string_view text, std::vector<Token> tokens)
-    : text_(text), tokens_(std::move(tokens)) {}
+TokenCursor::TokenCursor(std::string_view text) : text_(text), lexer_(text) {}
 
 const Token& TokenCursor::Peek(std::size_t ahead) const {
-  return tokens_[std::min(index_ + ahead, tokens_.size() - 1)];
+  // std::deque keeps references to its elements valid across push_back.
+  while (ahead_.size() <= ahead) {
+    if (!ahead_.empty() &&
+        (ahead_.back().kind == TokenKind::kEnd || ahead_.back().kind == TokenKind::kError)) {
+      return ahead_.back();
+    }
+    ahead_.push_back(lexer_.Next());
+  }
+  return ahead_[ahead];
 }
 
 const Token& TokenCursor::Advance() {
-  const Token& current = tokens_[index_];
-  if (index_ + 1 < tokens_.size()) ++index_;
-  return current;
+  const Token& current = Peek();
+  if (current.kind == TokenKind::kEnd || current.kind == TokenKind::kError) return current;
+  previous_ = std::move(ahead_.front());
+  ahead_.pop_front();
+  return previous_;
 }
 
 bool TokenCursor::AtKeyword(std::string_view word, std::size_t ahead) const {

@@ -1,9 +1,13 @@
 // A read position over one statement's tokens, with the helpers the parser
 // and the expression scanner share: lookahead, keyword tests and
-// "expected X, found Y" errors. Not thread-safe; one per Parse call.
+// "expected X, found Y" errors. Tokens are lexed as the parser reaches them
+// and dropped once it has moved past, so memory stays proportional to the
+// lookahead, not to the statement (a 1 MB statement may hold a million
+// tokens). Not thread-safe; one per Parse call.
 #pragma once
 
 #include <cstddef>
+#include <deque>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -16,14 +20,16 @@ namespace trellis::grammar {
 
 class TokenCursor {
  public:
-  // REQUIRES: `tokens` came from Tokenize(text) and `text` outlives the cursor.
-  TokenCursor(std::string_view text, std::vector<Token> tokens);
+  // REQUIRES: `text` outlives the cursor.
+  explicit TokenCursor(std::string_view text);
 
   // The token `ahead` places after the current one; past the end, the final
-  // kEnd or kError token.
+  // kEnd or kError token. The reference is valid until the cursor advances
+  // past that token.
   const Token& Peek(std::size_t ahead = 0) const;
 
-  // Returns the current token and moves past it (never past the final token).
+  // Returns the current token and moves past it (never past the final
+  // token). The reference is valid until the next Advance().
   const Token& Advance();
 
   // True if the token `ahead` is the unquoted keyword `word` (lower case).
@@ -57,8 +63,10 @@ class TokenCursor {
 
  private:
   std::string_view text_;
-  std::vector<Token> tokens_;
-  std::size_t index_ = 0;
+  // Lexing on demand is not a visible change of state, so Peek stays const.
+  mutable Lexer lexer_;
+  mutable std::deque<Token> ahead_;  // the current token first; never empty after Peek
+  Token previous_;                   // the token Advance() returned last
 };
 
 }  // namespace trellis::grammar

@@ -7,9 +7,15 @@
 namespace trellis::port {
 namespace {
 
+// A statement is a transform definition, written by hand or by a migration:
+// a few kilobytes at most. The limit keeps a runaway one (generated, or an
+// attack) from costing the port its memory: parsing and the SQL built from
+// it take a small multiple of its size (bench/README.md, "Memory").
+constexpr std::size_t kMaxStatementBytes = std::size_t{1} << 20;  // 1 MiB
+
 Result<protocol::Value> RunStatement(Session& session, const protocol::Map& args,
                                      bool define_only) {
-  auto statement = RequireString(args, "statement");
+  auto statement = RequireString(args, "statement", kMaxStatementBytes);
   if (!statement.ok()) return statement.status();
   auto result = session.Apply(statement.value(), define_only);
   if (!result.ok()) return result.status();
