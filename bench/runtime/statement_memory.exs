@@ -114,12 +114,14 @@ defmodule StatementMemoryBench do
   defp reset_peak(os_pid), do: File.write!("/proc/#{os_pid}/clear_refs", "5")
 
   defp status_kb(os_pid, field) do
+    prefix = field <> ":"
+
     "/proc/#{os_pid}/status"
     |> File.read!()
     |> String.split("\n")
     |> Enum.find_value(fn line ->
       case String.split(line) do
-        [^field <> ":", kb, "kB"] -> String.to_integer(kb)
+        [^prefix, kb, "kB"] -> String.to_integer(kb)
         _ -> nil
       end
     end)
