@@ -17,6 +17,30 @@ defmodule Trellis.Test.Database do
     url_for(base, name)
   end
 
+  @doc """
+  Creates a login role (not a superuser, so connection limits and privileges
+  apply to it) and a database it owns. Returns `%{role:, database:, url:,
+  owner_url:}`: `url` connects as the cluster's superuser, `owner_url` as the
+  new role.
+  """
+  @spec create_with_owner!(String.t()) :: %{
+          role: String.t(),
+          database: String.t(),
+          url: String.t(),
+          owner_url: String.t()
+        }
+  def create_with_owner!(prefix) do
+    role = "#{prefix}_role_#{System.unique_integer([:positive])}"
+    url = create!(prefix)
+    database = url |> URI.parse() |> Map.fetch!(:path) |> String.trim_leading("/")
+    admin = SimplePG.connect!(Trellis.TestCluster.url())
+    SimplePG.query!(admin, "CREATE ROLE #{role} LOGIN")
+    SimplePG.query!(admin, "ALTER DATABASE #{database} OWNER TO #{role}")
+    SimplePG.close(admin)
+    owner_url = URI.to_string(%{URI.parse(url) | userinfo: role})
+    %{role: role, database: database, url: url, owner_url: owner_url}
+  end
+
   @doc "The URL of database `name` on the cluster of `base`."
   @spec url_for(String.t(), String.t()) :: String.t()
   def url_for(base, name) do

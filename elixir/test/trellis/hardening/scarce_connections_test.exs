@@ -10,14 +10,8 @@ defmodule Trellis.Hardening.ScarceConnectionsTest do
   @moduletag timeout: 120_000
 
   setup do
-    role = "scarce_#{System.unique_integer([:positive])}"
+    %{role: role, owner_url: role_url} = Database.create_with_owner!("scarce")
     admin = SimplePG.connect!(Trellis.TestCluster.url())
-    SimplePG.query!(admin, "CREATE ROLE #{role} LOGIN")
-    url = Database.create!("scarce")
-    database = url |> URI.parse() |> Map.fetch!(:path) |> String.trim_leading("/")
-    SimplePG.query!(admin, "ALTER DATABASE #{database} OWNER TO #{role}")
-    uri = URI.parse(url)
-    role_url = URI.to_string(%{uri | userinfo: role})
 
     migrator = Trellis.connect!(url: role_url)
     :ok = Trellis.migrate(migrator)

@@ -10,13 +10,8 @@ defmodule Trellis.Hardening.SessionSettingsTest do
   @moduletag timeout: 120_000
 
   setup do
-    role = "hostile_#{System.unique_integer([:positive])}"
-    admin = SimplePG.connect!(Trellis.TestCluster.url())
-    SimplePG.query!(admin, "CREATE ROLE #{role} LOGIN")
-    url = Database.create!("settings")
-    database = url |> URI.parse() |> Map.fetch!(:path) |> String.trim_leading("/")
-    SimplePG.query!(admin, "ALTER DATABASE #{database} OWNER TO #{role}")
-    SimplePG.close(admin)
+    %{role: role, database: database, url: url, owner_url: owner_url} =
+      Database.create_with_owner!("settings")
 
     pg = SimplePG.connect!(url)
 
@@ -39,8 +34,7 @@ defmodule Trellis.Hardening.SessionSettingsTest do
     ALTER ROLE #{role} SET statement_timeout = 1;
     """)
 
-    uri = URI.parse(url)
-    %{url: URI.to_string(%{uri | userinfo: role}), pg: pg}
+    %{url: owner_url, pg: pg}
   end
 
   test "a transform with a trailing backslash in a string works under hostile role and database settings",
