@@ -30,7 +30,7 @@ std::string RenderAddress(std::string_view transform, const std::optional<std::s
 }
 
 std::variant<QualifiedName, ParseError> ParseTransformName(std::string_view text) {
-  TokenCursor cursor(text, Tokenize(text));
+  TokenCursor cursor(text);
   auto name = ParseQualifiedName(cursor, "a transform name");
   if (std::holds_alternative<ParseError>(name)) return name;
   if (cursor.Peek().kind != TokenKind::kEnd) {
