@@ -85,13 +85,15 @@ defmodule Trellis do
   "NIF" as "port program". `test/trellis/guide_examples_test.exs` runs its
   examples against a real database. Where they cannot run as written:
 
-    * The guide's `status/2` right after `define/2` reads `:live`. Here the
-      first build of a source that has rows runs in the background, on a
-      drain worker, so the transform is `:waiting_to_backfill` or
-      `:backfilling` until it finishes, then `:catching_up` until a drain
-      worker marks it `:live` (the test polls `status/2` until then;
-      `await_converged/3` waits for the data, not for the state). A first build blocking `define/2` would hold a call, and
-      its budget, for as long as the table takes to copy.
+    * The guide's `status/2` right after `define/2` reads `:live`. That
+      holds as written for its example, a source with no rows: that first
+      build is done inside `define/2`. Over a source that has rows the
+      first build runs in the background, on a drain worker, and the
+      transform reads `:waiting_to_backfill`, `:backfilling` and
+      `:catching_up` until a drain worker marks it `:live`; a first build
+      inside `define/2` would hold the call, and its budget, for as long
+      as the table takes to copy. `await_converged/3` waits for the data,
+      not for the state.
     * The quarantine reads (`quarantined/1`, `quarantine_status/2`,
       `sample_quarantined/3`, `poisoned_since/2`), `release_key/4`,
       `self_check/3` and `self_check_job/2`, and the `Trellis.Status` fields
