@@ -72,3 +72,43 @@ CREATE TABLE events_high PARTITION OF events FOR VALUES FROM (100) TO (200);
   CHECK(f.Scalar("SELECT count(*) FROM trellis.source_relations") == "0");
   CHECK(f.Scalar("SELECT count(*) FROM pg_proc WHERE proname LIKE 'capture\\_%'") == "0");
 }
+
+TEST_CASE("the disruption check and RESUME cover a source's every relation",
+          "[engine][capture][relations]") {
+  EngineFixture f;
+  f.Sql(
+      "CREATE TABLE items (id int PRIMARY KEY, v int);"
+      "INSERT INTO items SELECT g, g FROM generate_series(1, 10) g;");
+  auto s = f.OpenSession();
+  REQUIRE(s->Apply("TRANSFORM t FROM items SELECT v AS v", true).ok());
+  // A child made after the define (define refuses a parent that has one):
+  // its rows are rows of `items`, and writes naming it fire its triggers.
+  f.Sql("CREATE TABLE items_child () INHERITS (items)");
+  {
+    auto tx = trellis::pg::Transaction::Begin(f.conn());
+    REQUIRE(tx.ok());
+    auto table = trellis::capture::ResolveTable(f.conn(), {std::nullopt, "items"});
+    REQUIRE(table.ok());
+    auto source = trellis::capture::EnsureSource(f.conn(), "trellis", table.value());
+    REQUIRE(source.ok());
+    REQUIRE(trellis::capture::AddRelation(f.conn(), "trellis", source.value(),
+                                          f.Scalar("SELECT 'items_child'::regclass::oid"),
+                                          table->oid)
+                .ok());
+    REQUIRE(tx.value()->Commit().ok());
+  }
+  CHECK(s->DetectCaptureDisruptions()->empty());
+  f.Sql("ALTER TABLE items_child DISABLE TRIGGER trellis_trellis_capture_insert");
+  auto found = s->DetectCaptureDisruptions();
+  REQUIRE(found.ok());
+  CHECK(*found == std::vector<std::string>{"public.items_child"});
+  f.Sql("INSERT INTO items_child VALUES (100, 100)");  // missed while disabled
+  REQUIRE(s->Apply("RESUME TRANSFORM t", false).ok());
+  CHECK(s->DetectCaptureDisruptions()->empty());
+  auto workers = trellis::BackgroundWorkers::Start(f.Options(), true, 1);
+  f.Sql("INSERT INTO items_child VALUES (101, 101)");
+  f.Sql("UPDATE items SET v = -v WHERE id <= 3");
+  f.AwaitConverged(*s);
+  CHECK(f.Differences("t", "SELECT id, v FROM items") == 0);
+  CHECK(f.Scalar("SELECT count(*) FROM t WHERE id >= 100") == "2");
+}
