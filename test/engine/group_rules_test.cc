@@ -185,6 +185,16 @@ TEST_CASE("the target keeps each aggregate's columns and the row count", "[group
                                           "__trellis_rows"});
 }
 
+TEST_CASE("keys that cannot be NULL match with a plain =", "[group][sql]") {
+  CHECK(KeysMatch({"a.x", "a.y"}, {"b.x", "b.y"}, {false, true}) ==
+        "b.x = a.x AND (b.y = a.y OR (b.y IS NULL AND a.y IS NULL))");
+  GroupShape shape = OrderTotals();
+  shape.keys[0].nullable = false;
+  CHECK_THAT(
+      ApplyDeltasSql(shape, "deltas")[2],
+      Catch::Contains("WHERE __trellis_t.\"customer_id\" = __trellis_d.\"customer_id\" AND"));
+}
+
 TEST_CASE("keys match NULL-safely, one OR per key", "[group][sql]") {
   CHECK(KeysMatch({"a.x", "a.y"}, {"b.x", "b.y"}) ==
         "(b.x = a.x OR (b.x IS NULL AND a.x IS NULL)) AND (b.y = a.y OR (b.y IS NULL AND a.y IS "

@@ -37,6 +37,18 @@ std::vector<std::string> KeyExprs(const GroupShape& shape) {
   return out;
 }
 
+std::vector<bool> Nullable(const GroupShape& shape) {
+  std::vector<bool> out;
+  for (const auto& key : shape.keys) out.push_back(key.nullable);
+  return out;
+}
+
+// KeysMatch for this shape's keys.
+std::string Match(const GroupShape& shape, const std::vector<std::string>& left,
+                  const std::vector<std::string>& right) {
+  return KeysMatch(left, right, Nullable(shape));
+}
+
 std::string SourceFrom(const GroupShape& shape) {
   return shape.source + " AS " + sql::Ident(shape.alias);
 }
@@ -50,7 +62,7 @@ std::string WhereOrTrue(const GroupShape& shape) {
 std::string Recomputed(const GroupShape& shape, const std::string& aggregate,
                        const std::vector<std::string>& keys) {
   std::string filter = WhereOrTrue(shape);
-  if (!keys.empty()) filter += " AND " + KeysMatch(KeyExprs(shape), keys);
+  if (!keys.empty()) filter += " AND " + Match(shape, KeyExprs(shape), keys);
   return FillSlots("(SELECT {aggregate} FROM {source} WHERE {filter})",
                    {{"aggregate", aggregate}, {"source", SourceFrom(shape)}, {"filter", filter}});
 }
@@ -82,11 +94,14 @@ std::vector<StateColumn> StateColumns(const GroupShape& shape) {
   return out;
 }
 
-std::string KeysMatch(const std::vector<std::string>& left, const std::vector<std::string>& right) {
+std::string KeysMatch(const std::vector<std::string>& left, const std::vector<std::string>& right,
+                      const std::vector<bool>& nullable) {
   std::vector<std::string> parts;
   for (std::size_t i = 0; i < left.size(); ++i) {
-    parts.push_back(FillSlots("({r} = {l} OR ({r} IS NULL AND {l} IS NULL))",
-                              {{"l", left[i]}, {"r", right[i]}}));
+    const bool may_be_null = nullable.empty() || nullable[i];
+    parts.push_back(
+        FillSlots(may_be_null ? "({r} = {l} OR ({r} IS NULL AND {l} IS NULL))" : "{r} = {l}",
+                  {{"l", left[i]}, {"r", right[i]}}));
   }
   return sql::Join(parts, " AND ");
 }
@@ -133,11 +148,12 @@ WHERE ({t_names}) IS DISTINCT FROM ({excluded_names}))sql",
        {"source", SourceFrom(shape)},
        {"where", WhereOrTrue(shape)},
        {"dirty", std::string(dirty)},
-       {"dirty_match_source", KeysMatch(DirtyKeys(shape), KeyExprs(shape))},
+       {"dirty_match_source", Match(shape, DirtyKeys(shape), KeyExprs(shape))},
        {"key_exprs", sql::Join(KeyExprs(shape), ", ")},
        {"target", shape.target},
-       {"dirty_match_target", KeysMatch(DirtyKeys(shape), KeyColumns(shape, t))},
-       {"fresh_match_target", KeysMatch(KeyColumns(shape, Dot(kFreshAlias)), KeyColumns(shape, t))},
+       {"dirty_match_target", Match(shape, DirtyKeys(shape), KeyColumns(shape, t))},
+       {"fresh_match_target",
+        Match(shape, KeyColumns(shape, Dot(kFreshAlias)), KeyColumns(shape, t))},
        {"all", sql::Join(all, ", ")},
        {"keys", sql::Join(KeyColumns(shape, ""), ", ")},
        {"sets", sql::Join(sets, ", ")},
@@ -175,7 +191,7 @@ std::vector<std::string> ApplyDeltasSql(const GroupShape& shape, std::string_vie
     sets.push_back(sql::Ident(c.name) + " = " + c.Update(Recomputed(shape, c.Recompute(), t_keys)));
     inserts.push_back(c.Insert(Recomputed(shape, c.Recompute(), d_keys)));
   }
-  const std::string match = shape.keys.empty() ? "true" : KeysMatch(d_keys, t_keys);
+  const std::string match = shape.keys.empty() ? "true" : Match(shape, d_keys, t_keys);
   std::vector<std::string> statements;
   statements.push_back(
       FillSlots("UPDATE {target} AS {t} SET {sets} FROM {deltas} AS {d} WHERE {match}",

@@ -17,6 +17,11 @@ namespace trellis::plan::aggregates {
 struct GroupKey {
   std::string column;  // unquoted
   std::string expr;    // over a source row
+  // False when the key can never be NULL (a NOT NULL column): its matches
+  // are then a plain `=`, which the planner can hash-join and merge-join;
+  // the NULL-safe form cannot be, and costs a nested loop over the target
+  // (measured in bench/group_bench.cc).
+  bool nullable = true;
 };
 
 // What the statements are rendered from: a group transform as bound from the
@@ -34,11 +39,14 @@ struct GroupShape {
 // visible column, then its hidden ones), then the hidden row count.
 std::vector<StateColumn> StateColumns(const GroupShape& shape);
 
-// NULL-safe equality of the key columns of two relations, written so that
-// an index on the right-hand side's keys can serve each side of the OR
-// (`IS NOT DISTINCT FROM` cannot use one). `left`/`right` are SQL for each
-// key: the relations' qualified columns, or a key expression.
-std::string KeysMatch(const std::vector<std::string>& left, const std::vector<std::string>& right);
+// Equality of the key columns of two relations: `=` for a key that cannot
+// be NULL, else NULL-safe, written so that an index on the right-hand side's
+// keys can serve each side of the OR (`IS NOT DISTINCT FROM` cannot use
+// one). `left`/`right` are SQL for each key: the relations' qualified
+// columns, or a key expression; `nullable` says which keys may be NULL
+// (all, when empty).
+std::string KeysMatch(const std::vector<std::string>& left, const std::vector<std::string>& right,
+                      const std::vector<bool>& nullable = {});
 
 // The name of the i-th (from 1) key column of a `dirty` relation.
 std::string DirtyKeyColumn(std::size_t i);
