@@ -49,14 +49,19 @@ const std::vector<Aggregate> kAggregates = {
 
 constexpr const char* kWhere = "o.status <> 'void'";
 
-GroupShape Shape(const std::string& target, bool grouped) {
+// The three forms of a group transform: GROUP BY, aggregates over the whole
+// table, SELECT DISTINCT (keys only, kept with the hidden row count).
+enum class Form { kGrouped, kWhole, kDistinct };
+
+GroupShape Shape(const std::string& target, Form form) {
+  const bool grouped = form != Form::kWhole;
   GroupShape shape;
   shape.target = sql::Ident(target);
   shape.source = "\"orders\"";
   shape.alias = "o";
   shape.where = kWhere;
   if (grouped) shape.keys = {{"customer_id", "o.customer_id"}, {"region", "o.region"}};
-  for (std::size_t i = 0; i < kAggregates.size(); ++i) {
+  for (std::size_t i = 0; form != Form::kDistinct && i < kAggregates.size(); ++i) {
     const Aggregate& a = kAggregates[i];
     shape.aggregates.push_back(AggregateInput{
         AggregateCall{a.function, a.argument}, a.column, "__trellis_" + std::to_string(i + 1) + "_",
@@ -66,7 +71,11 @@ GroupShape Shape(const std::string& target, bool grouped) {
 }
 
 // The definition's query: what the target must equal.
-std::string DefinitionQuery(bool grouped) {
+std::string DefinitionQuery(Form form) {
+  if (form == Form::kDistinct) {
+    return std::string("SELECT DISTINCT o.customer_id, o.region FROM orders o WHERE ") + kWhere;
+  }
+  const bool grouped = form != Form::kWhole;
   std::string select = grouped ? "o.customer_id, o.region, " : "";
   for (std::size_t i = 0; i < kAggregates.size(); ++i) {
     const Aggregate& a = kAggregates[i];
@@ -80,8 +89,9 @@ std::string DefinitionQuery(bool grouped) {
 
 // Creates `target` with the shape's columns, typed by PostgreSQL, and a view
 // of its visible columns to compare.
-void CreateTarget(EngineFixture& f, const std::string& target, bool grouped) {
-  const GroupShape shape = Shape(target, grouped);
+void CreateTarget(EngineFixture& f, const std::string& target, Form form) {
+  const bool grouped = form != Form::kWhole;
+  const GroupShape shape = Shape(target, form);
   std::vector<std::string> items;
   std::vector<std::string> visible;
   if (grouped) {
@@ -90,7 +100,7 @@ void CreateTarget(EngineFixture& f, const std::string& target, bool grouped) {
   }
   for (const auto& c : StateColumns(shape))
     items.push_back(c.Recompute() + " AS " + sql::Ident(c.name));
-  for (const auto& a : kAggregates) visible.push_back(sql::Ident(a.column));
+  for (const auto& a : shape.aggregates) visible.push_back(sql::Ident(a.column));
   f.Sql("CREATE TABLE " + shape.target + " AS SELECT " + sql::Join(items, ", ") +
         " FROM orders o WHERE " + kWhere + (grouped ? " GROUP BY o.customer_id, o.region" : "") +
         (grouped ? " WITH NO DATA" : ""));
@@ -188,36 +198,37 @@ std::string RandomWrite(std::mt19937& rng) {
 
 // Applies the changes of the transactions `xids` (a text[] literal) as
 // deltas to `target`, and marks their groups dirty for `recomputed`.
-void ApplyBatch(EngineFixture& f, const std::string& xids, bool grouped) {
+void ApplyBatch(EngineFixture& f, const std::string& xids, Form form) {
+  const bool grouped = form != Form::kWhole;
   const std::string batch = "(SELECT * FROM changes WHERE xid::text = ANY('" + xids + "'))";
   f.Sql("BEGIN");
   f.Sql("CREATE TEMP TABLE deltas ON COMMIT DROP AS " +
-        FoldChangesSql(Shape("delta_totals", grouped), batch));
-  for (const auto& statement : ApplyDeltasSql(Shape("delta_totals", grouped), "deltas")) {
+        FoldChangesSql(Shape("delta_totals", form), batch));
+  for (const auto& statement : ApplyDeltasSql(Shape("delta_totals", form), "deltas")) {
     f.Sql(statement);
   }
   const std::string keys =
       grouped ? "customer_id AS __trellis_key_1, region AS __trellis_key_2" : "1 AS one";
   f.Sql("CREATE TEMP TABLE dirty ON COMMIT DROP AS SELECT DISTINCT " + keys + " FROM " + batch +
         " b");
-  f.Sql(RecomputeGroupsSql(Shape("recomputed_totals", grouped), "dirty"));
+  f.Sql(RecomputeGroupsSql(Shape("recomputed_totals", form), "dirty"));
   f.Sql("DELETE FROM changes WHERE xid::text = ANY('" + xids + "')");
   f.Sql("COMMIT");
 }
 
-void RunDifferential(bool grouped) {
+void RunDifferential(Form form) {
   // TRELLIS_SEED=<n> replays a failed run.
   const char* fixed = std::getenv("TRELLIS_SEED");
   const unsigned seed = fixed ? static_cast<unsigned>(std::stoul(fixed)) : std::random_device{}();
-  INFO("seed " << seed << " (grouped: " << grouped << ")");
+  INFO("seed " << seed << " (form " << static_cast<int>(form) << ")");
   std::mt19937 rng(seed);
   EngineFixture f;
   f.Sql(
       "CREATE TABLE orders (id int PRIMARY KEY, customer_id int, region text, "
       "amount numeric(12,2), qty int, weight float8, placed_at timestamptz, paid bool, "
       "status text)");
-  CreateTarget(f, "delta_totals", grouped);
-  CreateTarget(f, "recomputed_totals", grouped);
+  CreateTarget(f, "delta_totals", form);
+  CreateTarget(f, "recomputed_totals", form);
   CaptureChanges(f);
   for (int round = 0; round < 8; ++round) {
     for (int i = 0; i < 60; ++i) f.Sql(RandomWrite(rng));
@@ -237,22 +248,22 @@ void RunDifferential(bool grouped) {
     for (std::size_t i = 0; i < xids.size();) {
       const std::size_t n = 1 + rng() % 7;
       std::vector<std::string> part(xids.begin() + i, xids.begin() + std::min(xids.size(), i + n));
-      ApplyBatch(f, "{" + sql::Join(part, ",") + "}", grouped);
+      ApplyBatch(f, "{" + sql::Join(part, ",") + "}", form);
       i += n;
     }
     INFO("round " << round);
     INFO("delta target only: " << f.Scalar(
              "SELECT string_agg(x::text, ' | ') FROM (TABLE delta_totals_visible EXCEPT ALL " +
-             DefinitionQuery(grouped) + ") x"));
+             DefinitionQuery(form) + ") x"));
     INFO("query only: " << f.Scalar("SELECT string_agg(x::text, ' | ') FROM (" +
-                                    DefinitionQuery(grouped) +
+                                    DefinitionQuery(form) +
                                     " EXCEPT ALL TABLE delta_totals_visible) x"));
     INFO("recomputed only: " << f.Scalar(
              "SELECT string_agg(x::text, ' | ') FROM (TABLE recomputed_totals_visible EXCEPT ALL " +
-             DefinitionQuery(grouped) + ") x"));
+             DefinitionQuery(form) + ") x"));
     CHECK(f.Scalar("SELECT count(*) FROM changes") == "0");
-    CHECK(f.Differences("delta_totals_visible", DefinitionQuery(grouped)) == 0);
-    CHECK(f.Differences("recomputed_totals_visible", DefinitionQuery(grouped)) == 0);
+    CHECK(f.Differences("delta_totals_visible", DefinitionQuery(form)) == 0);
+    CHECK(f.Differences("recomputed_totals_visible", DefinitionQuery(form)) == 0);
   }
   // The hidden state the deltas kept is what a recompute gives too.
   CHECK(f.Differences("delta_totals", "TABLE recomputed_totals") == 0);
@@ -260,18 +271,23 @@ void RunDifferential(bool grouped) {
 
 TEST_CASE("deltas and recomputes of every aggregate equal the definition's query",
           "[group][rules][postgres]") {
-  RunDifferential(true);
+  RunDifferential(Form::kGrouped);
+}
+
+TEST_CASE("SELECT DISTINCT keeps a group per distinct row with a hidden count",
+          "[group][rules][postgres]") {
+  RunDifferential(Form::kDistinct);
 }
 
 TEST_CASE("without GROUP BY the one row follows the table, count 0 when it is empty",
           "[group][rules][postgres]") {
-  RunDifferential(false);
+  RunDifferential(Form::kWhole);
   EngineFixture f;
   f.Sql(
       "CREATE TABLE orders (id int PRIMARY KEY, customer_id int, region text, "
       "amount numeric(12,2), qty int, weight float8, placed_at timestamptz, paid bool, "
       "status text)");
-  CreateTarget(f, "empty_totals", false);
+  CreateTarget(f, "empty_totals", Form::kWhole);
   CHECK(f.Scalar("SELECT n || ',' || coalesce(total::text, 'NULL') FROM empty_totals") == "0,NULL");
 }
 
