@@ -75,7 +75,7 @@ TEST_CASE("connect and server_info report the instance and versions", "[port][db
   const Value& info = OkValue(*connected);
   CHECK(*info.Find("instance") == Value("postgres/port_info"));
   CHECK_THAT(info.Find("server_version")->as_string(), Catch::StartsWith("15"));
-  CHECK(*info.Find("engine_version") == Value("0.1.0"));
+  CHECK(*info.Find("engine_version") == Value(TRELLIS_VERSION));
   CHECK(*info.Find("protocol") == Value(protocol::Array{1, 0}));
 
   auto server_info = port.Call(2, "server_info");

@@ -49,7 +49,7 @@ TEST_CASE("the port exits 1 when fds 3 and 4 are not open", "[port][lifecycle]")
 TEST_CASE("--version prints the engine and protocol versions", "[port][cli]") {
   ToolRun run = RunTool({"--version"});
   CHECK(run.status == 0);
-  CHECK(run.out == "trellis-port 0.1.0 (protocol 1.0)\n");
+  CHECK(run.out == "trellis-port " TRELLIS_VERSION " (protocol 1.0)\n");
 }
 
 TEST_CASE("--help exits 0 and bad command lines exit 2", "[port][cli]") {

@@ -37,7 +37,7 @@ TEST_CASE("the port speaks first: hello with the protocol version and closed set
   const Value payload(hello->payload);
   REQUIRE(payload.Find("protocol"));
   CHECK(*payload.Find("protocol") == Value(protocol::Array{1, 0}));
-  CHECK(*payload.Find("engine_version") == Value("0.1.0"));
+  CHECK(*payload.Find("engine_version") == Value(TRELLIS_VERSION));
   protocol::Array codes;
   for (const auto& code : protocol::ErrorCodes()) codes.emplace_back(code);
   CHECK(*payload.Find("error_codes") == Value(codes));

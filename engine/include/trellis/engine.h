@@ -21,7 +21,7 @@ namespace pg {
 class Connection;
 }
 
-inline constexpr std::string_view kEngineVersion = "0.1.0";
+inline constexpr std::string_view kEngineVersion = TRELLIS_VERSION;  // from elixir/mix.exs
 
 struct ServerInfo {
   std::string instance;        // "<database>/<catalog schema>"

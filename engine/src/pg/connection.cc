@@ -1,5 +1,7 @@
 #include "pg/connection.h"
 
+#include "pg/resolve.h"
+
 #include <libpq-fe.h>
 #include <poll.h>
 #include <spdlog/spdlog.h>
@@ -83,12 +85,22 @@ Result<std::unique_ptr<Connection>> Connection::Open(const std::string& conninfo
   // and travel in the startup packet, so they win over role and database
   // settings (session_settings.h).
   const std::string options = WithPinnedSettings(user_options);
-  const char* keys[] = {
-      "dbname", "options", "client_encoding", "application_name", "fallback_application_name",
-      nullptr};
-  const char* values[] = {conninfo.c_str(),         options.c_str(), "UTF8",
-                          application_name.c_str(), "trellis",       nullptr};
-  PGconn* conn = PQconnectdbParams(keys, values, /*expand_dbname=*/1);
+  auto pinned = PinHostAddresses(conninfo);  // resolved here where NSS is missing (pg/resolve.h)
+  if (!pinned.ok()) {
+    return Status::Connection("could not connect to the database at " + RedactConninfo(conninfo) +
+                              ": " + pinned.status().message());
+  }
+  std::vector<const char*> keys = {"dbname", "options", "client_encoding", "application_name",
+                                   "fallback_application_name"};
+  std::vector<const char*> values = {conninfo.c_str(), options.c_str(), "UTF8",
+                                     application_name.c_str(), "trellis"};
+  for (const auto& [key, value] : *pinned) {
+    keys.push_back(key.c_str());
+    values.push_back(value.c_str());
+  }
+  keys.push_back(nullptr);
+  values.push_back(nullptr);
+  PGconn* conn = PQconnectdbParams(keys.data(), values.data(), /*expand_dbname=*/1);
   if (!conn) return Status::Connection("out of memory while connecting to the database");
   if (PQstatus(conn) != CONNECTION_OK) {
     std::string message = PQerrorMessage(conn);

@@ -1,0 +1,158 @@
+#!/usr/bin/env bash
+# Builds one release binary of trellis-port, the way a release does:
+# fully static (libpq, OpenSSL, libstdc++ and glibc linked in, host names
+# resolved with c-ares; see cmake/StaticPort.cmake), stripped, checked to have
+# no dynamic dependencies, and written as <out-dir>/trellis-port-<version>-<target>.
+#
+# Usage: scripts/build-port.sh <target> <out-dir>
+#   target: x86_64-linux (native) or aarch64-linux (cross-built)
+#
+# Debian 12 only: installs what it needs with apt-get (a no-op once present),
+# including the arm64 multiarch libraries and the PostgreSQL source package,
+# from which it builds libpq without GSSAPI/LDAP (Debian's libpq.a needs
+# Kerberos and OpenLDAP, which Debian ships only as shared libraries). Every
+# intermediate lives under build/release/ and is reused by the next run.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+target="${1:?usage: build-port.sh <target> <out-dir>}"
+out="${2:?usage: build-port.sh <target> <out-dir>}"
+version="$(sed -n 's/^ *@version "\(.*\)"$/\1/p' "$root/elixir/mix.exs")"
+work="$root/build/release"
+max_bytes=$((10 * 1024 * 1024))
+
+case "$target" in
+  x86_64-linux) triplet=x86_64-linux-gnu arch=amd64 cross=() ;;
+  aarch64-linux)
+    triplet=aarch64-linux-gnu arch=arm64
+    cross=(-DCMAKE_TOOLCHAIN_FILE="$root/cmake/aarch64-linux-gnu.cmake")
+    ;;
+  *) echo "build-port: unknown target $target (x86_64-linux, aarch64-linux)" >&2; exit 2 ;;
+esac
+
+installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
+
+ensure_packages() {
+  local wanted=(build-essential cmake ninja-build file binutils bzip2 dpkg-dev ccache
+    libboost-dev libmsgpack-cxx-dev libspdlog-dev libfmt-dev libssl-dev libc-ares-dev)
+  if [ "$arch" = arm64 ]; then
+    wanted+=(g++-aarch64-linux-gnu binutils-aarch64-linux-gnu libssl-dev:arm64 libc-ares-dev:arm64)
+    if ! dpkg --print-foreign-architectures | grep -qx arm64; then
+      dpkg --add-architecture arm64
+      apt-get update -qq
+    fi
+  fi
+  local missing=()
+  for p in "${wanted[@]}"; do installed "$p" || missing+=("$p"); done
+  if ((${#missing[@]})); then
+    echo "build-port: installing ${missing[*]}" >&2
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null ||
+      { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+        --no-install-recommends "${missing[@]}" >/dev/null; }
+  fi
+}
+
+# The PostgreSQL 15 source, unpacked once into build/release/src.
+postgres_source() {
+  local src="$work/src"
+  local tree
+  tree="$(find "$src" -maxdepth 1 -type d -name 'postgresql-15.*' 2>/dev/null | head -n1)"
+  if [ -n "$tree" ] && [ -f "$tree/configure" ]; then echo "$tree"; return; fi
+  mkdir -p "$src"
+  if ! apt-cache showsrc postgresql-15 2>/dev/null | grep -q '^Version'; then
+    # Debian's deb-src entries for the same mirror, so apt-get source works.
+    cat >/etc/apt/sources.list.d/trellis-deb-src.sources <<'SOURCES'
+Types: deb-src
+URIs: http://deb.debian.org/debian
+Suites: bookworm bookworm-updates
+Components: main
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+
+Types: deb-src
+URIs: http://deb.debian.org/debian-security
+Suites: bookworm-security
+Components: main
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+SOURCES
+    apt-get update -qq
+  fi
+  # The mirror may lack the newest source; take the first version it serves.
+  local v got=""
+  for v in $(apt-cache showsrc postgresql-15 | awk '/^Version:/ {print $2}'); do
+    if (cd "$src" && apt-get source --download-only -qq "postgresql-15=$v" >/dev/null 2>&1); then
+      got="$v"
+      break
+    fi
+  done
+  [ -n "$got" ] || { echo "build-port: could not download the postgresql-15 source" >&2; exit 1; }
+  tar -C "$src" -xjf "$(ls "$src"/postgresql-15_*.orig.tar.bz2 | head -n1)"
+  find "$src" -maxdepth 1 -type d -name 'postgresql-15.*' | head -n1
+}
+
+# libpq (with libpgcommon/libpgport) for the target, static, no GSSAPI/LDAP.
+build_libpq() {
+  local tree="$1" prefix="$work/$target/libpq" dir="$work/$target/libpq-build"
+  if [ -f "$prefix/lib/libpq.a" ] && [ "$(cat "$prefix/.source" 2>/dev/null)" = "$tree" ]; then
+    return
+  fi
+  rm -rf "$dir" "$prefix"
+  mkdir -p "$dir"
+  local host=() cc=gcc
+  if [ "$arch" = arm64 ]; then host=(--host="$triplet"); cc="$triplet-gcc"; fi
+  command -v ccache >/dev/null && cc="ccache $cc"
+  echo "build-port: building libpq for $target" >&2
+  (cd "$dir" && CC="$cc" "$tree/configure" "${host[@]}" --prefix="$prefix" \
+    --without-readline --without-zlib --without-icu --without-gssapi --without-ldap \
+    --without-llvm --without-perl --without-python --without-tcl --without-lz4 --without-zstd \
+    --with-openssl >configure.log 2>&1) ||
+    { tail -20 "$dir/configure.log" >&2; exit 1; }
+  local d
+  for d in src/interfaces/libpq src/common src/port; do
+    make -s -C "$dir/$d" -j"$(nproc)" >/dev/null
+  done
+  for d in src/interfaces/libpq src/common src/port src/include; do
+    make -s -C "$dir/$d" install >/dev/null
+  done
+  echo "$tree" >"$prefix/.source"
+}
+
+build_port() {
+  local dir="$work/$target/cmake" launcher=()
+  command -v ccache >/dev/null &&
+    launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
+  cmake -S "$root" -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DTRELLIS_STATIC=ON \
+    -DTRELLIS_TESTS=OFF -DTRELLIS_LIBPQ_PREFIX="$work/$target/libpq" "${cross[@]}" \
+    "${launcher[@]}" >/dev/null
+  ninja -C "$dir" -j"$(nproc)" trellis-port >&2
+}
+
+# A release binary has no dynamic section at all (so no NEEDED entries and
+# no interpreter), which is what lets it run on musl and old glibc alike.
+check_static() {
+  local file="$1" strip_tool=strip
+  [ "$arch" = arm64 ] && strip_tool="$triplet-strip"
+  "$strip_tool" "$file"
+  if readelf -d "$file" | grep -q NEEDED || readelf -l "$file" | grep -q INTERP; then
+    echo "build-port: $file is not static:" >&2
+    readelf -d "$file" >&2
+    exit 1
+  fi
+  file "$file" | grep -q "statically linked" || { file "$file" >&2; exit 1; }
+  local size
+  size="$(stat -c %s "$file")"
+  echo "build-port: $(basename "$file"): static, stripped, $size bytes" >&2
+  if ((size > max_bytes)); then
+    echo "build-port: $file is larger than 10 MiB" >&2
+    exit 1
+  fi
+}
+
+ensure_packages
+tree="$(postgres_source)"
+build_libpq "$tree"
+build_port
+mkdir -p "$out"
+dest="$out/trellis-port-$version-$target"
+cp "$work/$target/cmake/port/trellis-port" "$dest.partial"
+check_static "$dest.partial"
+mv "$dest.partial" "$dest"
+echo "$dest"

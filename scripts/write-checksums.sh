@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Writes the package's checksum file (an Elixir map, read as data by
+# lib/trellis/port_binary/checksum.ex) for the given binaries, keyed by their
+# file names.
+# Usage: scripts/write-checksums.sh <checksum-file> <binary>...
+set -euo pipefail
+dest="${1:?usage: write-checksums.sh <checksum-file> <binary>...}"
+shift
+{
+  echo "%{"
+  n=0
+  for binary in "$@"; do
+    n=$((n + 1))
+    sep=","
+    [ "$n" -eq "$#" ] && sep=""
+    printf '  "%s" => "sha256:%s"%s\n' "$(basename "$binary")" \
+      "$(sha256sum "$binary" | cut -d' ' -f1)" "$sep"
+  done
+  echo "}"
+} >"$dest.partial"
+mv "$dest.partial" "$dest"
