@@ -19,3 +19,8 @@ foreach(package msgpack:msgpackc-cxx fmt:fmt Boost:Boost-1.74.0)
     set(${name}_DIR /usr/lib/x86_64-linux-gnu/cmake/${dir} CACHE PATH "")
   endif()
 endforeach()
+
+# pkg-config and FindOpenSSL would otherwise return the host's x86_64 libraries.
+set(ENV{PKG_CONFIG_LIBDIR} /usr/lib/aarch64-linux-gnu/pkgconfig:/usr/share/pkgconfig)
+set(OPENSSL_SSL_LIBRARY /usr/lib/aarch64-linux-gnu/libssl.a CACHE FILEPATH "")
+set(OPENSSL_CRYPTO_LIBRARY /usr/lib/aarch64-linux-gnu/libcrypto.a CACHE FILEPATH "")

@@ -12,7 +12,7 @@ end
 expected = Path.join(to_string(:code.priv_dir(:trellis_pg)), "trellis-port")
 if binary != expected, do: raise("the app runs #{binary}, not the installed #{expected}")
 
-source = "items_#{System.unique_integer([:positive])}"
+source = "items_#{System.os_time()}_#{:rand.uniform(1_000_000)}"
 psql.("CREATE TABLE #{source} (id bigint PRIMARY KEY, price numeric)")
 
 {:ok, migrator} = Trellis.connect(url: url)

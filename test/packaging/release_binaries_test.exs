@@ -34,7 +34,10 @@ defmodule Trellis.Packaging.ReleaseBinariesTest do
 
   defp psql!(url, sql) do
     psql = Path.join(System.get_env("PG_BIN", "/usr/lib/postgresql/15/bin"), "psql")
-    {out, status} = System.cmd(psql, [url, "-v", "ON_ERROR_STOP=1", "-qAtc", sql], stderr_to_stdout: true)
+
+    {out, status} =
+      System.cmd(psql, [url, "-v", "ON_ERROR_STOP=1", "-qAtc", sql], stderr_to_stdout: true)
+
     assert status == 0, out
     out
   end
@@ -91,7 +94,10 @@ defmodule Trellis.Packaging.ReleaseBinariesTest do
     test "refuses a name the chroot cannot resolve, naming it", c do
       System.put_env("TRELLIS_PORT_PATH", c.port)
       url = with_host(c.plain, "nowhere.trellis.test")
-      assert {:error, %Trellis.Error{code: :connection, message: message}} = Trellis.connect(url: url)
+
+      assert {:error, %Trellis.Error{code: :connection, message: message}} =
+               Trellis.connect(url: url)
+
       assert message =~ "nowhere.trellis.test"
     after
       System.delete_env("TRELLIS_PORT_PATH")
