@@ -6,6 +6,8 @@
 #include <poll.h>
 #include <spdlog/spdlog.h>
 
+#include <cstdio>
+#include <functional>
 #include <regex>
 
 #include "pg/error_text.h"
@@ -131,10 +133,12 @@ Connection::~Connection() {
   PQfinish(conn_);
 }
 
-Result<Rows> Connection::Query(std::string_view sql, const Params& params) {
-  ResultPtr res = RunParams(conn_, sql, params);
+namespace {
+
+// The rows of a finished statement, or its error.
+Result<Rows> Collect(PGconn* conn, ResultPtr res) {
   ExecStatusType st = res ? PQresultStatus(res.get()) : PGRES_FATAL_ERROR;
-  if (st != PGRES_TUPLES_OK && st != PGRES_COMMAND_OK) return StatusFromResult(conn_, res.get());
+  if (st != PGRES_TUPLES_OK && st != PGRES_COMMAND_OK) return StatusFromResult(conn, res.get());
   Rows rows;
   int ncols = PQnfields(res.get());
   int nrows = PQntuples(res.get());
@@ -155,6 +159,39 @@ Result<Rows> Connection::Query(std::string_view sql, const Params& params) {
   const char* affected = PQcmdTuples(res.get());
   rows.affected = (affected && *affected) ? std::atol(affected) : 0;
   return rows;
+}
+
+}  // namespace
+
+Result<Rows> Connection::Query(std::string_view sql, const Params& params) {
+  return Collect(conn_, RunParams(conn_, sql, params));
+}
+
+Result<Rows> Connection::QueryPrepared(std::string_view sql, const Params& params) {
+  // Named by the text's hash; a collision (another text under the name) runs
+  // unprepared. Plan versions come and go (every ALTER is one), so the cache
+  // is bounded: past the bound, everything is deallocated and re-prepared.
+  constexpr size_t kMaxPrepared = 256;
+  char name[32];
+  std::snprintf(name, sizeof name, "trellis_%016zx", std::hash<std::string_view>{}(sql));
+  auto it = prepared_.find(name);
+  if (it != prepared_.end() && it->second != sql) return Query(sql, params);
+  if (it == prepared_.end()) {
+    if (prepared_.size() >= kMaxPrepared) {
+      TRELLIS_RETURN_IF_ERROR(Exec("DEALLOCATE ALL"));
+      prepared_.clear();
+    }
+    std::string text(sql);
+    auto prepared = Collect(conn_, ResultPtr(PQprepare(conn_, name, text.c_str(),
+                                                       static_cast<int>(params.size()), nullptr)));
+    if (!prepared.ok()) return prepared.status();
+    prepared_.emplace(name, std::move(text));
+  }
+  std::vector<const char*> values;
+  values.reserve(params.size());
+  for (const auto& p : params) values.push_back(p ? p->c_str() : nullptr);
+  return Collect(conn_, ResultPtr(PQexecPrepared(conn_, name, static_cast<int>(params.size()),
+                                                 values.data(), nullptr, nullptr, 0)));
 }
 
 Status Connection::Exec(std::string_view sql, const Params& params) {

@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "trellis/status.h"
@@ -49,6 +50,12 @@ class Connection {
 
   Result<Rows> Query(std::string_view sql, const Params& params = {});
   Status Exec(std::string_view sql, const Params& params = {});
+  // Query() of a statement prepared once per connection: the first call with
+  // a given text prepares it (PQprepare), later calls only execute it, so the
+  // server parses and plans it once rather than at every call. For the
+  // workers' hot statements, whose text changes only with a new plan
+  // version. Not for statements that differ at every call.
+  Result<Rows> QueryPrepared(std::string_view sql, const Params& params = {});
   // Runs several statements separated by ';' (simple protocol, no params).
   Status ExecScript(std::string_view sql);
 
@@ -72,6 +79,8 @@ class Connection {
  private:
   explicit Connection(PGconn* conn);
   PGconn* conn_;
+  // Statements prepared on this connection: name -> text.
+  std::unordered_map<std::string, std::string> prepared_;
   std::mutex cancel_mu_;
   PGcancel* cancel_ = nullptr;  // guarded by cancel_mu_
 };

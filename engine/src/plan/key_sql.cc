@@ -1,0 +1,73 @@
+#include "plan/key_sql.h"
+
+#include "sql/quote.h"
+
+namespace trellis::plan {
+
+std::string KeyEquals(const std::vector<KeyColumn>& key, const std::vector<std::string>& lhs,
+                      const std::vector<std::string>& rhs) {
+  std::vector<std::string> parts;
+  for (size_t i = 0; i < key.size(); ++i) {
+    if (key[i].nullable) {
+      parts.push_back("(" + lhs[i] + " = " + rhs[i] + " OR (" + lhs[i] + " IS NULL AND " + rhs[i] +
+                      " IS NULL))");
+    } else {
+      parts.push_back(lhs[i] + " = " + rhs[i]);
+    }
+  }
+  return sql::Join(parts, " AND ");
+}
+
+std::vector<std::string> KeyNames(const std::vector<KeyColumn>& key, const std::string& qualifier) {
+  std::vector<std::string> out;
+  for (const auto& k : key) {
+    out.push_back(qualifier.empty() ? sql::Ident(k.name) : qualifier + "." + sql::Ident(k.name));
+  }
+  return out;
+}
+
+std::string KeyAsText(const std::vector<std::string>& exprs) {
+  std::vector<std::string> parts;
+  for (const auto& e : exprs) parts.push_back(e + "::text");
+  return "ARRAY[" + sql::Join(parts, ", ") + "]";
+}
+
+std::string KeyFromParam(const std::vector<KeyColumn>& key, int param) {
+  std::vector<std::string> parts;
+  for (size_t i = 0; i < key.size(); ++i) {
+    parts.push_back("($" + std::to_string(param) + "::text[])[" + std::to_string(i + 1) +
+                    "]::" + key[i].type);
+  }
+  return "ROW(" + sql::Join(parts, ", ") + ")";
+}
+
+std::string InRange(const std::vector<KeyColumn>& key, const std::vector<std::string>& exprs,
+                    const KeyRange& range, pg::Params& params) {
+  const std::string row = "ROW(" + sql::Join(exprs, ", ") + ")";
+  std::vector<std::string> conditions;
+  if (range.lo) {
+    params.push_back(range.lo);
+    conditions.push_back(row + " > " + KeyFromParam(key, static_cast<int>(params.size())));
+  }
+  if (range.hi) {
+    params.push_back(range.hi);
+    conditions.push_back(row + " <= " + KeyFromParam(key, static_cast<int>(params.size())));
+  }
+  if (conditions.empty()) return "true";
+  return sql::Join(conditions, " AND ");
+}
+
+std::string RangeVariantName(const KeyRange& range) {
+  if (range.lo && range.hi) return "lo_hi";
+  if (range.lo) return "lo";
+  if (range.hi) return "hi";
+  return "all";
+}
+
+std::vector<KeyRange> RangeVariants() {
+  const std::string bound = "{0}";
+  return {KeyRange{bound, bound}, KeyRange{bound, std::nullopt}, KeyRange{std::nullopt, bound},
+          KeyRange{}};
+}
+
+}  // namespace trellis::plan

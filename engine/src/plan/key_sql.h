@@ -1,0 +1,42 @@
+// SQL fragments over a target key that every plan kind renders the same
+// way: NULL-safe key matching, key ranges, keys to and from text[].
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "plan/transform_plan.h"
+
+namespace trellis::plan {
+
+// "l1 = r1 AND l2 = r2": each pair of key expressions matched NULL-safely.
+// A key column that cannot be NULL compares with "=", which every index
+// serves; a nullable one with "(l = r OR (l IS NULL AND r IS NULL))", which
+// a btree still serves (an OR of two index conditions), where IS NOT
+// DISTINCT FROM would not be indexable at all.
+std::string KeyEquals(const std::vector<KeyColumn>& key, const std::vector<std::string>& lhs,
+                      const std::vector<std::string>& rhs);
+
+// The key's expressions, each prefixed with "<qualifier>." when the
+// qualifier is not empty.
+std::vector<std::string> KeyNames(const std::vector<KeyColumn>& key, const std::string& qualifier);
+
+// ARRAY[k1::text, k2::text]: a key as its text form.
+std::string KeyAsText(const std::vector<std::string>& exprs);
+
+// ROW(($n::text[])[1]::type1, ...): a key parameter cast back to the key's types.
+std::string KeyFromParam(const std::vector<KeyColumn>& key, int param);
+
+// The condition that ROW(exprs) lies in (lo, hi], with the bounds that are
+// present numbered from `first_param`. Appends the present bounds to
+// `params`. "true" for an unbounded range. Rendered per variant (rather than
+// "$1 IS NULL OR ...") so that each variant's plan can use the key's index.
+std::string InRange(const std::vector<KeyColumn>& key, const std::vector<std::string>& exprs,
+                    const KeyRange& range, pg::Params& params);
+
+// The name of a range variant for golden tests: "lo_hi", "lo", "hi", "all".
+std::string RangeVariantName(const KeyRange& range);
+// The four variants, with placeholder bounds.
+std::vector<KeyRange> RangeVariants();
+
+}  // namespace trellis::plan

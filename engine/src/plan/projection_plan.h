@@ -1,0 +1,48 @@
+// The plan of a projection: one input table, the target keyed by the
+// input's primary key, one target row per input row that passes the WHERE.
+#pragma once
+
+#include "catalog/model.h"
+#include "plan/template.h"
+#include "plan/transform_plan.h"
+
+namespace trellis::plan {
+
+class ProjectionPlan final : public TransformPlan {
+ public:
+  // `schema` is the catalog schema (the ledger's pages table lives there).
+  ProjectionPlan(const catalog::Transform& t, const std::string& schema);
+
+  std::string_view kind() const override { return "projection"; }
+  std::string FromClause() const override;
+  std::vector<DirtyKeys> DirtyKeySql() const override;
+  std::string RecomputePagesSql() const override;
+  std::string RecomputeKeysSql() const override;
+  Bound RecomputeRange(const KeyRange& range,
+                       const std::optional<std::vector<std::string>>& only_columns) const override;
+  Bound AppendRange(const KeyRange& range) const override;
+  std::string AddKeySql() const override;
+  Bound KeyAfter(const std::optional<std::string>& after, long offset) const override;
+  Bound MiddleKey(const KeyRange& range) const override;
+  Bound SampleBoundaries(double percent, long per_boundary, long count) const override;
+  std::string EstimateKeysSql() const override;
+  std::string DefinitionQuerySql() const override;
+  std::vector<NamedStatement> Statements() const override;
+
+ private:
+  // The slots every template may use.
+  Slots BaseSlots() const;
+  std::string RecomputeKeysFrom(const std::string& keys_from) const;
+
+  std::string schema_;
+  int source_id_;
+  std::string source_table_;               // quoted, qualified
+  std::string alias_;                      // quoted
+  size_t routing_width_;                   // values per capture row version
+  std::vector<std::string> column_names_;  // live value columns
+  std::vector<std::string> columns_;       // the same, quoted
+  std::vector<std::string> exprs_;         // their expressions, parenthesised
+  std::string where_;                      // "(predicate)" or "true"
+};
+
+}  // namespace trellis::plan

@@ -1,0 +1,1 @@
+ALTER TABLE "app"."order ""lines""" ADD PRIMARY KEY ("order_id", "line")

@@ -1,0 +1,121 @@
+// Golden tests of the plan room (engine/src/plan/): every statement a
+// fixture plan renders is compared with the checked-in text under
+// golden/<kind>/<statement>.sql. No database. After an intended change,
+// regenerate with TRELLIS_UPDATE_GOLDEN=1 and review the diff.
+#include <catch2/catch.hpp>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+#include "plan/bind.h"
+#include "plan/key_sql.h"
+#include "plan/template.h"
+
+namespace fs = std::filesystem;
+using trellis::catalog::Column;
+using trellis::catalog::Transform;
+
+namespace {
+
+// A projection with everything that changes the statements: a composite
+// key, names that need quoting, a WHERE, and a paused column (left out).
+Transform FixtureProjection() {
+  Transform t;
+  t.id = 7;
+  t.target_schema = "app";
+  t.target_name = "order \"lines\"";
+  t.kind = "projection";
+  t.source_alias = "o";
+  t.where_sql = "o.qty > 0";
+  t.source.id = 3;
+  t.source.schema_name = "public";
+  t.source.table_name = "order_lines";
+  t.source.key_columns = {"order_id", "line"};
+  t.source.key_types = {"bigint", "integer"};
+  t.source.routing_columns = {"order_id", "line"};
+  t.columns = {Column{"total", "o.qty * o.price", "numeric", "live", {}, {}},
+               Column{"note", "upper(o.note)", "text", "paused", "operator", {}},
+               Column{"sku", "lower(o.sku)", "text", "live", {}, {}}};
+  return t;
+}
+
+std::string ReadFile(const fs::path& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+}  // namespace
+
+TEST_CASE("every statement of a projection plan matches its golden text", "[plan]") {
+  auto plan = trellis::plan::Bind(FixtureProjection(), "trellis");
+  REQUIRE(plan.ok());
+  const fs::path dir = fs::path(TRELLIS_GOLDEN_DIR) / "projection";
+  const bool update = std::getenv("TRELLIS_UPDATE_GOLDEN") != nullptr;
+  auto statements = plan.value()->Statements();
+  REQUIRE(statements.size() > 10);
+  for (const auto& s : statements) {
+    const fs::path file = dir / (s.name + ".sql");
+    if (update) {
+      fs::create_directories(dir);
+      std::ofstream(file) << s.text << "\n";
+      continue;
+    }
+    INFO("statement " << s.name << " (regenerate with TRELLIS_UPDATE_GOLDEN=1)");
+    REQUIRE(fs::exists(file));
+    CHECK(ReadFile(file) == s.text + "\n");
+  }
+  // No golden file is left over from a statement the plan no longer renders.
+  size_t files = 0;
+  for (const auto& entry : fs::directory_iterator(dir)) files += entry.path().extension() == ".sql";
+  CHECK(files == statements.size());
+}
+
+TEST_CASE("a paused column is left out of every write", "[plan]") {
+  auto plan = trellis::plan::Bind(FixtureProjection(), "trellis");
+  REQUIRE(plan.ok());
+  CHECK(plan.value()->RecomputePagesSql().find("note") == std::string::npos);
+  CHECK(plan.value()->DefinitionQuerySql().find("note") == std::string::npos);
+}
+
+TEST_CASE("range statements take only the bounds they have", "[plan]") {
+  auto plan = trellis::plan::Bind(FixtureProjection(), "trellis");
+  REQUIRE(plan.ok());
+  using trellis::plan::KeyRange;
+  CHECK(plan.value()->RecomputeRange(KeyRange{}, std::nullopt).params.empty());
+  CHECK(plan.value()->RecomputeRange(KeyRange{"{1,2}", {}}, std::nullopt).params.size() == 1);
+  auto both = plan.value()->AppendRange(KeyRange{"{1,2}", "{3,4}"});
+  REQUIRE(both.params.size() == 2);
+  CHECK(both.params[0] == "{1,2}");
+  CHECK(both.params[1] == "{3,4}");
+  CHECK(both.text.find("$2::text[]") != std::string::npos);
+}
+
+TEST_CASE("key matching is NULL-safe and keeps '=' for keys that cannot be NULL", "[plan]") {
+  using trellis::plan::KeyColumn;
+  std::vector<KeyColumn> key{KeyColumn{"a", "int", "s.a", false},
+                             KeyColumn{"b", "text", "s.b", true}};
+  CHECK(trellis::plan::KeyEquals(key, {"s.a", "s.b"}, {"t.a", "t.b"}) ==
+        "s.a = t.a AND (s.b = t.b OR (s.b IS NULL AND t.b IS NULL))");
+}
+
+TEST_CASE("templates fill named slots and refuse a missing one", "[plan]") {
+  using trellis::plan::Render;
+  CHECK(Render("SELECT {a} FROM {b_c} WHERE x = '{\"json\": 1}'", {{"a", "1"}, {"b_c", "t"}}) ==
+        "SELECT 1 FROM t WHERE x = '{\"json\": 1}'");
+  // A value is inserted as it is, never rendered again.
+  CHECK(Render("{a}", {{"a", "{b}"}}) == "{b}");
+  CHECK_THROWS_AS(Render("{missing}", {}), std::logic_error);
+}
+
+TEST_CASE("a kind the engine does not run is not bound", "[plan]") {
+  Transform t = FixtureProjection();
+  t.kind = "group_by";
+  auto plan = trellis::plan::Bind(t, "trellis");
+  REQUIRE_FALSE(plan.ok());
+  CHECK(plan.status().code() == trellis::Code::kInternal);
+}
