@@ -35,6 +35,47 @@ SELECT EXISTS (SELECT 1 FROM {schema}.pages p
                JOIN {schema}.transforms t ON t.id = p.transform_id
                WHERE t.status <> 'paused' AND p.id <= $1::bigint))sql";
 
+// The longest chain of transforms: a transform whose source is another
+// transform's target is one level below it. Bounded, so a cycle (which
+// define cannot make) could not loop.
+constexpr std::string_view kChainDepth = R"sql(
+WITH RECURSIVE edge AS (
+  SELECT down.id AS down, up.id AS up
+  FROM {schema}.transforms down
+  JOIN {schema}.sources s ON s.id = down.source_id
+  JOIN {schema}.transforms up ON up.target_schema = s.schema_name AND up.target_name = s.table_name
+), depth(id, n) AS (
+  SELECT id, 1 FROM {schema}.transforms
+  UNION ALL
+  SELECT edge.down, depth.n + 1 FROM edge JOIN depth ON depth.id = edge.up WHERE depth.n < 32
+)
+SELECT coalesce(max(n), 1) FROM depth)sql";
+
+// Waits until every write committed before `token` has reached the targets
+// that read it directly (phases 1 and 2 of spec/engine.md "Convergence").
+// `wait` sleeps one poll and says whether to go on.
+template <typename Wait>
+Result<bool> AwaitLevel(pg::Connection& conn, const std::string& schema, const std::string& token,
+                        Wait& wait) {
+  while (true) {
+    auto pending = conn.Query(sql::WithSchema(kPendingCapture, schema), {token});
+    if (!pending.ok()) return pending.status();
+    if (pending->text(0, 0) == "f") break;
+    auto more = wait();
+    if (!more.ok() || !more.value()) return more;
+  }
+  auto last = conn.Query(sql::WithSchema(kLastPage, schema));
+  if (!last.ok()) return last.status();
+  const std::string last_page = last->text(0, 0);
+  while (true) {
+    auto left = conn.Query(sql::WithSchema(kPagesLeft, schema), {last_page});
+    if (!left.ok()) return left.status();
+    if (left->text(0, 0) == "f") return true;
+    auto more = wait();
+    if (!more.ok() || !more.value()) return more;
+  }
+}
+
 }  // namespace
 
 Result<std::string> WatermarkToken(pg::Connection& conn, const std::string& schema) {
@@ -60,23 +101,23 @@ Result<bool> AwaitConverged(pg::Connection& conn, const std::string& schema,
     std::this_thread::sleep_for(kPollEvery);
     return true;
   };
-  while (true) {
-    auto pending = conn.Query(sql::WithSchema(kPendingCapture, schema), {token});
-    if (!pending.ok()) return pending.status();
-    if (pending->text(0, 0) == "f") break;
-    auto more = wait();
-    if (!more.ok() || !more.value()) return more;
+  // Level by level: the drains that brought a level's writes into its
+  // targets are new writes to the next level's sources, committed after the
+  // token. Once a level has settled, a fresh snapshot covers them all.
+  auto depth = conn.Query(sql::WithSchema(kChainDepth, schema));
+  if (!depth.ok()) return depth.status();
+  const int levels = std::stoi(depth->text(0, 0));
+  std::string level_token = token;
+  for (int level = 1; level <= levels; ++level) {
+    if (level > 1) {
+      auto fresh = conn.Query("SELECT pg_current_snapshot()::text");
+      if (!fresh.ok()) return fresh.status();
+      level_token = fresh->text(0, 0);
+    }
+    auto settled = AwaitLevel(conn, schema, level_token, wait);
+    if (!settled.ok() || !settled.value()) return settled;
   }
-  auto last = conn.Query(sql::WithSchema(kLastPage, schema));
-  if (!last.ok()) return last.status();
-  const std::string last_page = last->text(0, 0);
-  while (true) {
-    auto left = conn.Query(sql::WithSchema(kPagesLeft, schema), {last_page});
-    if (!left.ok()) return left.status();
-    if (left->text(0, 0) == "f") return true;
-    auto more = wait();
-    if (!more.ok() || !more.value()) return more;
-  }
+  return true;
 }
 
 }  // namespace trellis::reads
