@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "drain/backfill_chunk.h"
+#include "drain/charging.h"
 #include "drain/first_build.h"
 #include "engine_fixture.h"
 
@@ -35,10 +36,12 @@ std::unique_ptr<trellis::pg::Connection> Connect(EngineFixture& f) {
 // One builder's step: a range if one is free, else the serial part (plan,
 // or make the key once every range is in). True when it did something.
 trellis::Result<bool> TryBuildStep(trellis::pg::Connection& conn) {
-  auto appended = trellis::drain::AppendOneRange(conn, "trellis");
+  trellis::drain::DrainFailureRecorder charging;
+  trellis::drain::UnitExecutor executor(charging);
+  auto appended = trellis::drain::AppendOneRange(conn, "trellis", executor);
   if (!appended.ok()) return appended.status();
   if (appended.value()) return true;
-  return trellis::drain::BackfillOneChunk(conn, "trellis", kRangeRows);
+  return trellis::drain::BackfillOneChunk(conn, "trellis", kRangeRows, executor);
 }
 
 bool BuildStep(trellis::pg::Connection& conn) {
@@ -76,9 +79,9 @@ TEST_CASE("a first build is planned as ranges and reports progress by them", "[e
   REQUIRE(s->Apply(kDefinition, true).ok());
   auto conn = Connect(f);
   REQUIRE(BuildStep(*conn));  // plans
-  CHECK(f.Scalar("SELECT count(*) FROM trellis.build_ranges") == "6");
-  CHECK(f.Scalar("SELECT count(*) FROM trellis.build_ranges WHERE lo IS NULL") == "1");
-  CHECK(f.Scalar("SELECT count(*) FROM trellis.build_ranges WHERE hi IS NULL") == "1");
+  CHECK(f.Scalar("SELECT count(*) FROM trellis.jobs") == "6");
+  CHECK(f.Scalar("SELECT count(*) FROM trellis.jobs WHERE lo IS NULL") == "1");
+  CHECK(f.Scalar("SELECT count(*) FROM trellis.jobs WHERE hi IS NULL") == "1");
   REQUIRE(BuildStep(*conn));
   REQUIRE(BuildStep(*conn));
   auto st = s->ReadStatus("items_t");
@@ -87,7 +90,7 @@ TEST_CASE("a first build is planned as ranges and reports progress by them", "[e
   CHECK(st->backfill.rows_total == 6000);
   CHECK(st->backfill.rows_done == 2000);
   while (f.Scalar("SELECT key_indexed FROM trellis.transforms") == "f") REQUIRE(BuildStep(*conn));
-  CHECK(f.Scalar("SELECT count(*) FROM trellis.build_ranges") == "0");
+  CHECK(f.Scalar("SELECT count(*) FROM trellis.jobs") == "0");
   CHECK(f.Differences("items_t", kQuery) == 0);
   // The key is made once, at the end: the target is keyed like the source.
   CHECK(f.Scalar("SELECT count(*) FROM pg_constraint WHERE conrelid = 'items_t'::regclass "
@@ -137,7 +140,7 @@ TEST_CASE("two builders, concurrent writes and a TRUNCATE: the target equals its
         // Wait until the build is half way (some ranges appended, some not),
         // then TRUNCATE: the build must start again from the new contents.
         for (int wait = 0; wait < 2000; ++wait) {
-          auto left = conn->Query("SELECT count(*) FROM trellis.build_ranges");
+          auto left = conn->Query("SELECT count(*) FROM trellis.jobs");
           if (!left.ok() && !errors.Ok(left.status())) return;
           const int n = std::stoi(left->text(0, 0));
           if (n >= 1 && n <= 5) {
@@ -190,8 +193,8 @@ TEST_CASE("a composite key is cut into ranges by its whole key", "[engine][backf
   REQUIRE(s->Apply("TRANSFORM doubled FROM readings SELECT reading * 2 AS twice", true).ok());
   auto conn = Connect(f);
   REQUIRE(BuildStep(*conn));  // plans
-  CHECK(f.Scalar("SELECT count(*) FROM trellis.build_ranges") == "5");
-  CHECK(f.Scalar("SELECT count(*) FROM trellis.build_ranges WHERE lo IS NOT NULL AND "
+  CHECK(f.Scalar("SELECT count(*) FROM trellis.jobs") == "5");
+  CHECK(f.Scalar("SELECT count(*) FROM trellis.jobs WHERE lo IS NOT NULL AND "
                  "cardinality(lo) <> 2") == "0");
   while (f.Scalar("SELECT key_indexed FROM trellis.transforms") == "f") REQUIRE(BuildStep(*conn));
   CHECK(f.Differences("doubled", "SELECT region, seq, reading * 2 AS twice FROM readings") == 0);

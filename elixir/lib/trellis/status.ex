@@ -21,6 +21,8 @@ defmodule Trellis.Status do
     * `:capture_backlog` - capture rows of its source not yet staged
     * `:backfill` - a `Trellis.BackfillProgress`
     * `:last_applied_at` - when a drain or backfill last wrote the target
+    * `:drain_failure` - a `Trellis.DrainFailure` while its work keeps
+      failing, else `nil`
   """
 
   defstruct [
@@ -32,6 +34,7 @@ defmodule Trellis.Status do
     :paused_at,
     :backfill,
     :last_applied_at,
+    :drain_failure,
     columns: [],
     backlog_pages: 0,
     backlog_keys: 0,
@@ -50,7 +53,8 @@ defmodule Trellis.Status do
           backlog_keys: non_neg_integer,
           capture_backlog: non_neg_integer,
           backfill: Trellis.BackfillProgress.t(),
-          last_applied_at: DateTime.t() | nil
+          last_applied_at: DateTime.t() | nil,
+          drain_failure: Trellis.DrainFailure.t() | nil
         }
 
   alias Trellis.Enums
@@ -70,7 +74,8 @@ defmodule Trellis.Status do
       backlog_keys: m["backlog_keys"] || 0,
       capture_backlog: m["capture_backlog"] || 0,
       backfill: Trellis.BackfillProgress.from_wire(m["backfill"] || %{}),
-      last_applied_at: Enums.time(m["last_applied_at"])
+      last_applied_at: Enums.time(m["last_applied_at"]),
+      drain_failure: Trellis.DrainFailure.from_wire(m["drain_failure"])
     }
   end
 end

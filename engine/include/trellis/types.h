@@ -32,6 +32,18 @@ struct BackfillProgress {
   std::optional<std::vector<std::string>> columns;  // unset: every column
 };
 
+// Work on a transform that keeps failing with nothing else charged for it
+// (spec/engine.md "The unit executor"), retried with backoff.
+struct DrainFailureStatus {
+  std::string unit;           // "pages", "build_range", "rebuild", "add_key"
+  std::string failure_class;  // "data_error" or "other"
+  int64_t since_us = 0;
+  int64_t attempts = 0;
+  std::optional<std::string> sqlstate;
+  std::string message;
+  std::vector<std::string> parts;  // what failed: keys or key ranges (at most 20)
+};
+
 struct TransformStatus {
   std::string name;
   std::string target_table;  // schema-qualified, as stored
@@ -46,6 +58,7 @@ struct TransformStatus {
   int64_t capture_backlog = 0;  // capture rows of its source not staged yet
   BackfillProgress backfill;
   std::optional<int64_t> last_applied_at_us;
+  std::optional<DrainFailureStatus> drain_failure;  // unset: none open
 };
 
 struct Definition {

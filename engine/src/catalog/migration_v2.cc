@@ -180,8 +180,47 @@ $capture_v2$;
 // builds, rebuilds, column rebuilds, partition corrections and self-checks;
 // drain failures ====
 const std::string_view kV2Jobs = R"sql(
--- jobs: the jobs/ranges table (replacing the backfill fields of transforms
--- and build_ranges) and drain_failures.
+-- One queue for the work on a target that is not ledger pages: a first
+-- build's key ranges now (kind build_range); rebuilds, column rebuilds,
+-- partition corrections and self-checks are later kinds. A job is claimed
+-- FOR UPDATE SKIP LOCKED and deleted by the transaction that finishes it, so
+-- a crashed worker leaves it for another; a failing one waits for
+-- retry_at (spec/engine.md "Jobs").
+CREATE TABLE {schema}.jobs (
+  id           bigserial PRIMARY KEY,
+  transform_id int NOT NULL REFERENCES {schema}.transforms(id) ON DELETE CASCADE,
+  kind         text NOT NULL CHECK (kind IN ('build_range', 'rebuild', 'column_rebuild',
+                                             'partition_correction', 'self_check')),
+  lo           text[],           -- exclusive; NULL: from the first key
+  hi           text[],           -- inclusive; NULL: through the last key
+  est_rows     bigint NOT NULL DEFAULT 0,  -- for progress
+  columns      text[],           -- a column rebuild's columns
+  attempts     int NOT NULL DEFAULT 0,
+  retry_at     timestamptz,
+  last_error   text,
+  created_at   timestamptz NOT NULL DEFAULT now()
+);
+CREATE INDEX ON {schema}.jobs (transform_id, kind, id);
+INSERT INTO {schema}.jobs (transform_id, kind, lo, hi, est_rows)
+  SELECT transform_id, 'build_range', lo, hi, est_rows FROM {schema}.build_ranges
+  ORDER BY transform_id, ord;
+DROP TABLE {schema}.build_ranges;
+
+-- A transform's work that keeps failing with nothing else charged for it
+-- (drain/charging.h): shown by status, retried with backoff, cleared when
+-- nothing of the transform waits for a retry any more.
+CREATE TABLE {schema}.drain_failures (
+  transform_id  int PRIMARY KEY REFERENCES {schema}.transforms(id) ON DELETE CASCADE,
+  unit_kind     text NOT NULL,   -- pages, build_range, rebuild, add_key
+  failure_class text NOT NULL,   -- data_error or other
+  since         timestamptz NOT NULL DEFAULT now(),
+  last_at       timestamptz NOT NULL DEFAULT now(),
+  attempts      int NOT NULL DEFAULT 1,
+  retry_at      timestamptz NOT NULL,
+  sqlstate      text,
+  message       text NOT NULL,
+  parts         text[] NOT NULL  -- what failed: keys or key ranges (the first 20)
+);
 )sql";
 // ==== end jobs ====
 

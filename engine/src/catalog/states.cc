@@ -118,9 +118,10 @@ Status RequestRebuild(pg::Connection& conn, const std::string& schema, int id,
   if (!unbuilt->empty() && unbuilt->text(0, 2) == "f") {
     TRELLIS_RETURN_IF_ERROR(
         conn.Exec("DELETE FROM " + sql::Qualified(unbuilt->text(0, 0), unbuilt->text(0, 1))));
-    TRELLIS_RETURN_IF_ERROR(
-        conn.Exec(Render("DELETE FROM {schema}.build_ranges WHERE transform_id = $1::int", schema),
-                  {Id(id)}));
+    TRELLIS_RETURN_IF_ERROR(conn.Exec(
+        Render("DELETE FROM {schema}.jobs WHERE transform_id = $1::int AND kind = 'build_range'",
+               schema),
+        {Id(id)}));
     rebuild_columns.reset();
   }
   // A whole-row rebuild (NULL columns) absorbs any column rebuild; two column

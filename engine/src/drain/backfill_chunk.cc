@@ -3,34 +3,28 @@
 #include "catalog/model.h"
 #include "catalog/states.h"
 #include "drain/first_build.h"
-#include "drain/recompute.h"
-#include "drain/schema_change.h"
+#include "drain/range_unit.h"
+#include "drain/statement_unit.h"
+#include "plan/bind.h"
 #include "sql/quote.h"
 #include "trellis/engine_metrics.h"
 #include "workers/locks.h"
 
 namespace trellis::drain {
-namespace {
 
-// The source's row count, for backfill progress and for planning a first
-// build's ranges: the planner's rows-per-page scaled to the table's size now
-// when it has been analysed with rows in it (free), else an exact count.
-std::string TotalRowsSql(const catalog::Transform& t) {
-  const std::string table = sql::Qualified(t.source.schema_name, t.source.table_name);
-  return "(SELECT CASE WHEN c.reltuples > 0 AND c.relpages > 0 THEN (c.reltuples / c.relpages * "
-         "(pg_relation_size(c.oid) / current_setting('block_size')::bigint))::bigint "
-         "ELSE (SELECT count(*) FROM " +
-         table + ") END FROM pg_class c WHERE c.oid = " + sql::Literal(table) + "::regclass)";
-}
-
-}  // namespace
-
-Result<bool> BackfillOneChunk(pg::Connection& conn, const std::string& schema, long chunk_rows) {
+Result<bool> BackfillOneChunk(pg::Connection& conn, const std::string& schema, long chunk_rows,
+                              UnitExecutor& executor) {
   auto tx = pg::Transaction::Begin(conn);
   if (!tx.ok()) return tx.status();
   auto next = conn.Query(sql::WithSchema(R"sql(
-SELECT id FROM {schema}.transforms
-WHERE status IN ('waiting_to_backfill', 'backfilling') ORDER BY id LIMIT 1)sql",
+SELECT t.id FROM {schema}.transforms t
+WHERE t.status IN ('waiting_to_backfill', 'backfilling') AND NOT )sql" +
+                                             BuildRetryPending(schema) + R"sql(
+  -- A first build with ranges left is the appends' work (first_build.h).
+  AND NOT (t.status = 'backfilling' AND NOT t.key_indexed
+           AND EXISTS (SELECT 1 FROM {schema}.jobs j
+                       WHERE j.transform_id = t.id AND j.kind = 'build_range'))
+ORDER BY t.id LIMIT 1)sql",
                                          schema));
   if (!next.ok()) return next.status();
   if (next->empty()) {
@@ -56,9 +50,12 @@ WHERE status IN ('waiting_to_backfill', 'backfilling') ORDER BY id LIMIT 1)sql",
   // Read after the locks, so the cursor is the one the previous chunk left.
   auto t = catalog::LoadTransformById(conn, schema, std::stoi(id));
   if (!t.ok()) return t.status();
+  auto bound = plan::Bind(t.value(), schema);
+  if (!bound.ok()) return bound.status();
+  const plan::TransformPlan& plan = *bound.value();
 
   if (t->state == TransformState::kWaitingToBackfill) {
-    auto total = conn.Query("SELECT " + TotalRowsSql(t.value()));
+    auto total = conn.Query(plan.EstimateKeysSql());
     if (!total.ok()) return total.status();
     const long total_rows = std::stol(total->text(0, 0));
     TRELLIS_RETURN_IF_ERROR(catalog::StartBuild(conn, schema, t->id, total_rows));
@@ -72,7 +69,8 @@ WHERE status IN ('waiting_to_backfill', 'backfilling') ORDER BY id LIMIT 1)sql",
     // A first build whose ranges are all appended (none is running: this
     // holds the row) gets its key, and the transform catches up.
     auto left = conn.Query(
-        sql::WithSchema("SELECT 1 FROM {schema}.build_ranges WHERE transform_id = $1::int LIMIT 1",
+        sql::WithSchema("SELECT 1 FROM {schema}.jobs WHERE transform_id = $1::int AND kind = "
+                        "'build_range' LIMIT 1",
                         schema),
         {id});
     if (!left.ok()) return left.status();
@@ -80,16 +78,20 @@ WHERE status IN ('waiting_to_backfill', 'backfilling') ORDER BY id LIMIT 1)sql",
       TRELLIS_RETURN_IF_ERROR(tx.value()->Commit());
       return true;  // ranges left to append: AppendOneRange takes them
     }
-    auto keyed = QueryOrPauseOnSchemaChange(conn, schema, t.value(), AddKeySql(t.value()), {});
+    StatementUnit add_key("add_key", plan.AddKeySql());
+    auto keyed = executor.Run(conn, schema, t.value(), add_key, RunOptions{.retrying = true});
     if (!keyed.ok()) return keyed.status();
-    if (keyed.value()) TRELLIS_RETURN_IF_ERROR(catalog::FinishBuild(conn, schema, t->id));
+    if (keyed->outcome == UnitOutcome::kApplied) {
+      TRELLIS_RETURN_IF_ERROR(catalog::FinishBuild(conn, schema, t->id));
+    }
     TRELLIS_RETURN_IF_ERROR(tx.value()->Commit());
     return true;
   }
 
   std::optional<std::string> lo;
   if (t->backfill_cursor) lo = sql::ArrayLiteral(*t->backfill_cursor);
-  auto hi_rows = conn.Query(NextCursorSql(t.value()), {lo, std::to_string(chunk_rows)});
+  const plan::Bound after = plan.KeyAfter(lo, chunk_rows);
+  auto hi_rows = conn.Query(after.text, after.params);
   if (!hi_rows.ok()) return hi_rows.status();
   std::optional<std::string> hi;
   if (!hi_rows->empty()) hi = hi_rows->at(0, 0);
@@ -98,17 +100,24 @@ WHERE status IN ('waiting_to_backfill', 'backfilling') ORDER BY id LIMIT 1)sql",
   // The bitmap scan the planner picks for a fifth of a table costs more than
   // an ordered index scan (first_build.cc).
   TRELLIS_RETURN_IF_ERROR(conn.Exec("SET LOCAL enable_bitmapscan = off"));
-  auto applied = QueryOrPauseOnSchemaChange(
-      conn, schema, t.value(), ApplyRangeSql(t.value(), t->backfill_columns), {lo, hi});
+  auto chunk = RangeUnit::RebuildChunk(plan, plan::KeyRange{lo, hi}, t->backfill_columns);
+  auto applied = executor.Run(conn, schema, t.value(), *chunk, RunOptions{.retrying = true});
   if (!applied.ok()) return applied.status();
-  if (!applied.value()) {  // paused; RESUME rebuilds from the start
-    TRELLIS_RETURN_IF_ERROR(tx.value()->Commit());
-    return true;
+  switch (applied->outcome) {
+    case UnitOutcome::kApplied:
+      break;
+    case UnitOutcome::kPaused:   // RESUME rebuilds from the start
+    case UnitOutcome::kCharged:  // the cursor stays: redone after the backoff
+      TRELLIS_RETURN_IF_ERROR(tx.value()->Commit());
+      return true;
+    case UnitOutcome::kPauseAlone:
+      tx.value().reset();
+      TRELLIS_RETURN_IF_ERROR(executor.PauseAlone(conn, schema, t.value(), applied->error));
+      return true;
   }
   // Counted before the commit: a chunk that fails to commit is redone, and
   // its rows counted again (the counter measures work, not distinct rows).
-  const long written =
-      std::stol(applied.value()->text(0, 0)) + std::stol(applied.value()->text(0, 1));
+  const long written = applied->rows;
   GlobalEngineMetrics().backfill_rows.fetch_add(static_cast<uint64_t>(written),
                                                 std::memory_order_relaxed);
   if (hi) {

@@ -7,12 +7,16 @@
 
 #include <string>
 
+#include "drain/unit_executor.h"
 #include "pg/connection.h"
 #include "trellis/status.h"
 
 namespace trellis::drain {
 
-// Returns true when a chunk was done, false when no transform needs one.
-Result<bool> BackfillOneChunk(pg::Connection& conn, const std::string& schema, long chunk_rows);
+// Returns true when a chunk was done, false when no transform needs one. A
+// transform whose last chunk failed waits out its backoff (charging.h) and
+// holds up no other transform's build meanwhile.
+Result<bool> BackfillOneChunk(pg::Connection& conn, const std::string& schema, long chunk_rows,
+                              UnitExecutor& executor);
 
 }  // namespace trellis::drain

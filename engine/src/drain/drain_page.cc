@@ -1,10 +1,8 @@
 #include "drain/drain_page.h"
 
 #include "catalog/model.h"
-#include "catalog/states.h"
-#include "drain/recompute.h"
-#include "drain/schema_change.h"
-#include "log/component_log.h"
+#include "drain/page_unit.h"
+#include "plan/bind.h"
 #include "sql/quote.h"
 #include "workers/locks.h"
 
@@ -30,7 +28,7 @@ WITH head AS (
   ORDER BY p.id LIMIT 1
   FOR UPDATE OF p SKIP LOCKED
 ), claimed AS (
-  SELECT p.id, p.transform_id, p.buckets, p.key_count FROM {schema}.pages p
+  SELECT p.id, p.transform_id, p.buckets, p.key_count, p.attempts FROM {schema}.pages p
   WHERE p.transform_id = (SELECT transform_id FROM head)
     AND (p.retry_at IS NULL OR p.retry_at <= now())
   ORDER BY p.id LIMIT $2::int
@@ -40,27 +38,16 @@ WITH head AS (
 )
 SELECT transform_id, array_agg(id), count(*), sum(key_count),
        ARRAY(SELECT DISTINCT b FROM bounded, unnest(buckets) AS b
-             WHERE keys_before < $3::int ORDER BY b)
+             WHERE keys_before < $3::int ORDER BY b),
+       max(attempts)
 FROM bounded WHERE keys_before < $3::int GROUP BY transform_id)sql",
                          schema);
-}
-
-// Records failed pages for a retry with exponential backoff (capped at a
-// minute); nothing is paused or dropped, and status shows the error.
-Status MarkFailed(pg::Connection& conn, const std::string& schema, const std::string& page_ids,
-                  const Status& error) {
-  return conn.Exec(sql::WithSchema(R"sql(
-UPDATE {schema}.pages SET attempts = attempts + 1, last_error = $2,
-  retry_at = now() + least(interval '60 seconds', interval '100 milliseconds' * power(2, attempts))
-WHERE id = ANY($1::bigint[]))sql",
-                                   schema),
-                   {page_ids, error.message()});
 }
 
 }  // namespace
 
 Result<PageResult> DrainPages(pg::Connection& conn, const std::string& schema,
-                              const std::set<int>& skip) {
+                              const std::set<int>& skip, UnitExecutor& executor) {
   auto tx = pg::Transaction::Begin(conn);
   if (!tx.ok()) return tx.status();
   auto claim = conn.Query(ClaimSql(schema), {IntArray(skip), std::to_string(kMaxPagesPerClaim),
@@ -95,35 +82,25 @@ Result<PageResult> DrainPages(pg::Connection& conn, const std::string& schema,
 
   auto transform = catalog::LoadTransformById(conn, schema, tid);
   if (!transform.ok()) return transform.status();
-  TRELLIS_RETURN_IF_ERROR(conn.Exec("SAVEPOINT trellis_pages"));
-  auto applied = conn.Query(ApplyPagesSql(transform.value(), schema), {page_ids});
-  if (!applied.ok()) {
-    if (applied.status().code() == Code::kConnection) return applied.status();
-    TRELLIS_RETURN_IF_ERROR(conn.Exec("ROLLBACK TO SAVEPOINT trellis_pages"));
-    if (IsSchemaChange(applied.status())) {
-      // Retrying cannot help: pause, and keep the pages for after RESUME.
-      TRELLIS_RETURN_IF_ERROR(
-          PauseForSchemaChange(conn, schema, transform.value(), applied.status()));
-      TRELLIS_RETURN_IF_ERROR(tx.value()->Commit());
+  auto plan = plan::Bind(transform.value(), schema);
+  if (!plan.ok()) return plan.status();
+  PagesUnit unit(*plan.value(), schema, page_ids);
+  auto ran = executor.Run(conn, schema, transform.value(), unit,
+                          RunOptions{.retrying = claim->text(0, 5) != "0"});
+  if (!ran.ok()) return ran.status();
+  switch (ran->outcome) {
+    case UnitOutcome::kApplied:
+      break;
+    case UnitOutcome::kCharged:
+    case UnitOutcome::kPaused:
+      result.outcome = PageOutcome::kFailed;
+      break;
+    case UnitOutcome::kPauseAlone:
+      tx.value().reset();
+      TRELLIS_RETURN_IF_ERROR(executor.PauseAlone(conn, schema, transform.value(), ran->error));
       result.outcome = PageOutcome::kFailed;
       return result;
-    }
-    // The host names the instance; the message itself only at debug level,
-    // where a data error's quoted row value may appear.
-    static const auto logger = log::Component("trellis::drain");
-    logger->warn("pages {} of transform {} failed, retried with backoff: {}", page_ids,
-                 transform->name(), log::SafeForLog(applied.status()));
-    logger->debug("pages {} of transform {} failed: {}", page_ids, transform->name(),
-                  applied.status().message());
-    TRELLIS_RETURN_IF_ERROR(MarkFailed(conn, schema, page_ids, applied.status()));
-    TRELLIS_RETURN_IF_ERROR(tx.value()->Commit());
-    result.outcome = PageOutcome::kFailed;
-    return result;
   }
-  TRELLIS_RETURN_IF_ERROR(
-      conn.Exec(sql::WithSchema("DELETE FROM {schema}.pages WHERE id = ANY($1::bigint[])", schema),
-                {page_ids}));
-  TRELLIS_RETURN_IF_ERROR(catalog::NoteApplied(conn, schema, transform->id));
   TRELLIS_RETURN_IF_ERROR(tx.value()->Commit());
   return result;
 }

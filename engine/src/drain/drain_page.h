@@ -6,6 +6,7 @@
 #include <set>
 #include <string>
 
+#include "drain/unit_executor.h"
 #include "pg/connection.h"
 #include "trellis/status.h"
 
@@ -30,8 +31,8 @@ inline constexpr int kMaxPagesPerClaim = 32;
 inline constexpr int kKeysPerClaim = 2000;
 
 // Drains the oldest claimable pages of one transform, skipping pages of the
-// transforms in `skip`.
+// transforms in `skip`, through `executor`.
 Result<PageResult> DrainPages(pg::Connection& conn, const std::string& schema,
-                              const std::set<int>& skip);
+                              const std::set<int>& skip, UnitExecutor& executor);
 
 }  // namespace trellis::drain

@@ -12,7 +12,9 @@ constexpr auto kBusySkip = std::chrono::milliseconds(50);
 }
 
 DrainWorker::DrainWorker(ConnectOptions options)
-    : WorkerLoop(std::move(options), "drain", workers::MakeWorkerId("drain")) {}
+    : WorkerLoop(std::move(options), "drain", workers::MakeWorkerId("drain")),
+      charging_(MakeChargingHook()),
+      executor_(*charging_) {}
 
 DrainWorker::~DrainWorker() { Stop(); }
 
@@ -34,7 +36,7 @@ Result<bool> DrainWorker::Step(pg::Connection& conn) {
       ++it;
     }
   }
-  auto page = DrainPages(conn, options().schema, skip);
+  auto page = DrainPages(conn, options().schema, skip, executor_);
   if (!page.ok()) return page.status();
   auto& metrics = GlobalEngineMetrics();
   switch (page->outcome) {
@@ -53,13 +55,13 @@ Result<bool> DrainWorker::Step(pg::Connection& conn) {
       break;
   }
   // Ranges of a first build first: any number of workers append them at once.
-  auto appended = AppendOneRange(conn, options().schema);
+  auto appended = AppendOneRange(conn, options().schema, executor_);
   if (!appended.ok()) return appended.status();
   if (appended.value()) {
     metrics.backfill_rows.fetch_add(static_cast<uint64_t>(**appended), std::memory_order_relaxed);
     return true;
   }
-  return BackfillOneChunk(conn, options().schema, kBackfillChunkRows);
+  return BackfillOneChunk(conn, options().schema, kBackfillChunkRows, executor_);
 }
 
 }  // namespace trellis::drain

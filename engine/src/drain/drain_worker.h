@@ -4,7 +4,10 @@
 
 #include <chrono>
 #include <map>
+#include <memory>
 
+#include "drain/charging.h"
+#include "drain/unit_executor.h"
 #include "workers/worker_loop.h"
 
 namespace trellis::drain {
@@ -27,6 +30,10 @@ class DrainWorker : public workers::WorkerLoop {
   // Transforms whose pages were skipped because a backfill chunk held them,
   // and until when to keep skipping.
   std::map<int, std::chrono::steady_clock::time_point> busy_;
+  // Every unit of work goes through the executor; failures it cannot cure
+  // by retrying go to the charging policy.
+  std::unique_ptr<ChargingHook> charging_;
+  UnitExecutor executor_;
 };
 
 }  // namespace trellis::drain

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "catalog/model.h"
+#include "drain/unit_executor.h"
 #include "pg/connection.h"
 #include "trellis/status.h"
 
@@ -17,9 +18,11 @@ namespace trellis::drain {
 Status PlanFirstBuild(pg::Connection& conn, const std::string& schema, const catalog::Transform& t,
                       long estimated_rows, long range_rows);
 
-// Claims one planned range of a first build, appends its rows to the target
-// and deletes the range, in one transaction. Returns the rows appended, or
-// nullopt when no range was free to claim.
-Result<std::optional<long>> AppendOneRange(pg::Connection& conn, const std::string& schema);
+// Claims one planned range of a first build (a build_range row of the jobs
+// table), appends its rows to the target through `executor` and deletes the
+// range, in one transaction. Returns the rows appended, or nullopt when no
+// range was free to claim.
+Result<std::optional<long>> AppendOneRange(pg::Connection& conn, const std::string& schema,
+                                           UnitExecutor& executor);
 
 }  // namespace trellis::drain

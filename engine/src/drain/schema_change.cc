@@ -38,21 +38,4 @@ Status PauseForSchemaChange(pg::Connection& conn, const std::string& schema,
           " to match it; RESUME TRANSFORM " + name + " then rebuilds the target");
 }
 
-Result<std::optional<pg::Rows>> QueryOrPauseOnSchemaChange(pg::Connection& conn,
-                                                           const std::string& schema,
-                                                           const catalog::Transform& t,
-                                                           std::string_view sql,
-                                                           const pg::Params& params) {
-  TRELLIS_RETURN_IF_ERROR(conn.Exec("SAVEPOINT trellis_schema_check"));
-  auto rows = conn.Query(sql, params);
-  if (rows.ok()) {
-    TRELLIS_RETURN_IF_ERROR(conn.Exec("RELEASE SAVEPOINT trellis_schema_check"));
-    return std::optional<pg::Rows>(std::move(rows.value()));
-  }
-  if (!IsSchemaChange(rows.status())) return rows.status();
-  TRELLIS_RETURN_IF_ERROR(conn.Exec("ROLLBACK TO SAVEPOINT trellis_schema_check"));
-  TRELLIS_RETURN_IF_ERROR(PauseForSchemaChange(conn, schema, t, rows.status()));
-  return std::optional<pg::Rows>();
-}
-
 }  // namespace trellis::drain

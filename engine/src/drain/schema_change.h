@@ -5,9 +5,7 @@
 // than retried forever (spec/engine.md "Drain").
 #pragma once
 
-#include <optional>
 #include <string>
-#include <string_view>
 
 #include "catalog/model.h"
 #include "pg/connection.h"
@@ -23,15 +21,5 @@ bool IsSchemaChange(const Status& error);
 // transaction.
 Status PauseForSchemaChange(pg::Connection& conn, const std::string& schema,
                             const catalog::Transform& t, const Status& error);
-
-// Runs `sql` under a savepoint. When it fails with a schema change, rolls
-// back to the savepoint, pauses `t` and returns nullopt; other failures are
-// returned as they are.
-// REQUIRES: inside a transaction.
-Result<std::optional<pg::Rows>> QueryOrPauseOnSchemaChange(pg::Connection& conn,
-                                                           const std::string& schema,
-                                                           const catalog::Transform& t,
-                                                           std::string_view sql,
-                                                           const pg::Params& params);
 
 }  // namespace trellis::drain

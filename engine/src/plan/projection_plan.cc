@@ -1,5 +1,6 @@
 #include "plan/projection_plan.h"
 
+#include "capture/routing.h"
 #include "plan/key_sql.h"
 #include "sql/flat_rows.h"
 #include "sql/quote.h"
@@ -120,10 +121,9 @@ ProjectionPlan::ProjectionPlan(const catalog::Transform& t, const std::string& s
       schema_(schema),
       source_id_(t.source.id),
       source_table_(sql::Qualified(t.source.schema_name, t.source.table_name)),
-      alias_(sql::Ident(t.source_alias)),
-      routing_width_(t.source.routing_columns.size()) {
+      alias_(sql::Ident(t.source_alias)) {
   for (const auto& c : t.columns) {
-    if (c.state != "live") continue;  // a paused column keeps what it has
+    if (c.state != ColumnState::kLive) continue;  // a paused column keeps what it has
     column_names_.push_back(c.name);
     columns_.push_back(sql::Ident(c.name));
     exprs_.push_back("(" + c.expr + ")");
@@ -199,13 +199,19 @@ std::string ProjectionPlan::RecomputeKeysFrom(const std::string& keys_from) cons
 }
 
 std::vector<DirtyKeys> ProjectionPlan::DirtyKeySql() const {
+  // The key is the first routing values of every row version, each capture
+  // row read by its own width (capture/routing.h).
   const size_t n = target_key().size();
   std::vector<std::string> parts;
-  for (size_t i = 1; i <= n; ++i) parts.push_back("k.c" + std::to_string(i));
+  std::vector<size_t> positions;
+  for (size_t i = 1; i <= n; ++i) {
+    parts.push_back("k.c" + std::to_string(i));
+    positions.push_back(i);
+  }
   Slots slots{
       {"transform_id", std::to_string(transform_id())},
       {"routed_key", sql::Join(parts, ", ")},
-      {"routing_rows", sql::FlatRows("s.routing", "s.id", routing_width_, n, "k")},
+      {"routing_rows", capture::RoutingRows("s", positions, "k")},
       {"source_id", std::to_string(source_id_)},
   };
   return {DirtyKeys{source_id_, Render(kDirtyKeys, slots)}};

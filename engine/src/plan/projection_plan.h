@@ -38,7 +38,6 @@ class ProjectionPlan final : public TransformPlan {
   int source_id_;
   std::string source_table_;               // quoted, qualified
   std::string alias_;                      // quoted
-  size_t routing_width_;                   // values per capture row version
   std::vector<std::string> column_names_;  // live value columns
   std::vector<std::string> columns_;       // the same, quoted
   std::vector<std::string> exprs_;         // their expressions, parenthesised

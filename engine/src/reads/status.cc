@@ -53,7 +53,8 @@ SELECT (SELECT count(*) FROM {schema}.pages WHERE transform_id = $1::int),
         FROM {schema}.transforms WHERE id = $1::int),
        (SELECT (extract(epoch FROM backfill_finished_at) * 1000000)::bigint
         FROM {schema}.transforms WHERE id = $1::int),
-       (SELECT sum(est_rows) FROM {schema}.build_ranges WHERE transform_id = $1::int))sql",
+       (SELECT sum(est_rows) FROM {schema}.jobs
+        WHERE transform_id = $1::int AND kind = 'build_range'))sql",
                                             schema),
                             {std::to_string(t->id), std::to_string(t->source.id)});
   if (!backlog.ok()) return backlog.status();
@@ -71,6 +72,19 @@ SELECT (SELECT count(*) FROM {schema}.pages WHERE transform_id = $1::int),
   s.backfill.finished_at_us = row.OptionalInt64(4);
   s.backfill.columns = t->backfill_columns;
   if (!row.status().ok()) return row.status();
+  auto failure = conn.Query(sql::WithSchema(R"sql(
+SELECT unit_kind, failure_class, (extract(epoch FROM since) * 1000000)::bigint, attempts,
+       sqlstate, message, parts
+FROM {schema}.drain_failures WHERE transform_id = $1::int)sql",
+                                            schema),
+                            {std::to_string(t->id)});
+  if (!failure.ok()) return failure.status();
+  if (!failure->empty()) {
+    sql::RowReader f(failure.value(), 0);
+    s.drain_failure = DrainFailureStatus{f.Text(0),         f.Text(1), f.Int64(2),    f.Int64(3),
+                                         f.OptionalText(4), f.Text(5), f.TextArray(6)};
+    if (!f.status().ok()) return f.status();
+  }
   return s;
 }
 

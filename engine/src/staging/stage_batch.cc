@@ -4,37 +4,26 @@
 #include "catalog/locks.h"
 #include "catalog/model.h"
 #include "catalog/states.h"
+#include "plan/bind.h"
 #include "sql/quote.h"
 #include "workers/locks.h"
 
 namespace trellis::staging {
 namespace {
 
-// The dirty target keys of one projection from the consumed capture rows:
-// the source key, which is the first routing values of every row version
-// (spec/engine.md "Capture"), each capture row read by its own width.
-std::string DirtyKeys(const catalog::Transform& t) {
-  const size_t n = t.source.key_columns.size();
-  std::vector<std::string> parts;
-  std::vector<size_t> positions;
-  for (size_t i = 1; i <= n; ++i) {
-    parts.push_back("k.c" + std::to_string(i));
-    positions.push_back(i);
-  }
-  return "SELECT DISTINCT " + std::to_string(t.id) + " AS transform_id, ARRAY[" +
-         sql::Join(parts, ", ") + "] AS key FROM consumed s, " +
-         capture::RoutingRows("s", positions, "k") +
-         " WHERE s.source_id = " + std::to_string(t.source.id) + " AND s.op <> 'T'";
-}
-
 // One statement: delete a batch of capture rows, turn them into pages of at
 // most `$2` keys per transform (each page listing the key buckets it covers),
 // and report what was consumed and which sources were truncated.
-std::string StageSql(const std::string& schema, const std::vector<catalog::Transform>& all) {
+Result<std::string> StageSql(const std::string& schema,
+                             const std::vector<catalog::Transform>& all) {
   std::string dirty;
   for (const auto& t : all) {
-    if (!dirty.empty()) dirty += " UNION ALL ";
-    dirty += DirtyKeys(t);
+    auto plan = plan::Bind(t, schema);
+    if (!plan.ok()) return plan.status();
+    for (const auto& input : plan.value()->DirtyKeySql()) {
+      if (!dirty.empty()) dirty += "\nUNION ALL\n";
+      dirty += input.sql;
+    }
   }
   if (dirty.empty()) dirty = "SELECT NULL::int AS transform_id, NULL::text[] AS key WHERE false";
   const std::string buckets = std::to_string(workers::kBuckets);
@@ -81,8 +70,11 @@ Result<long> StageBatch(pg::Connection& conn, const std::string& schema, int bat
   // Only committed capture rows are visible here, and each is deleted as it
   // is consumed: a writer that commits later is simply seen by a later batch,
   // so no cursor can skip past it.
-  auto staged = conn.Query(StageSql(schema, transforms.value()),
-                           {std::to_string(batch_rows), std::to_string(page_keys)});
+  auto stage = StageSql(schema, transforms.value());
+  if (!stage.ok()) return stage.status();
+  // Prepared: its text changes only when the set of transforms does.
+  auto staged =
+      conn.QueryPrepared(stage.value(), {std::to_string(batch_rows), std::to_string(page_keys)});
   if (!staged.ok()) return staged.status();
   const long consumed = std::stol(staged->text(0, 0));
   for (const auto& source_id : sql::ParseTextArray(staged->text(0, 1))) {

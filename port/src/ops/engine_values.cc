@@ -17,6 +17,19 @@ protocol::Value Strings(const std::vector<std::string>& items) {
   return out;
 }
 
+protocol::Value DrainFailure(const std::optional<DrainFailureStatus>& f) {
+  if (!f) return protocol::Value();
+  return protocol::MakeMap({
+      {"unit", f->unit},
+      {"failure_class", f->failure_class},
+      {"since", f->since_us},
+      {"attempts", f->attempts},
+      {"sqlstate", Optional(f->sqlstate)},
+      {"message", f->message},
+      {"parts", Strings(f->parts)},
+  });
+}
+
 }  // namespace
 
 protocol::Value ToValue(const ApplyResult& result) {
@@ -57,6 +70,7 @@ protocol::Value ToValue(const TransformStatus& s) {
            {"columns", s.backfill.columns ? Strings(*s.backfill.columns) : protocol::Value()},
        })},
       {"last_applied_at", Optional(s.last_applied_at_us)},
+      {"drain_failure", DrainFailure(s.drain_failure)},
   });
 }
 

@@ -1,0 +1,84 @@
+#include "drain/page_unit.h"
+
+#include "catalog/states.h"
+#include "sql/flat_rows.h"
+#include "sql/quote.h"
+
+namespace trellis::drain {
+namespace {
+
+// (written, deleted) of a recompute, as the rows it touched.
+long Touched(const pg::Rows& rows) {
+  return std::stol(rows.text(0, 0)) + std::stol(rows.text(0, 1));
+}
+
+}  // namespace
+
+std::vector<std::unique_ptr<Unit>> HalveKeys(const plan::TransformPlan& plan,
+                                             const std::vector<std::string>& keys) {
+  std::vector<std::unique_ptr<Unit>> out;
+  if (keys.size() < 2) return out;
+  const auto middle = keys.begin() + static_cast<long>(keys.size() / 2);
+  out.push_back(std::make_unique<KeysUnit>(plan, std::vector<std::string>(keys.begin(), middle)));
+  out.push_back(std::make_unique<KeysUnit>(plan, std::vector<std::string>(middle, keys.end())));
+  return out;
+}
+
+Result<long> PagesUnit::Apply(pg::Connection& conn) {
+  auto applied = conn.QueryPrepared(plan_.RecomputePagesSql(), {page_ids_});
+  if (!applied.ok()) return applied.status();
+  return Touched(applied.value());
+}
+
+Result<std::vector<std::unique_ptr<Unit>>> PagesUnit::Split(pg::Connection& conn) {
+  // The pages' distinct keys, each as a 1-D text[] literal.
+  const size_t n = plan_.target_key().size();
+  std::vector<std::string> columns;
+  for (size_t i = 1; i <= n; ++i) columns.push_back("k.c" + std::to_string(i));
+  auto keys = conn.Query("SELECT DISTINCT ARRAY[" + sql::Join(columns, ", ") + "]::text FROM " +
+                             sql::Ident(schema_) + ".pages AS p, " +
+                             sql::FlatRows("p.keys", "p.id", n, n, "k") +
+                             " WHERE p.id = ANY($1::bigint[]) ORDER BY 1",
+                         {page_ids_});
+  if (!keys.ok()) return keys.status();
+  std::vector<std::string> all;
+  for (size_t r = 0; r < keys->size(); ++r) all.push_back(keys->text(r, 0));
+  if (all.size() < 2) return std::vector<std::unique_ptr<Unit>>{};
+  return HalveKeys(plan_, all);
+}
+
+Status PagesUnit::Complete(pg::Connection& conn) {
+  TRELLIS_RETURN_IF_ERROR(
+      conn.Exec(sql::WithSchema("DELETE FROM {schema}.pages WHERE id = ANY($1::bigint[])", schema_),
+                {page_ids_}));
+  return catalog::NoteApplied(conn, schema_, plan_.transform_id());
+}
+
+Status PagesUnit::Defer(pg::Connection& conn, const std::vector<const Unit*>&,
+                        const Status& error) {
+  // The pages stay, waiting with exponential backoff (capped at a minute);
+  // a retry recomputes all their keys again, which is idempotent.
+  return conn.Exec(sql::WithSchema(R"sql(
+UPDATE {schema}.pages SET attempts = attempts + 1, last_error = $2,
+  retry_at = now() + least(interval '60 seconds', interval '100 milliseconds' * power(2, attempts))
+WHERE id = ANY($1::bigint[]))sql",
+                                   schema_),
+                   {page_ids_, error.message()});
+}
+
+std::string KeysUnit::Describe() const {
+  if (keys_.size() == 1) return "key " + keys_.front();
+  return std::to_string(keys_.size()) + " keys from " + keys_.front();
+}
+
+Result<long> KeysUnit::Apply(pg::Connection& conn) {
+  auto applied = conn.QueryPrepared(plan_.RecomputeKeysSql(), {"{" + sql::Join(keys_, ",") + "}"});
+  if (!applied.ok()) return applied.status();
+  return Touched(applied.value());
+}
+
+Result<std::vector<std::unique_ptr<Unit>>> KeysUnit::Split(pg::Connection&) {
+  return HalveKeys(plan_, keys_);
+}
+
+}  // namespace trellis::drain

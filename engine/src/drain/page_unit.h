@@ -1,0 +1,58 @@
+// Drain units: ledger pages of one transform, and the explicit key sets a
+// failing page is cut into while the executor narrows a data error.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "drain/unit.h"
+#include "plan/transform_plan.h"
+
+namespace trellis::drain {
+
+class PagesUnit final : public Unit {
+ public:
+  // `page_ids`: a bigint[] literal.
+  PagesUnit(const plan::TransformPlan& plan, std::string schema, std::string page_ids)
+      : plan_(plan), schema_(std::move(schema)), page_ids_(std::move(page_ids)) {}
+
+  std::string_view kind() const override { return "pages"; }
+  std::string Describe() const override { return "pages " + page_ids_; }
+  Result<long> Apply(pg::Connection& conn) override;
+  Result<std::vector<std::unique_ptr<Unit>>> Split(pg::Connection& conn) override;
+  Status Complete(pg::Connection& conn) override;
+  Status Defer(pg::Connection& conn, const std::vector<const Unit*>& failed,
+               const Status& error) override;
+
+ private:
+  const plan::TransformPlan& plan_;
+  std::string schema_;
+  std::string page_ids_;
+};
+
+// Keys given explicitly, each a 1-D text[] literal in key-column order.
+class KeysUnit final : public Unit {
+ public:
+  KeysUnit(const plan::TransformPlan& plan, std::vector<std::string> keys)
+      : plan_(plan), keys_(std::move(keys)) {}
+
+  std::string_view kind() const override { return "pages"; }
+  std::string Describe() const override;
+  Result<long> Apply(pg::Connection& conn) override;
+  Result<std::vector<std::unique_ptr<Unit>>> Split(pg::Connection& conn) override;
+  // A part of a PagesUnit: the pages are its queue.
+  Status Complete(pg::Connection&) override { return Status::OK(); }
+  Status Defer(pg::Connection&, const std::vector<const Unit*>&, const Status&) override {
+    return Status::OK();
+  }
+
+ private:
+  const plan::TransformPlan& plan_;
+  std::vector<std::string> keys_;
+};
+
+// Two halves of `keys`, as KeysUnits; empty for a single key.
+std::vector<std::unique_ptr<Unit>> HalveKeys(const plan::TransformPlan& plan,
+                                             const std::vector<std::string>& keys);
+
+}  // namespace trellis::drain

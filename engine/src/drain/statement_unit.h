@@ -1,0 +1,36 @@
+// A unit that is one statement over the whole target, with nothing to cut
+// (making the target's key at the end of a first build).
+#pragma once
+
+#include <string>
+
+#include "drain/unit.h"
+
+namespace trellis::drain {
+
+class StatementUnit final : public Unit {
+ public:
+  StatementUnit(std::string kind, std::string sql) : kind_(std::move(kind)), sql_(std::move(sql)) {}
+
+  std::string_view kind() const override { return kind_; }
+  std::string Describe() const override { return "the whole target"; }
+  Result<long> Apply(pg::Connection& conn) override {
+    auto done = conn.Query(sql_);
+    if (!done.ok()) return done.status();
+    return done->affected;
+  }
+  Result<std::vector<std::unique_ptr<Unit>>> Split(pg::Connection&) override {
+    return std::vector<std::unique_ptr<Unit>>{};
+  }
+  Status Complete(pg::Connection&) override { return Status::OK(); }
+  // Redone by the step that issued it, once the charge's backoff passed.
+  Status Defer(pg::Connection&, const std::vector<const Unit*>&, const Status&) override {
+    return Status::OK();
+  }
+
+ private:
+  std::string kind_;
+  std::string sql_;
+};
+
+}  // namespace trellis::drain

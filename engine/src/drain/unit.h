@@ -1,0 +1,43 @@
+// A unit of work: one write of a transform's target over a set of keys (a
+// drain's ledger pages, a first build's key range, a rebuild chunk; later
+// a self-check range). Every unit runs through the UnitExecutor
+// (unit_executor.h), which owns savepoints, the failure classifier and the
+// narrowing of data errors; a unit only says how to apply itself, how to
+// cut itself in two, and how to wait for a retry.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "pg/connection.h"
+#include "trellis/status.h"
+
+namespace trellis::drain {
+
+class Unit {
+ public:
+  virtual ~Unit() = default;
+
+  // "pages", "build_range", "rebuild": the kind of work, as status and the
+  // drain_failures table name it.
+  virtual std::string_view kind() const = 0;
+  // What it covers, for logs and failure records: keys or a key range.
+  virtual std::string Describe() const = 0;
+  // Writes the target. Returns the rows written (a count of work).
+  // REQUIRES: inside a transaction; the executor wraps it in a savepoint.
+  virtual Result<long> Apply(pg::Connection& conn) = 0;
+  // The unit cut in two halves covering the same keys, to narrow a data
+  // error down to the keys that fail; empty when it holds one key.
+  virtual Result<std::vector<std::unique_ptr<Unit>>> Split(pg::Connection& conn) = 0;
+  // The unit was applied whole: take it off its queue (delete its pages or
+  // its job row). Called before the executor settles earlier charges.
+  virtual Status Complete(pg::Connection& conn) = 0;
+  // The unit failed (its `failed` parts did; the others were applied in
+  // this transaction): leave what must be redone for a retry with backoff.
+  // REQUIRES: inside the transaction that applied the other parts.
+  virtual Status Defer(pg::Connection& conn, const std::vector<const Unit*>& failed,
+                       const Status& error) = 0;
+};
+
+}  // namespace trellis::drain
