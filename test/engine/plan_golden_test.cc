@@ -36,9 +36,12 @@ Transform FixtureProjection() {
   t.source.key_columns = {"order_id", "line"};
   t.source.key_types = {"bigint", "integer"};
   t.source.routing_columns = {"order_id", "line"};
-  t.columns = {Column{"total", "o.qty * o.price", "numeric", "live", {}, {}},
-               Column{"note", "upper(o.note)", "text", "paused", "operator", {}},
-               Column{"sku", "lower(o.sku)", "text", "live", {}, {}}};
+  using trellis::ColumnState;
+  t.columns = {
+      Column{"total", "o.qty * o.price", "numeric", ColumnState::kLive, {}, {}},
+      Column{
+          "note", "upper(o.note)", "text", ColumnState::kPaused, trellis::PauseKind::kOperator, {}},
+      Column{"sku", "lower(o.sku)", "text", ColumnState::kLive, {}, {}}};
   return t;
 }
 

@@ -43,7 +43,10 @@ Result<std::vector<std::unique_ptr<Unit>>> PagesUnit::Split(pg::Connection& conn
   if (!keys.ok()) return keys.status();
   std::vector<std::string> all;
   for (size_t r = 0; r < keys->size(); ++r) all.push_back(keys->text(r, 0));
-  if (all.size() < 2) return std::vector<std::unique_ptr<Unit>>{};
+  std::vector<std::unique_ptr<Unit>> parts;
+  // One key: the part is that key, so the failure names it.
+  if (all.size() == 1) parts.push_back(std::make_unique<KeysUnit>(plan_, all));
+  if (all.size() < 2) return parts;
   return HalveKeys(plan_, all);
 }
 

@@ -27,8 +27,9 @@ class Unit {
   // Writes the target. Returns the rows written (a count of work).
   // REQUIRES: inside a transaction; the executor wraps it in a savepoint.
   virtual Result<long> Apply(pg::Connection& conn) = 0;
-  // The unit cut in two halves covering the same keys, to narrow a data
-  // error down to the keys that fail; empty when it holds one key.
+  // The unit cut into parts (two halves, or its one key) covering the same
+  // keys, to narrow a data error down to the keys that fail; empty when it
+  // cannot be cut further.
   virtual Result<std::vector<std::unique_ptr<Unit>>> Split(pg::Connection& conn) = 0;
   // The unit was applied whole: take it off its queue (delete its pages or
   // its job row). Called before the executor settles earlier charges.
