@@ -26,6 +26,12 @@ std::vector<std::string> KeyNames(const std::vector<KeyColumn>& key, const std::
   return out;
 }
 
+std::vector<std::string> KeyExprs(const std::vector<KeyColumn>& key) {
+  std::vector<std::string> out;
+  for (const auto& k : key) out.push_back(k.expr);
+  return out;
+}
+
 std::string KeyAsText(const std::vector<std::string>& exprs) {
   std::vector<std::string> parts;
   for (const auto& e : exprs) parts.push_back(e + "::text");

@@ -21,6 +21,9 @@ std::string KeyEquals(const std::vector<KeyColumn>& key, const std::vector<std::
 // qualifier is not empty.
 std::vector<std::string> KeyNames(const std::vector<KeyColumn>& key, const std::string& qualifier);
 
+// The key's expressions over the FROM clause.
+std::vector<std::string> KeyExprs(const std::vector<KeyColumn>& key);
+
 // ARRAY[k1::text, k2::text]: a key as its text form.
 std::string KeyAsText(const std::vector<std::string>& exprs);
 

@@ -135,8 +135,7 @@ std::string ProjectionPlan::FromClause() const { return source_table_ + " AS " +
 
 Slots ProjectionPlan::BaseSlots() const {
   const auto& key = target_key();
-  std::vector<std::string> key_exprs;
-  for (const auto& k : key) key_exprs.push_back(k.expr);
+  const std::vector<std::string> key_exprs = KeyExprs(target_key());
   std::vector<std::string> target_columns = KeyNames(key, "");
   target_columns.insert(target_columns.end(), columns_.begin(), columns_.end());
   std::vector<std::string> values = key_exprs;
@@ -245,8 +244,7 @@ Bound ProjectionPlan::RecomputeRange(
   }
   Bound out;
   Slots slots = BaseSlots();
-  std::vector<std::string> key_exprs;
-  for (const auto& k : key) key_exprs.push_back(k.expr);
+  const std::vector<std::string> key_exprs = KeyExprs(target_key());
   slots["source_in_range"] = InRange(key, key_exprs, range, out.params);
   // The same bounds again, as the same parameters, over the target's key.
   pg::Params unused;
@@ -260,8 +258,7 @@ Bound ProjectionPlan::RecomputeRange(
 Bound ProjectionPlan::AppendRange(const KeyRange& range) const {
   Bound out;
   Slots slots = BaseSlots();
-  std::vector<std::string> key_exprs;
-  for (const auto& k : target_key()) key_exprs.push_back(k.expr);
+  const std::vector<std::string> key_exprs = KeyExprs(target_key());
   slots["source_in_range"] = InRange(target_key(), key_exprs, range, out.params);
   out.text = Render(kAppendRange, slots);
   return out;
@@ -272,8 +269,7 @@ std::string ProjectionPlan::AddKeySql() const { return Render(kAddKey, BaseSlots
 Bound ProjectionPlan::KeyAfter(const std::optional<std::string>& after, long offset) const {
   Bound out;
   Slots slots = BaseSlots();
-  std::vector<std::string> key_exprs;
-  for (const auto& k : target_key()) key_exprs.push_back(k.expr);
+  const std::vector<std::string> key_exprs = KeyExprs(target_key());
   slots["source_in_range"] = InRange(target_key(), key_exprs, KeyRange{after, {}}, out.params);
   out.params.push_back(std::to_string(offset));
   slots["offset"] = "$" + std::to_string(out.params.size()) + "::bigint";
@@ -284,8 +280,7 @@ Bound ProjectionPlan::KeyAfter(const std::optional<std::string>& after, long off
 Bound ProjectionPlan::MiddleKey(const KeyRange& range) const {
   Bound out;
   Slots slots = BaseSlots();
-  std::vector<std::string> key_exprs;
-  for (const auto& k : target_key()) key_exprs.push_back(k.expr);
+  const std::vector<std::string> key_exprs = KeyExprs(target_key());
   slots["source_in_range"] = InRange(target_key(), key_exprs, range, out.params);
   out.text = Render(kMiddleKey, slots);
   return out;
