@@ -35,14 +35,14 @@ SELECT EXISTS (SELECT 1 FROM {schema}.pages p
                JOIN {schema}.transforms t ON t.id = p.transform_id
                WHERE t.status <> 'paused' AND p.id <= $1::bigint))sql";
 
-// The longest chain of transforms: a transform whose source is another
+// The longest chain of transforms: a transform with an input that is another
 // transform's target is one level below it. Bounded, so a cycle (which
 // define cannot make) could not loop.
 constexpr std::string_view kChainDepth = R"sql(
 WITH RECURSIVE edge AS (
-  SELECT down.id AS down, up.id AS up
-  FROM {schema}.transforms down
-  JOIN {schema}.sources s ON s.id = down.source_id
+  SELECT i.transform_id AS down, up.id AS up
+  FROM {schema}.transform_inputs i
+  JOIN {schema}.sources s ON s.id = i.source_id
   JOIN {schema}.transforms up ON up.target_schema = s.schema_name AND up.target_name = s.table_name
 ), depth(id, n) AS (
   SELECT id, 1 FROM {schema}.transforms
