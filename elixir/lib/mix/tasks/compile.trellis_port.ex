@@ -110,8 +110,13 @@ defmodule Mix.Tasks.Compile.TrellisPort do
     args = ["-DCMAKE_BUILD_TYPE=Release", "-DTRELLIS_TESTS=OFF", "-DTRELLIS_BENCH=OFF"]
 
     case SourceBuild.build(source, build_dir, ["trellis-port"], args) do
-      {:ok, _} -> install(File.read!(Path.join(build_dir, "port/trellis-port")))
-      {:error, message} -> Mix.raise(message)
+      {:ok, _} ->
+        result = install(File.read!(Path.join(build_dir, "port/trellis-port")))
+        File.write!(source_build_marker(), installed_digest())
+        result
+
+      {:error, message} ->
+        Mix.raise(message)
     end
   end
 
@@ -130,14 +135,24 @@ defmodule Mix.Tasks.Compile.TrellisPort do
       )
     end
 
-    if not force? and installed_digest() == digests[name] do
+    installed = installed_digest()
+
+    # Mix runs this compiler again whenever the host compiles; a binary the
+    # source build installed stays until the next --force, as the choice is
+    # made once, when the package compiles.
+    if not force? and installed != nil and
+         (installed == digests[name] or File.read(source_build_marker()) == {:ok, installed}) do
       {:noop, []}
     else
       {bytes, origin} = fetch_binary(package_dir, version, name)
 
       case Checksum.verify(digests, name, bytes, origin) do
-        :ok -> install(bytes)
-        {:error, message} -> Mix.raise(message)
+        :ok ->
+          File.rm(source_build_marker())
+          install(bytes)
+
+        {:error, message} ->
+          Mix.raise(message)
       end
     end
   end
@@ -168,6 +183,8 @@ defmodule Mix.Tasks.Compile.TrellisPort do
   end
 
   defp default_base(version), do: "#{@default_base_url}/v#{version}"
+
+  defp source_build_marker, do: Path.join(Mix.Project.app_path(), "trellis_port.source_build")
 
   defp installed_path, do: Path.join([Mix.Project.app_path(), "priv", "trellis-port"])
 
