@@ -95,12 +95,15 @@ defmodule Trellis do
       as the table takes to copy. `await_converged/3` waits for the data,
       not for the state.
     * The quarantine reads (`quarantined/1`, `quarantine_status/2`,
-      `sample_quarantined/3`, `poisoned_since/2`), `release_key/4`,
-      `self_check/3` and `self_check_job/2`, and the `Trellis.Status` fields
-      that go with them (`held_keys`, `drain_failures` of a self-check
-      report) are not in this version:
-      the engine has no quarantine, held keys or self-check yet, so the
-      guide's quarantine example cannot run. They come with those engine
+      `sample_quarantined/3`, `poisoned_since/2`), `release_key/4`, and
+      the `Trellis.Status` field that goes with them (`held_keys`) are not
+      in this version: the engine has no quarantine or held keys yet, so
+      the guide's quarantine example cannot run.
+    * `self_check/3` reports `:unsettled` besides the guide's outcomes, and
+      a `Trellis.SelfCheckReport` carries `:divergence_count`,
+      `:unsettled_keys`, `:failed_ranges` and `:quarantined_columns`: a
+      check under live writes says when it could not judge a key rather
+      than call it clean or diverged. They come with those engine
       features rather than as stubs.
     * `Trellis.Migration` is compiled only when the host depends on
       `ecto_sql`; its example runs in the Ecto host app of the repository
@@ -471,6 +474,76 @@ defmodule Trellis do
   end
 
   @doc """
+  Starts a check of a transform's target against a fresh recompute of its
+  definition, as a background job, and returns the job at once
+  (`:queued`). A drain worker anywhere in the fleet runs it; with none it
+  stays `:queued`. Read it back with `self_check_job/2` until its state is
+  `:done`, when its `:report` is a `Trellis.SelfCheckReport`.
+
+  One job per target: while the target's job is `:queued` or `:running`,
+  this returns that job (whatever the options); once it has finished, this
+  replaces it with a new one (the old id then reads as `nil`).
+
+  The check runs beside writers and drains, takes no lock that blocks them,
+  and reports a row as diverging only once no work that could change it is
+  pending: lag is never a divergence, and a real divergence is not hidden
+  by lag. See `Trellis.SelfCheckReport` for the outcomes.
+
+  ## Options
+
+    * `:mode` - `:full` (the default) compares every key of the target and
+      of the recompute, range by range; `:sample` compares about
+      `:sample_size` keys drawn at random from the target's rows (which
+      finds wrong values and extra rows there) plus as many drawn from the
+      definition's input (which finds missing rows). A sample can miss any
+      divergence on a key it did not draw.
+    * `:sample_size` - the number of keys a `:sample` draws from each side,
+      in 1..1000000; only with `mode: :sample`.
+
+  A wrong option type or an unknown option raises `ArgumentError`; a bad
+  value (`:sample` without a size, a size out of range) is a `:validation`
+  error. An unknown transform is `:not_found`.
+
+  ## Example
+
+      {:ok, %Trellis.SelfCheckJob{id: id, state: :queued}} =
+        Trellis.self_check(trellis, "widget_prices")
+  """
+  @spec self_check(handle, String.t(), keyword) ::
+          {:ok, Trellis.SelfCheckJob.t()} | {:error, Error.t()}
+  def self_check(handle, transform, opts \\ []) do
+    text!(transform, "the transform name", "self_check")
+
+    with {:ok, args} <- Trellis.SelfCheckJob.wire_options(opts),
+         {:ok, wire} <- Call.call(handle, "self_check", Map.put(args, "target", transform)) do
+      {:ok, Trellis.SelfCheckJob.from_wire(wire)}
+    end
+  end
+
+  @doc """
+  Reads a self-check job back by id: a `Trellis.SelfCheckJob`, or `nil`
+  when the job was replaced by a newer check of its target or its
+  transform was dropped.
+
+  ## Example
+
+      {:ok, %Trellis.SelfCheckJob{state: :done, report: %{outcome: :clean}}} =
+        Trellis.self_check_job(trellis, id)
+  """
+  @spec self_check_job(handle, pos_integer) ::
+          {:ok, Trellis.SelfCheckJob.t() | nil} | {:error, Error.t()}
+  def self_check_job(handle, id) do
+    unless is_integer(id) and id > 0 do
+      raise ArgumentError,
+            "self_check_job/2 takes a job id (a positive integer), got: #{inspect(id)}"
+    end
+
+    with {:ok, wire} <- Call.call(handle, "self_check_job", %{"id" => id}) do
+      {:ok, Trellis.SelfCheckJob.from_wire(wire)}
+    end
+  end
+
+  @doc """
   Pauses now the transforms reading any table whose Trellis capture was
   changed outside Trellis, and returns those tables as `"schema.table"`.
 
@@ -645,6 +718,16 @@ defmodule Trellis do
      "sql = Trellis.dump_definitions_sql!(trellis)"},
     {:request_backfill, [handle: quote(do: handle), transform: quote(do: String.t())], :ok,
      "`:ok`", ~S|Trellis.request_backfill!(trellis, "widget_prices")|},
+    {:self_check,
+     [
+       {:handle, quote(do: handle)},
+       {:transform, quote(do: String.t())},
+       {:opts, quote(do: keyword), []}
+     ], quote(do: Trellis.SelfCheckJob.t()), "the job",
+     ~S|%Trellis.SelfCheckJob{state: :queued} = Trellis.self_check!(trellis, "widget_prices")|},
+    {:self_check_job, [handle: quote(do: handle), id: quote(do: pos_integer)],
+     quote(do: Trellis.SelfCheckJob.t() | nil), "the job or `nil`",
+     "%Trellis.SelfCheckJob{} = Trellis.self_check_job!(trellis, id)"},
     {:detect_capture_disruptions, [handle: quote(do: handle)], quote(do: [String.t()]),
      "the tables", "[] = Trellis.detect_capture_disruptions!(trellis)"},
     {:has_live_drain_workers, [handle: quote(do: handle)], quote(do: boolean), "the boolean",

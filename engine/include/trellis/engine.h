@@ -7,11 +7,13 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "trellis/options.h"
+#include "trellis/self_check.h"
 #include "trellis/status.h"
 #include "trellis/types.h"
 
@@ -68,6 +70,12 @@ class Session {
   Result<bool> AwaitConverged(const std::string& token, std::chrono::milliseconds timeout);
   // Rebuilds a transform's target from its source.
   Status RequestBackfill(const std::string& transform);
+  // Starts a self-check of `transform`'s target, or returns the one still
+  // unfinished (engine/src/drain/self_check_jobs.h).
+  Result<SelfCheckJob> StartSelfCheck(const std::string& transform,
+                                      const SelfCheckRequest& request);
+  // The self-check job `id`; unset once replaced or its transform dropped.
+  Result<std::optional<SelfCheckJob>> ReadSelfCheckJob(int64_t id);
   // Pauses now the readers of every source whose capture was changed outside
   // Trellis, and returns those tables ("schema.table"). The staging worker
   // makes the same check about once a second.

@@ -14,7 +14,8 @@ constexpr auto kBusySkip = std::chrono::milliseconds(50);
 DrainWorker::DrainWorker(ConnectOptions options)
     : WorkerLoop(std::move(options), "drain", workers::MakeWorkerId("drain")),
       charging_(MakeChargingHook()),
-      executor_(*charging_) {}
+      executor_(*charging_),
+      self_check_(id()) {}
 
 DrainWorker::~DrainWorker() { Stop(); }
 
@@ -36,6 +37,10 @@ Result<bool> DrainWorker::Step(pg::Connection& conn) {
       ++it;
     }
   }
+  // A self-check job advances one step per loop, beside the drain, so the
+  // worker keeps heartbeating (the job's lease) and draining while it runs.
+  auto checked = self_check_.Step(conn, options().schema, executor_);
+  if (!checked.ok()) return checked.status();
   auto page = DrainPages(conn, options().schema, skip, executor_);
   if (!page.ok()) return page.status();
   auto& metrics = GlobalEngineMetrics();
@@ -61,7 +66,9 @@ Result<bool> DrainWorker::Step(pg::Connection& conn) {
     metrics.backfill_rows.fetch_add(static_cast<uint64_t>(**appended), std::memory_order_relaxed);
     return true;
   }
-  return BackfillOneChunk(conn, options().schema, kBackfillChunkRows, executor_);
+  auto chunk = BackfillOneChunk(conn, options().schema, kBackfillChunkRows, executor_);
+  if (!chunk.ok()) return chunk.status();
+  return chunk.value() || checked.value();
 }
 
 }  // namespace trellis::drain

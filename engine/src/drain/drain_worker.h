@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "drain/charging.h"
+#include "drain/self_check_runner.h"
 #include "drain/unit_executor.h"
 #include "workers/worker_loop.h"
 
@@ -34,6 +35,7 @@ class DrainWorker : public workers::WorkerLoop {
   // by retrying go to the charging policy.
   std::unique_ptr<ChargingHook> charging_;
   UnitExecutor executor_;
+  SelfCheckRunner self_check_;
 };
 
 }  // namespace trellis::drain

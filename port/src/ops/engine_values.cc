@@ -30,7 +30,55 @@ protocol::Value DrainFailure(const std::optional<DrainFailureStatus>& f) {
   });
 }
 
+protocol::Value ToValue(const Divergence& d) {
+  protocol::Array columns;
+  for (const auto& c : d.columns) {
+    columns.push_back(protocol::MakeMap({
+        {"name", c.name},
+        {"target", Optional(c.target)},
+        {"recomputed", Optional(c.recomputed)},
+    }));
+  }
+  return protocol::MakeMap({
+      {"kind", d.kind},
+      {"key", Strings(d.key)},
+      {"columns", std::move(columns)},
+      {"fix", d.fix},
+  });
+}
+
+protocol::Value ToValue(const SelfCheckReport& r) {
+  protocol::Array divergences;
+  for (const auto& d : r.divergences) divergences.push_back(ToValue(d));
+  protocol::Array failures;
+  for (const auto& f : r.drain_failures) failures.push_back(DrainFailure(f));
+  return protocol::MakeMap({
+      {"outcome", r.outcome},
+      {"rows_compared", r.rows_compared},
+      {"divergence_count", r.divergence_count},
+      {"truncated", r.truncated},
+      {"unsettled_keys", r.unsettled_keys},
+      {"failed_ranges", Strings(r.failed_ranges)},
+      {"quarantined_columns", Strings(r.quarantined_columns)},
+      {"divergences", std::move(divergences)},
+      {"drain_failures", std::move(failures)},
+  });
+}
+
 }  // namespace
+
+protocol::Value ToValue(const SelfCheckJob& job) {
+  return protocol::MakeMap({
+      {"id", job.id},
+      {"target", job.target},
+      {"mode", job.mode},
+      {"sample_size", Optional(job.sample_size)},
+      {"state", job.state},
+      {"rows_compared", job.rows_compared},
+      {"report", job.report ? ToValue(*job.report) : protocol::Value()},
+      {"error", Optional(job.error)},
+  });
+}
 
 protocol::Value ToValue(const ApplyResult& result) {
   return protocol::MakeMap({

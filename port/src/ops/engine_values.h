@@ -3,6 +3,7 @@
 #pragma once
 
 #include "trellis/protocol/value.h"
+#include "trellis/self_check.h"
 #include "trellis/types.h"
 
 namespace trellis::port {
@@ -10,5 +11,6 @@ namespace trellis::port {
 protocol::Value ToValue(const ApplyResult& result);
 protocol::Value ToValue(const TransformStatus& status);
 protocol::Value ToValue(const Definition& definition);
+protocol::Value ToValue(const SelfCheckJob& job);
 
 }  // namespace trellis::port

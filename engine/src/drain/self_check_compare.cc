@@ -1,0 +1,132 @@
+#include "drain/self_check_compare.h"
+
+#include "plan/key_sql.h"
+#include "sql/flat_rows.h"
+#include "sql/quote.h"
+#include "trellis/states.h"
+
+namespace trellis::drain {
+namespace {
+
+// ROW(a1, a2) IS DISTINCT FROM ROW(b1, b2) over the value columns; false
+// when there are none (a key-only target differs only by presence).
+std::string ValuesDiffer(const std::vector<std::string>& columns) {
+  if (columns.empty()) return "false";
+  std::vector<std::string> t, d;
+  for (const auto& c : columns) {
+    t.push_back("t." + c);
+    d.push_back("d." + c);
+  }
+  return "ROW(" + sql::Join(t, ", ") + ") IS DISTINCT FROM ROW(" + sql::Join(d, ", ") + ")";
+}
+
+// The key cast back to its types from a text[] expression.
+std::vector<std::string> TypedKey(const std::vector<plan::KeyColumn>& key,
+                                  const std::string& array) {
+  std::vector<std::string> out;
+  for (size_t i = 0; i < key.size(); ++i) {
+    out.push_back("(" + array + ")[" + std::to_string(i + 1) + "]::" + key[i].type);
+  }
+  return out;
+}
+
+}  // namespace
+
+SelfCheckStatements::SelfCheckStatements(const plan::TransformPlan& plan,
+                                         std::vector<std::string> columns, std::string schema)
+    : plan_(plan), names_(std::move(columns)), schema_(std::move(schema)) {
+  for (const auto& c : names_) columns_.push_back(sql::Ident(c));
+  const auto& key = plan_.target_key();
+  const std::string selected = sql::Join(plan::KeyNames(key, ""), ", ") +
+                               (columns_.empty() ? "" : ", " + sql::Join(columns_, ", "));
+  std::vector<std::string> triples;
+  for (const auto& c : columns_) {
+    triples.push_back("t." + c + "::text, d." + c + "::text, t." + c + " IS DISTINCT FROM d." + c);
+  }
+  const std::string candidate = "c.key";
+  recheck_ =
+      "WITH c AS (SELECT k::text[] AS key FROM unnest($1::text[]) k),\n"
+      "pending_all AS (" +
+      AllPendingSql() + "),\npending AS (" + PendingKeysSql() +
+      ")\n"
+      "SELECT c.key::text,\n"
+      "  (SELECT all_pending FROM pending_all) OR EXISTS (SELECT 1 FROM pending p WHERE " +
+      plan::KeyEquals(key, TypedKey(key, "p.key"), TypedKey(key, candidate)) +
+      "),\n  t.__t IS NOT NULL, d.__d IS NOT NULL" +
+      (triples.empty() ? "" : ",\n  " + sql::Join(triples, ",\n  ")) +
+      "\nFROM c\nLEFT JOIN (SELECT true AS __t, " + selected + " FROM " + plan_.target() +
+      ") t ON " + plan::KeyEquals(key, plan::KeyNames(key, "t"), TypedKey(key, candidate)) +
+      "\nLEFT JOIN (SELECT true AS __d, " + selected + " FROM (" + plan_.DefinitionQuerySql() +
+      ") d0) d ON " + plan::KeyEquals(key, plan::KeyNames(key, "d"), TypedKey(key, candidate)) +
+      "\nORDER BY c.key";
+}
+
+std::string SelfCheckStatements::AllPendingSql() const {
+  // Work that may change any key: the transform is not built (building,
+  // rebuilding) or paused, has a job queued, or a TRUNCATE of an input waits
+  // in the capture buffer.
+  std::vector<std::string> sources;
+  for (const auto& d : plan_.DirtyKeySql()) sources.push_back(std::to_string(d.source_id));
+  const std::string catalog = sql::WithSchema("{schema}", schema_);
+  return "SELECT t.status NOT IN (" + sql::Literal(WireName(TransformState::kLive)) + ", " +
+         sql::Literal(WireName(TransformState::kCatchingUp)) + ")" +
+         "\n    OR EXISTS (SELECT 1 FROM " + catalog + ".jobs j WHERE j.transform_id = t.id)" +
+         "\n    OR EXISTS (SELECT 1 FROM " + catalog +
+         ".capture x WHERE x.op = 'T' AND x.source_id IN (" +
+         (sources.empty() ? std::string("NULL") : sql::Join(sources, ", ")) +
+         ")) AS all_pending\n  FROM " + catalog +
+         ".transforms t WHERE t.id = " + std::to_string(plan_.transform_id());
+}
+
+std::string SelfCheckStatements::PendingKeysSql() const {
+  // Keys with ledger pages, and keys the capture rows not staged yet will
+  // dirty (the plan's own dirty-key SQL over every capture row, as staging
+  // would consume them).
+  const size_t n = plan_.target_key().size();
+  std::vector<std::string> cells;
+  for (size_t i = 1; i <= n; ++i) cells.push_back("k.c" + std::to_string(i));
+  std::string out = "SELECT ARRAY[" + sql::Join(cells, ", ") + "] AS key FROM " +
+                    sql::WithSchema("{schema}", schema_) + ".pages p, " +
+                    sql::FlatRows("p.keys", "p.id", n, n, "k") +
+                    " WHERE p.transform_id = " + std::to_string(plan_.transform_id());
+  for (const auto& dirty : plan_.DirtyKeySql()) {
+    out +=
+        "\n  UNION ALL SELECT key FROM (WITH consumed AS (SELECT ctid AS id, source_id, op, "
+        "routing, array_length(routing, 2) AS width FROM " +
+        sql::WithSchema("{schema}", schema_) + ".capture)\n" + dirty.sql + ") x";
+  }
+  return out;
+}
+
+plan::Bound SelfCheckStatements::CompareRange(const plan::KeyRange& range) const {
+  const auto& key = plan_.target_key();
+  plan::Bound out;
+  const std::string target_in_range =
+      plan::InRange(key, plan::KeyNames(key, "t0"), range, out.params);
+  pg::Params same;  // the same bounds again, as the same parameters
+  const std::string definition_in_range =
+      plan::InRange(key, plan::KeyNames(key, "d0"), range, same);
+  std::vector<std::string> key_text;
+  for (const auto& k : key) {
+    key_text.push_back("coalesce(t." + sql::Ident(k.name) + ", d." + sql::Ident(k.name) +
+                       ")::text");
+  }
+  const std::string selected = sql::Join(plan::KeyNames(key, ""), ", ") +
+                               (columns_.empty() ? "" : ", " + sql::Join(columns_, ", "));
+  out.text = "SELECT count(*), coalesce(array_agg(ARRAY[" + sql::Join(key_text, ", ") +
+             "]::text) FILTER (WHERE t.__t IS NULL OR d.__d IS NULL OR " + ValuesDiffer(columns_) +
+             "), '{}')\nFROM (SELECT true AS __t, " + selected + " FROM " + plan_.target() +
+             " t0 WHERE " + target_in_range + ") t\nFULL JOIN (SELECT true AS __d, " + selected +
+             " FROM (" + plan_.DefinitionQuerySql() + ") d0 WHERE " + definition_in_range +
+             ") d\n  ON " +
+             plan::KeyEquals(key, plan::KeyNames(key, "t"), plan::KeyNames(key, "d"));
+  return out;
+}
+
+std::string SelfCheckStatements::SampleTargetKeysSql() const {
+  return "SELECT ARRAY[" + sql::Join(plan::KeyNames(plan_.target_key(), "t"), "::text, ") +
+         "::text]::text FROM " + plan_.target() +
+         " t TABLESAMPLE BERNOULLI ($1::float8) LIMIT $2::bigint";
+}
+
+}  // namespace trellis::drain

@@ -1,0 +1,240 @@
+#include "drain/self_check_runner.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "grammar/address.h"
+#include "plan/bind.h"
+#include "sql/quote.h"
+
+namespace trellis::drain {
+namespace {
+
+constexpr auto kIdleClaimEvery = std::chrono::milliseconds(500);
+constexpr auto kSettleEvery = std::chrono::milliseconds(100);
+constexpr size_t kSettleBatch = 5000;
+
+// The columns the check compares: every value column but the quarantined
+// ones, whose values are known to be withheld (reported as such).
+std::vector<std::string> ComparedColumns(const catalog::Transform& t,
+                                         std::vector<std::string>& quarantined) {
+  std::vector<std::string> out;
+  for (const auto& c : t.columns) {
+    if (c.state != ColumnState::kLive && c.paused_kind == PauseKind::kQuarantine) {
+      quarantined.push_back(c.name);
+    } else {
+      out.push_back(c.name);
+    }
+  }
+  return out;
+}
+
+// What repairs a divergence: RESUME of a paused column it involves, else a
+// rebuild of the target.
+std::string FixFor(const catalog::Transform& t, const Divergence& d) {
+  const std::string name = grammar::RenderTransformName(t.name());
+  for (const auto& column : d.columns) {
+    for (const auto& c : t.columns) {
+      if (c.name == column.name && c.state != ColumnState::kLive) {
+        return "RESUME TRANSFORM " + grammar::RenderAddress(t.name(), c.name);
+      }
+    }
+  }
+  std::string quoted;  // the name as an Elixir string
+  for (char ch : name) {
+    if (ch == '"' || ch == '\\' || ch == '#') quoted += '\\';
+    quoted += ch;
+  }
+  return "Trellis.request_backfill(handle, \"" + quoted + "\")";
+}
+
+}  // namespace
+
+Result<bool> SelfCheckRunner::Step(pg::Connection& conn, const std::string& schema,
+                                   UnitExecutor& executor) {
+  if (!active_) return Claim(conn, schema);
+  if (!active_->compared) {
+    return active_->job.mode == "sample" ? Sample(conn, schema)
+                                         : CompareRange(conn, schema, executor);
+  }
+  return Settle(conn, schema);
+}
+
+Result<bool> SelfCheckRunner::Claim(pg::Connection& conn, const std::string& schema) {
+  const auto now = std::chrono::steady_clock::now();
+  if (now < next_claim_) return false;
+  next_claim_ = now + kIdleClaimEvery;
+  auto claimed = ClaimSelfCheckJob(conn, schema, worker_id_);
+  if (!claimed.ok()) return claimed.status();
+  if (!claimed.value()) return false;
+  Active active;
+  active.job = **claimed;
+  auto t = catalog::LoadTransformById(conn, schema, active.job.transform_id);
+  if (!t.ok()) {
+    if (t.status().code() == Code::kNotFound) return true;  // dropped: the job went with it
+    return t.status();
+  }
+  active.transform = std::move(t.value());
+  auto plan = plan::Bind(active.transform, schema);
+  active_ = std::move(active);
+  if (!plan.ok()) {
+    TRELLIS_RETURN_IF_ERROR(Fail(conn, schema, plan.status().message()));
+    return true;
+  }
+  if (active_->transform.state == TransformState::kPaused) {
+    TRELLIS_RETURN_IF_ERROR(Fail(conn, schema,
+                                 "the transform " +
+                                     grammar::RenderTransformName(active_->transform.name()) +
+                                     " is paused: RESUME it, then start the check again"));
+    return true;
+  }
+  active_->plan = std::move(plan.value());
+  active_->statements = std::make_unique<SelfCheckStatements>(
+      *active_->plan, ComparedColumns(active_->transform, active_->report.quarantined_columns),
+      schema);
+  return true;
+}
+
+Result<bool> SelfCheckRunner::Progress(pg::Connection& conn, const std::string& schema,
+                                       int64_t rows) {
+  auto held = AddSelfCheckProgress(conn, schema, active_->job.id, worker_id_, rows);
+  if (!held.ok()) return held.status();
+  if (!held.value()) active_.reset();  // replaced, taken over, or its transform dropped
+  return held.value();
+}
+
+Result<bool> SelfCheckRunner::CompareRange(pg::Connection& conn, const std::string& schema,
+                                           UnitExecutor& executor) {
+  Active& a = *active_;
+  auto tx = pg::Transaction::Begin(conn);
+  if (!tx.ok()) return tx.status();
+  const plan::Bound after = a.plan->KeyAfter(a.cursor, kSelfCheckRangeKeys);
+  auto hi = conn.QueryPrepared(after.text, after.params);
+  if (!hi.ok()) return hi.status();
+  plan::KeyRange range{a.cursor, hi->empty() ? std::nullopt : hi->at(0, 0)};
+  SelfCheckRangeUnit unit(*a.plan, *a.statements, range, a.findings);
+  auto ran = executor.Run(conn, schema, a.transform, unit, RunOptions{.pause_alone = true});
+  if (!ran.ok()) return ran.status();
+  if (ran->outcome == UnitOutcome::kPauseAlone || ran->outcome == UnitOutcome::kPaused) {
+    const Status error = ran->error;
+    tx.value().reset();  // roll back
+    TRELLIS_RETURN_IF_ERROR(executor.PauseAlone(conn, schema, a.transform, error));
+    auto failed_tx = pg::Transaction::Begin(conn);
+    if (!failed_tx.ok()) return failed_tx.status();
+    TRELLIS_RETURN_IF_ERROR(Fail(conn, schema,
+                                 "the transform was paused for a schema change of its source "
+                                 "while it was checked: " +
+                                     error.message()));
+    TRELLIS_RETURN_IF_ERROR(failed_tx.value()->Commit());
+    return true;
+  }
+  auto held = Progress(conn, schema, ran->rows);
+  if (!held.ok()) return held.status();
+  if (!held.value()) return true;
+  TRELLIS_RETURN_IF_ERROR(tx.value()->Commit());
+  a.rows += ran->rows;
+  a.cursor = range.hi;
+  if (!range.hi) {
+    a.compared = true;
+    a.settle_deadline = std::chrono::steady_clock::now() + kSelfCheckSettleBound;
+  }
+  return true;
+}
+
+Result<bool> SelfCheckRunner::Sample(pg::Connection& conn, const std::string& schema) {
+  Active& a = *active_;
+  auto estimate = conn.Query(a.plan->EstimateKeysSql());
+  if (!estimate.ok()) return estimate.status();
+  const double keys = std::max(1.0, std::stod(estimate->text(0, 0)));
+  // Twice the sample's share of the rows, so a sample of n rows yields about
+  // n keys on each side before the LIMIT.
+  const double percent =
+      std::min(100.0, 100.0 * 2.0 * static_cast<double>(a.job.sample_size) / keys);
+  const std::string size = std::to_string(a.job.sample_size);
+  auto target = conn.Query(a.statements->SampleTargetKeysSql(), {std::to_string(percent), size});
+  if (!target.ok()) return target.status();
+  for (size_t r = 0; r < target->size(); ++r) a.findings.candidates.insert(target->text(r, 0));
+  const plan::Bound source = a.plan->SampleBoundaries(percent, 1, a.job.sample_size);
+  auto definition = conn.Query(source.text, source.params);
+  if (!definition.ok()) return definition.status();
+  for (size_t r = 0; r < definition->size(); ++r) {
+    a.findings.candidates.insert(definition->text(r, 0));
+  }
+  const auto sampled = static_cast<int64_t>(a.findings.candidates.size());
+  auto held = Progress(conn, schema, sampled);
+  if (!held.ok()) return held.status();
+  if (!held.value()) return true;
+  a.rows = sampled;
+  a.compared = true;
+  a.settle_deadline = std::chrono::steady_clock::now() + kSelfCheckSettleBound;
+  return true;
+}
+
+Result<bool> SelfCheckRunner::Settle(pg::Connection& conn, const std::string& schema) {
+  Active& a = *active_;
+  const auto now = std::chrono::steady_clock::now();
+  if (now < a.next_settle) return false;
+  a.next_settle = now + kSettleEvery;
+  std::vector<std::string> batch;
+  for (const auto& key : a.findings.candidates) {
+    if (batch.size() == kSettleBatch) break;
+    batch.push_back(key);
+  }
+  if (!batch.empty()) {
+    // One statement: one snapshot for the pending work and both sides.
+    auto rows = conn.QueryPrepared(a.statements->RecheckKeysSql(), {sql::ArrayLiteral(batch)});
+    if (!rows.ok()) return rows.status();
+    const auto& columns = a.statements->columns();
+    for (size_t r = 0; r < rows->size(); ++r) {
+      const std::string key = rows->text(r, 0);
+      if (rows->text(r, 1) == "t") continue;  // still behind: look again later
+      const bool in_target = rows->text(r, 2) == "t";
+      const bool in_definition = rows->text(r, 3) == "t";
+      a.findings.candidates.erase(key);
+      if (!in_target && !in_definition) continue;  // gone from both: it was lag
+      Divergence d;
+      d.kind = !in_target ? "missing" : !in_definition ? "extra" : "differs";
+      for (size_t c = 0; c < columns.size(); ++c) {
+        const size_t at = SelfCheckStatements::kRecheckLeading + 3 * c;
+        if (in_target && in_definition && rows->text(r, at + 2) != "t") continue;
+        d.columns.push_back(DivergentColumn{columns[c], rows->at(r, at), rows->at(r, at + 1)});
+      }
+      if (in_target && in_definition && d.columns.empty()) continue;  // it was lag
+      ++a.report.divergence_count;
+      if (a.report.divergences.size() < kSelfCheckReportLimit) {
+        d.key = sql::ParseTextArray(key);
+        d.fix = FixFor(a.transform, d);
+        a.report.divergences.push_back(std::move(d));
+      } else {
+        a.report.truncated = true;
+      }
+    }
+  }
+  if (!a.findings.candidates.empty() && now < a.settle_deadline) return true;
+  auto tx = pg::Transaction::Begin(conn);
+  if (!tx.ok()) return tx.status();
+  TRELLIS_RETURN_IF_ERROR(Finish(conn, schema));
+  TRELLIS_RETURN_IF_ERROR(tx.value()->Commit());
+  active_.reset();
+  return true;
+}
+
+Status SelfCheckRunner::Finish(pg::Connection& conn, const std::string& schema) {
+  SelfCheckReport& report = active_->report;
+  report.rows_compared = active_->rows;
+  report.unsettled_keys = static_cast<int64_t>(active_->findings.candidates.size());
+  report.failed_ranges = active_->findings.failed_ranges;
+  report.outcome = report.divergence_count > 0                                  ? "diverged"
+                   : report.unsettled_keys > 0 || !report.failed_ranges.empty() ? "unsettled"
+                                                                                : "clean";
+  return FinishSelfCheckJob(conn, schema, active_->job.id, worker_id_, report);
+}
+
+Status SelfCheckRunner::Fail(pg::Connection& conn, const std::string& schema,
+                             const std::string& error) {
+  const int64_t id = active_->job.id;
+  active_.reset();
+  return FailSelfCheckJob(conn, schema, id, worker_id_, error);
+}
+
+}  // namespace trellis::drain

@@ -1,0 +1,43 @@
+#include "drain/self_check_unit.h"
+
+#include "sql/quote.h"
+
+namespace trellis::drain {
+
+std::string SelfCheckRangeUnit::Describe() const {
+  return "key range (" + range_.lo.value_or("start") + ", " + range_.hi.value_or("end") + "]";
+}
+
+Result<long> SelfCheckRangeUnit::Apply(pg::Connection& conn) {
+  const plan::Bound compare = statements_.CompareRange(range_);
+  auto compared = conn.QueryPrepared(compare.text, compare.params);
+  if (!compared.ok()) return compared.status();
+  for (auto& key : sql::ParseTextArray(compared->text(0, 1))) {
+    findings_.candidates.insert(std::move(key));
+  }
+  return std::stol(compared->text(0, 0));
+}
+
+Result<std::vector<std::unique_ptr<Unit>>> SelfCheckRangeUnit::Split(pg::Connection& conn) {
+  const plan::Bound middle = plan_.MiddleKey(range_);
+  auto found = conn.Query(middle.text, middle.params);
+  if (!found.ok()) return found.status();
+  std::vector<std::unique_ptr<Unit>> out;
+  if (found->empty()) return out;
+  for (auto range :
+       {plan::KeyRange{range_.lo, found->at(0, 0)}, plan::KeyRange{found->at(0, 0), range_.hi}}) {
+    out.push_back(
+        std::make_unique<SelfCheckRangeUnit>(plan_, statements_, std::move(range), findings_));
+  }
+  return out;
+}
+
+Status SelfCheckRangeUnit::Defer(pg::Connection&, const std::vector<const Unit*>& failed,
+                                 const Status& error) {
+  for (const Unit* part : failed) {
+    findings_.failed_ranges.push_back(part->Describe() + ": " + error.message());
+  }
+  return Status::OK();
+}
+
+}  // namespace trellis::drain
