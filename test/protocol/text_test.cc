@@ -17,8 +17,8 @@ std::optional<std::size_t> FaultAt(const std::string& text) {
 }
 
 TEST_CASE("clean UTF-8 text has no fault", "[text]") {
-  for (const std::string text : {""s, "b_ok"s, "héllo"s, "名前"s, "\xF0\x9F\x8C\xB3 tree"s,
-                                 "\xEF\xBF\xBF"s, "\xF4\x8F\xBF\xBF"s}) {
+  for (const std::string& text : {""s, "b_ok"s, "héllo"s, "名前"s, "\xF0\x9F\x8C\xB3 tree"s,
+                                  "\xEF\xBF\xBF"s, "\xF4\x8F\xBF\xBF"s}) {
     INFO(text);
     CHECK_FALSE(FindTextFault(text));
   }

@@ -84,9 +84,6 @@ class Session {
   // loaded after it, the targets are built again (spec/engine.md "Dumps").
   Result<std::string> DumpDefinitionsSql();
 
-  // Direct access for engine components. Not for the port program.
-  pg::Connection& connection() { return *conn_; }
-
  private:
   Session(ConnectOptions options, std::unique_ptr<pg::Connection> conn);
   ConnectOptions options_;

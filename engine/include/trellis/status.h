@@ -29,7 +29,7 @@ enum class Code {
 // The wire name of a code ("validation", ...); "ok" for kOk.
 std::string_view CodeName(Code code);
 
-class Status {
+class [[nodiscard]] Status {
  public:
   Status() = default;  // ok
 
@@ -67,7 +67,7 @@ class Status {
 
 // A value or the Status saying why there is none.
 template <typename T>
-class Result {
+class [[nodiscard]] Result {
  public:
   Result(T value) : v_(std::move(value)) {}
   Result(Status status) : v_(std::move(status)) {}
