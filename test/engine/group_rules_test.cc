@@ -10,7 +10,7 @@
 #include "plan/aggregates/group_sql.h"
 #include "plan/aggregates/rules.h"
 #include "plan/aggregates/source_index_gap.h"
-#include "plan/aggregates/sql_template.h"
+#include "plan/template.h"
 
 namespace trellis::plan::aggregates {
 namespace {
@@ -40,13 +40,6 @@ std::string Describe(const AggregateRule& rule) {
     out += "  insert: " + c.Insert("<recomputed>") + "\n";
   }
   return out;
-}
-
-TEST_CASE("FillSlots fills named slots in one pass", "[group][rules]") {
-  CHECK(FillSlots("SELECT {a} FROM {b}", {{"a", "x"}, {"b", "y"}}) == "SELECT x FROM y");
-  // Values are not scanned again: a user's text holding "{b}" stays as is.
-  CHECK(FillSlots("{a} {b}", {{"a", "'{b}'"}, {"b", "z"}}) == "'{b}' z");
-  CHECK(FillSlots("{missing} {", {}) == "{missing} {");
 }
 
 TEST_CASE("SumsExactly accepts integers and numerics with a scale", "[group][rules]") {

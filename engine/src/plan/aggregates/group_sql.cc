@@ -1,6 +1,6 @@
 #include "plan/aggregates/group_sql.h"
 
-#include "plan/aggregates/sql_template.h"
+#include "plan/template.h"
 #include "sql/quote.h"
 
 namespace trellis::plan::aggregates {
@@ -63,8 +63,8 @@ std::string Recomputed(const GroupShape& shape, const std::string& aggregate,
                        const std::vector<std::string>& keys) {
   std::string filter = WhereOrTrue(shape);
   if (!keys.empty()) filter += " AND " + Match(shape, KeyExprs(shape), keys);
-  return FillSlots("(SELECT {aggregate} FROM {source} WHERE {filter})",
-                   {{"aggregate", aggregate}, {"source", SourceFrom(shape)}, {"filter", filter}});
+  return Render("(SELECT {aggregate} FROM {source} WHERE {filter})",
+                {{"aggregate", aggregate}, {"source", SourceFrom(shape)}, {"filter", filter}});
 }
 
 std::vector<std::string> Names(const std::vector<StateColumn>& columns) {
@@ -100,8 +100,8 @@ std::string KeysMatch(const std::vector<std::string>& left, const std::vector<st
   for (std::size_t i = 0; i < left.size(); ++i) {
     const bool may_be_null = nullable.empty() || nullable[i];
     parts.push_back(
-        FillSlots(may_be_null ? "({r} = {l} OR ({r} IS NULL AND {l} IS NULL))" : "{r} = {l}",
-                  {{"l", left[i]}, {"r", right[i]}}));
+        Render(may_be_null ? "({r} = {l} OR ({r} IS NULL AND {l} IS NULL))" : "{r} = {l}",
+               {{"l", left[i]}, {"r", right[i]}}));
   }
   return sql::Join(parts, " AND ");
 }
@@ -112,7 +112,7 @@ std::string RecomputeGroupsSql(const GroupShape& shape, std::string_view dirty) 
   for (const auto& c : columns) recomputes.push_back(c.Recompute() + " AS " + sql::Ident(c.name));
   const std::vector<std::string> names = Names(columns);
   if (shape.keys.empty()) {
-    return FillSlots(
+    return Render(
         "UPDATE {target} SET ({names}) = (SELECT {recomputes} FROM {source} WHERE {where})",
         {{"target", shape.target},
          {"names", sql::Join(names, ", ")},
@@ -129,7 +129,7 @@ std::string RecomputeGroupsSql(const GroupShape& shape, std::string_view dirty) 
   all.insert(all.end(), names.begin(), names.end());
   std::vector<std::string> sets;
   for (const auto& n : names) sets.push_back(n + " = EXCLUDED." + n);
-  return FillSlots(
+  return Render(
       R"sql(WITH fresh AS (
   SELECT {key_items}, {recomputes}
   FROM {source}
@@ -174,11 +174,11 @@ std::string FoldChangesSql(const GroupShape& shape, std::string_view changes) {
   const std::string grouping =
       shape.keys.empty() ? "HAVING count(*) > 0"
                          : "GROUP BY " + sql::Join(KeyColumns(shape, Dot(kChangeAlias)), ", ");
-  return FillSlots("SELECT {items} FROM {changes} AS {ch} {grouping}",
-                   {{"items", sql::Join(items, ", ")},
-                    {"changes", std::string(changes)},
-                    {"grouping", grouping},
-                    {"ch", std::string(kChangeAlias)}});
+  return Render("SELECT {items} FROM {changes} AS {ch} {grouping}",
+                {{"items", sql::Join(items, ", ")},
+                 {"changes", std::string(changes)},
+                 {"grouping", grouping},
+                 {"ch", std::string(kChangeAlias)}});
 }
 
 std::vector<std::string> ApplyDeltasSql(const GroupShape& shape, std::string_view deltas) {
@@ -194,39 +194,39 @@ std::vector<std::string> ApplyDeltasSql(const GroupShape& shape, std::string_vie
   const std::string match = shape.keys.empty() ? "true" : Match(shape, d_keys, t_keys);
   std::vector<std::string> statements;
   statements.push_back(
-      FillSlots("UPDATE {target} AS {t} SET {sets} FROM {deltas} AS {d} WHERE {match}",
-                {{"target", shape.target},
-                 {"sets", sql::Join(sets, ", ")},
-                 {"deltas", std::string(deltas)},
-                 {"match", match},
-                 {"t", std::string(kTargetAlias)},
-                 {"d", std::string(kDeltaAlias)}}));
+      Render("UPDATE {target} AS {t} SET {sets} FROM {deltas} AS {d} WHERE {match}",
+             {{"target", shape.target},
+              {"sets", sql::Join(sets, ", ")},
+              {"deltas", std::string(deltas)},
+              {"match", match},
+              {"t", std::string(kTargetAlias)},
+              {"d", std::string(kDeltaAlias)}}));
   // The one row of a transform without GROUP BY always exists.
   if (shape.keys.empty()) return statements;
   std::vector<std::string> all = KeyColumns(shape, "");
   for (const auto& name : Names(columns)) all.push_back(name);
   statements.push_back(
-      FillSlots("INSERT INTO {target} ({all}) SELECT {inserts} FROM {deltas} AS {d} "
-                "WHERE NOT EXISTS (SELECT 1 FROM {target} AS {t} WHERE {match})",
-                {{"target", shape.target},
-                 {"all", sql::Join(all, ", ")},
-                 {"inserts", sql::Join(inserts, ", ")},
-                 {"deltas", std::string(deltas)},
-                 {"match", match},
-                 {"t", std::string(kTargetAlias)},
-                 {"d", std::string(kDeltaAlias)}}));
+      Render("INSERT INTO {target} ({all}) SELECT {inserts} FROM {deltas} AS {d} "
+             "WHERE NOT EXISTS (SELECT 1 FROM {target} AS {t} WHERE {match})",
+             {{"target", shape.target},
+              {"all", sql::Join(all, ", ")},
+              {"inserts", sql::Join(inserts, ", ")},
+              {"deltas", std::string(deltas)},
+              {"match", match},
+              {"t", std::string(kTargetAlias)},
+              {"d", std::string(kDeltaAlias)}}));
   std::vector<std::string> zero;
   for (const auto& c : columns) {
     if (c.additive) zero.push_back(Dot(kTargetAlias) + sql::Ident(c.name) + " = 0");
   }
   statements.push_back(
-      FillSlots("DELETE FROM {target} AS {t} USING {deltas} AS {d} WHERE {match} AND {zero}",
-                {{"target", shape.target},
-                 {"deltas", std::string(deltas)},
-                 {"match", match},
-                 {"zero", sql::Join(zero, " AND ")},
-                 {"t", std::string(kTargetAlias)},
-                 {"d", std::string(kDeltaAlias)}}));
+      Render("DELETE FROM {target} AS {t} USING {deltas} AS {d} WHERE {match} AND {zero}",
+             {{"target", shape.target},
+              {"deltas", std::string(deltas)},
+              {"match", match},
+              {"zero", sql::Join(zero, " AND ")},
+              {"t", std::string(kTargetAlias)},
+              {"d", std::string(kDeltaAlias)}}));
   return statements;
 }
 

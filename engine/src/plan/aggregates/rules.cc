@@ -76,16 +76,16 @@ AggregateRule Recomputed(const AggregateInput& input, std::string recompute) {
 }
 
 std::string Fill(std::string_view text, const Slots& slots, std::string_view recomputed) {
-  if (recomputed.empty()) return FillSlots(text, slots);
+  if (recomputed.empty()) return Render(text, slots);
   Slots with = slots;
   with["recomputed"] = std::string(recomputed);
-  return FillSlots(text, with);
+  return Render(text, with);
 }
 
 }  // namespace
 
-std::string StateColumn::Recompute() const { return FillSlots(recompute_template, slots); }
-std::string StateColumn::Delta() const { return FillSlots(delta_template, slots); }
+std::string StateColumn::Recompute() const { return Render(recompute_template, slots); }
+std::string StateColumn::Delta() const { return Render(delta_template, slots); }
 std::string StateColumn::Update(std::string_view recomputed) const {
   return Fill(update_template, slots, recomputed);
 }

@@ -21,7 +21,7 @@
 #include <vector>
 
 #include "grammar/ast.h"
-#include "plan/aggregates/sql_template.h"
+#include "plan/template.h"
 
 namespace trellis::plan::aggregates {
 

@@ -1,7 +1,7 @@
 #include "plan/aggregates/source_index_gap.h"
 
 #include "grammar/lexer.h"
-#include "plan/aggregates/sql_template.h"
+#include "plan/template.h"
 #include "sql/quote.h"
 
 namespace trellis::plan::aggregates {
@@ -58,8 +58,8 @@ std::string IndexFixSql(const std::string& source, const std::string& alias,
     const Unqualified bare = Unqualify(key.expr, alias);
     parts.push_back(bare.column ? bare.text : "(" + bare.text + ")");
   }
-  return FillSlots("CREATE INDEX CONCURRENTLY ON {source} ({parts})",
-                   {{"source", source}, {"parts", sql::Join(parts, ", ")}});
+  return Render("CREATE INDEX CONCURRENTLY ON {source} ({parts})",
+                {{"source", source}, {"parts", sql::Join(parts, ", ")}});
 }
 
 std::string GroupLookupProbeSql(const std::string& source, const std::string& alias,
@@ -70,10 +70,10 @@ std::string GroupLookupProbeSql(const std::string& source, const std::string& al
   for (const auto& key : keys) {
     conditions.push_back("(" + key.expr + ") = (SELECT NULL::" + key.type + ")");
   }
-  return FillSlots("EXPLAIN (FORMAT JSON) SELECT 1 FROM {source} AS {alias} WHERE {conditions}",
-                   {{"source", source},
-                    {"alias", sql::Ident(alias)},
-                    {"conditions", sql::Join(conditions, " AND ")}});
+  return Render("EXPLAIN (FORMAT JSON) SELECT 1 FROM {source} AS {alias} WHERE {conditions}",
+                {{"source", source},
+                 {"alias", sql::Ident(alias)},
+                 {"conditions", sql::Join(conditions, " AND ")}});
 }
 
 bool ProbeUsesIndex(const std::string& explain_json) {
