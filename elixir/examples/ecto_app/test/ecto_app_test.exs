@@ -84,11 +84,16 @@ defmodule EctoAppTest do
     # on widgets, while the define below commits.
     locker =
       spawn_link(fn ->
-        Repo.transaction(fn ->
-          Repo.query!("LOCK TABLE widgets IN ACCESS EXCLUSIVE MODE")
-          send(parent, :locked)
-          receive do: (:release -> :ok)
-        end)
+        # The lock is held for as long as the test needs (pg_dump and a define
+        # must both queue behind it), not Ecto's default 15 s query timeout.
+        Repo.transaction(
+          fn ->
+            Repo.query!("LOCK TABLE widgets IN ACCESS EXCLUSIVE MODE")
+            send(parent, :locked)
+            receive do: (:release -> :ok)
+          end,
+          timeout: :infinity
+        )
 
         send(parent, :released)
       end)
