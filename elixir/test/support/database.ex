@@ -18,6 +18,18 @@ defmodule Trellis.Test.Database do
   end
 
   @doc """
+  Creates a database and opens a plain session on it, closed when the test
+  exits (call it from the test process or its setup). Returns `%{url:, pg:}`.
+  """
+  @spec open!(String.t()) :: %{url: String.t(), pg: SimplePG.t()}
+  def open!(prefix \\ "t") do
+    url = create!(prefix)
+    pg = SimplePG.connect!(url)
+    ExUnit.Callbacks.on_exit(fn -> SimplePG.close(pg) end)
+    %{url: url, pg: pg}
+  end
+
+  @doc """
   Creates a login role (not a superuser, so connection limits and privileges
   apply to it) and a database it owns. Returns `%{role:, database:, url:,
   owner_url:}`: `url` connects as the cluster's superuser, `owner_url` as the

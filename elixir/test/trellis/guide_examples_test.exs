@@ -16,9 +16,7 @@ defmodule Trellis.GuideExamplesTest do
   @moduletag timeout: 120_000
 
   setup do
-    url = Database.create!("guide")
-    pg = SimplePG.connect!(url)
-    on_exit(fn -> SimplePG.close(pg) end)
+    %{url: url, pg: pg} = Database.open!("guide")
     SimplePG.query!(pg, "CREATE TABLE widgets (id int PRIMARY KEY, price numeric)")
     %{url: url, pg: pg}
   end

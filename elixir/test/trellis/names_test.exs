@@ -11,9 +11,7 @@ defmodule Trellis.NamesTest do
   @moduletag timeout: 120_000
 
   setup do
-    url = Database.create!("names")
-    pg = SimplePG.connect!(url)
-    on_exit(fn -> SimplePG.close(pg) end)
+    %{url: url, pg: pg} = Database.open!("names")
 
     SimplePG.query!(pg, """
     CREATE SCHEMA app;

@@ -11,8 +11,7 @@ defmodule Trellis.TestSupportTest do
   @moduletag timeout: 120_000
 
   setup do
-    url = Database.create!("test_support")
-    pg = SimplePG.connect!(url)
+    %{url: url, pg: pg} = Database.open!("test_support")
 
     SimplePG.query!(pg, """
     CREATE TABLE widgets (id int PRIMARY KEY, name text, price numeric);
@@ -37,7 +36,6 @@ defmodule Trellis.TestSupportTest do
     {:ok, :paused} = Trellis.apply(trellis, "PAUSE TRANSFORM held")
     :ok = Trellis.await_converged(trellis, Trellis.watermark_token!(trellis))
 
-    on_exit(fn -> SimplePG.close(pg) end)
     %{trellis: trellis, pg: pg}
   end
 

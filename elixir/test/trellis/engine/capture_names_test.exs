@@ -10,9 +10,7 @@ defmodule Trellis.Engine.CaptureNamesTest do
   @moduletag timeout: 120_000
 
   setup do
-    url = Database.create!("capture_names")
-    pg = SimplePG.connect!(url)
-    on_exit(fn -> SimplePG.close(pg) end)
+    %{url: url, pg: pg} = Database.open!("capture_names")
     %{url: url, pg: pg}
   end
 

@@ -10,8 +10,7 @@ defmodule Trellis.Engine.ChainAndFailureTest do
   @moduletag timeout: 120_000
 
   setup do
-    url = Database.create!("chain")
-    pg = SimplePG.connect!(url)
+    %{url: url, pg: pg} = Database.open!("chain")
 
     SimplePG.query!(pg, """
     CREATE TABLE items (id int PRIMARY KEY, qty int NOT NULL);
@@ -20,7 +19,6 @@ defmodule Trellis.Engine.ChainAndFailureTest do
 
     :ok = Trellis.migrate(Trellis.connect!(url: url))
     trellis = Trellis.connect!(url: url, staging: true, drain_threads: 2)
-    on_exit(fn -> SimplePG.close(pg) end)
     %{trellis: trellis, pg: pg}
   end
 

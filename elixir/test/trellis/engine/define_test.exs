@@ -10,9 +10,7 @@ defmodule Trellis.Engine.DefineTest do
   @moduletag timeout: 120_000
 
   setup do
-    url = Database.create!("define")
-    pg = SimplePG.connect!(url)
-    on_exit(fn -> SimplePG.close(pg) end)
+    %{url: url, pg: pg} = Database.open!("define")
     %{url: url, pg: pg}
   end
 

@@ -10,8 +10,7 @@ defmodule Trellis.Engine.StatementsTest do
   @moduletag timeout: 120_000
 
   setup do
-    url = Database.create!("statements")
-    pg = SimplePG.connect!(url)
+    %{url: url, pg: pg} = Database.open!("statements")
 
     SimplePG.query!(pg, """
     CREATE TABLE widgets (id int PRIMARY KEY, name text, price numeric);
@@ -20,7 +19,6 @@ defmodule Trellis.Engine.StatementsTest do
     """)
 
     migrator = Trellis.connect!(url: url)
-    on_exit(fn -> SimplePG.close(pg) end)
     %{url: url, pg: pg, migrator: migrator}
   end
 

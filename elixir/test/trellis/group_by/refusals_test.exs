@@ -10,8 +10,7 @@ defmodule Trellis.GroupBy.RefusalsTest do
   @moduletag timeout: 120_000
 
   setup do
-    url = Database.create!("group_refusals")
-    pg = SimplePG.connect!(url)
+    %{url: url, pg: pg} = Database.open!("group_refusals")
 
     SimplePG.query!(pg, """
     CREATE TABLE orders (id int PRIMARY KEY, customer_id int, amount numeric, paid bool);
@@ -20,7 +19,6 @@ defmodule Trellis.GroupBy.RefusalsTest do
 
     trellis = Trellis.connect!(url: url)
     :ok = Trellis.migrate(trellis)
-    on_exit(fn -> SimplePG.close(pg) end)
     %{pg: pg, trellis: trellis}
   end
 

@@ -9,12 +9,10 @@ defmodule Trellis.Hardening.LostConnectionTest do
   @moduletag timeout: 120_000
 
   setup do
-    url = Database.create!("lost_conn")
-    pg = SimplePG.connect!(url)
+    %{url: url, pg: pg} = Database.open!("lost_conn")
     SimplePG.query!(pg, "CREATE TABLE widgets (id int PRIMARY KEY, price numeric)")
     trellis = Trellis.Test.Handles.connect!(url, application_name: "lost_conn_test")
     :ok = Trellis.migrate(trellis)
-    on_exit(fn -> SimplePG.close(pg) end)
     %{url: url, pg: pg, trellis: trellis}
   end
 

@@ -11,9 +11,7 @@ defmodule Trellis.SelfCheckTest do
   @moduletag timeout: 300_000
 
   setup do
-    url = Database.create!("self_check")
-    pg = SimplePG.connect!(url)
-    on_exit(fn -> SimplePG.close(pg) end)
+    %{url: url, pg: pg} = Database.open!("self_check")
     %{url: url, pg: pg}
   end
 
