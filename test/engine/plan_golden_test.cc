@@ -10,6 +10,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "grammar/parser.h"
 #include "plan/bind.h"
 #include "plan/key_sql.h"
 #include "plan/template.h"
@@ -121,4 +122,72 @@ TEST_CASE("a kind the engine does not run is not bound", "[plan]") {
   auto plan = trellis::plan::Bind(t, "trellis");
   REQUIRE_FALSE(plan.ok());
   CHECK(plan.status().code() == trellis::Code::kInternal);
+}
+
+namespace {
+
+trellis::grammar::TransformStmt ParseTransform(const std::string& text) {
+  auto parsed = trellis::grammar::Parse(text);
+  REQUIRE(std::holds_alternative<trellis::grammar::Statement>(parsed));
+  auto& statement = std::get<trellis::grammar::Statement>(parsed);
+  REQUIRE(std::holds_alternative<trellis::grammar::TransformStmt>(statement));
+  return std::get<trellis::grammar::TransformStmt>(statement);
+}
+
+trellis::capture::ResolvedTable OrderLines() {
+  return trellis::capture::ResolvedTable{
+      "16384", "public", "order_lines", {"order_id", "line"}, {"bigint", "integer"}};
+}
+
+}  // namespace
+
+TEST_CASE("define binds a projection's draft rows; the plan says how to create its target",
+          "[plan][define]") {
+  auto draft = trellis::plan::BindDefinition(
+      ParseTransform("TRANSFORM app.\"order \"\"lines\"\"\" FROM order_lines AS o "
+                     "SELECT o.order_id, o.qty * o.price AS total, lower(o.sku) AS sku "
+                     "WHERE o.qty > 0"),
+      {OrderLines()});
+  REQUIRE(draft.ok());
+  const Transform& t = draft.value();
+  CHECK(t.kind == "projection");
+  CHECK(t.target_schema == "app");
+  CHECK_FALSE(t.key_indexed);
+  REQUIRE(t.inputs.size() == 1);
+  CHECK(t.inputs[0].alias == "o");
+  REQUIRE(t.key.size() == 2);
+  CHECK(t.key[1].expr == "\"o\".\"line\"");
+  // The item that repeats a key column is the key itself, not a column.
+  REQUIRE(t.columns.size() == 2);
+  CHECK(t.columns[0].name == "total");
+  // The draft binds to the same plan the workers run, and the target it
+  // creates is the one the golden statements write.
+  auto plan = trellis::plan::Bind(t, "trellis");
+  REQUIRE(plan.ok());
+  CHECK(plan.value()->CreateTargetSql() + "\n" ==
+        ReadFile(fs::path(TRELLIS_GOLDEN_DIR) / "projection" / "create_target.sql"));
+}
+
+TEST_CASE("define-time refusals of a projection need no database", "[plan][define]") {
+  using trellis::Code;
+  auto keyless = OrderLines();
+  keyless.key_columns.clear();
+  keyless.key_types.clear();
+  auto no_key = trellis::plan::BindDefinition(
+      ParseTransform("TRANSFORM t FROM order_lines SELECT qty AS q"), {keyless});
+  REQUIRE_FALSE(no_key.ok());
+  CHECK(no_key.status().code() == Code::kValidation);
+  CHECK(no_key.status().message().find("no primary key") != std::string::npos);
+
+  auto computed_key = trellis::plan::BindDefinition(
+      ParseTransform("TRANSFORM t FROM order_lines SELECT line + 1 AS line"), {OrderLines()});
+  REQUIRE_FALSE(computed_key.ok());
+  CHECK(computed_key.status().message().find("is the target's key") != std::string::npos);
+
+  auto joined = trellis::plan::BindDefinition(
+      ParseTransform("TRANSFORM t FROM order_lines o JOIN orders r ON o.order_id = r.id "
+                     "SELECT r.placed_at AS placed_at"),
+      {OrderLines()});
+  REQUIRE_FALSE(joined.ok());
+  CHECK(joined.status().code() == Code::kUnsupported);
 }

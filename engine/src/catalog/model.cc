@@ -43,6 +43,13 @@ ORDER BY 2, 1, 3)sql";
 constexpr std::array<std::string_view, 3> kInputRoles = {"from", "inner_join", "left_join"};
 constexpr std::array<std::string_view, 3> kColumnRoles = {"value", "aggregate", "hidden"};
 
+}  // namespace
+
+std::string_view InputRoleName(InputRole role) { return kInputRoles[static_cast<size_t>(role)]; }
+std::string_view ColumnRoleName(ColumnRole role) { return kColumnRoles[static_cast<size_t>(role)]; }
+
+namespace {
+
 Status Unknown(std::string_view what, const std::optional<std::string>& cell) {
   return Status::Internal("the catalog holds an unknown " + std::string(what) + " " +
                           sql::Literal(cell.value_or("NULL")) +

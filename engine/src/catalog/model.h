@@ -25,6 +25,8 @@ struct Source {
 // How a transform reads one of its inputs: the FROM table, or a table joined
 // to an earlier input.
 enum class InputRole { kFrom, kInnerJoin, kLeftJoin };
+// The name transform_inputs.role stores.
+std::string_view InputRoleName(InputRole role);
 
 // One table a transform reads (catalog table transform_inputs).
 struct Input {
@@ -48,6 +50,8 @@ struct KeyColumn {
 // What a column of the target holds: a value of one input row, an aggregate
 // over a group, or a hidden column the maintenance keeps for itself.
 enum class ColumnRole { kValue, kAggregate, kHidden };
+// The name transform_columns.role stores.
+std::string_view ColumnRoleName(ColumnRole role);
 
 struct Column {
   std::string name;

@@ -4,6 +4,21 @@
 
 namespace trellis::plan {
 
+Result<catalog::Transform> BindDefinition(const grammar::TransformStmt& stmt,
+                                          const std::vector<capture::ResolvedTable>& inputs) {
+  if (stmt.join) {
+    return Status::Unsupported(
+        "JOIN transforms are parsed but not executed by this version of Trellis; define a "
+        "projection (SELECT ... [WHERE ...]) over one table");
+  }
+  if (!stmt.group_by.empty() || stmt.distinct) {
+    return Status::Unsupported(
+        "GROUP BY and SELECT DISTINCT transforms are parsed but not executed by this version of "
+        "Trellis; define a projection (SELECT ... [WHERE ...]) over one table");
+  }
+  return ProjectionPlan::Draft(stmt, inputs);
+}
+
 Result<std::unique_ptr<TransformPlan>> Bind(const catalog::Transform& t,
                                             const std::string& schema) {
   if (t.kind == "projection") {

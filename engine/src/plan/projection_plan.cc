@@ -1,6 +1,9 @@
 #include "plan/projection_plan.h"
 
+#include <set>
+
 #include "capture/routing.h"
+#include "grammar/render.h"
 #include "plan/key_sql.h"
 #include "sql/flat_rows.h"
 #include "sql/quote.h"
@@ -100,6 +103,11 @@ FROM pg_class c WHERE c.oid = {source_literal}::regclass)sql";
 
 constexpr std::string_view kDefinitionQuery = "SELECT {named_values} FROM {from} WHERE {where}";
 
+// The target's columns take the types PostgreSQL infers for the key and
+// the expressions; the key itself is made when the first build ends.
+constexpr std::string_view kCreateTarget =
+    "CREATE TABLE {target} AS SELECT {named_values} FROM {from} WITH NO DATA";
+
 // The dirty target keys from consumed capture rows: a projection's key is
 // the source key, the first routing values of every row version
 // (spec/engine.md "Capture").
@@ -107,6 +115,22 @@ constexpr std::string_view kDirtyKeys =
     R"sql(SELECT DISTINCT {transform_id} AS transform_id, ARRAY[{routed_key}] AS key
 FROM consumed s, {routing_rows}
 WHERE s.source_id = {source_id} AND s.op <> 'T')sql";
+
+// True when `expr` is nothing but a reference to `column` (bare, quoted, or
+// qualified by the source's qualifier): a SELECT item that merely repeats a
+// key column, which the target carries anyway.
+bool IsColumnReference(const std::string& expr, const std::string& column,
+                       const std::string& qualifier) {
+  auto matches = [&](const std::string& text) {
+    return text == column || text == sql::Ident(column);
+  };
+  if (matches(expr)) return true;
+  for (const auto& q : {qualifier, sql::Ident(qualifier)}) {
+    const std::string prefix = q + ".";
+    if (expr.rfind(prefix, 0) == 0 && matches(expr.substr(prefix.size()))) return true;
+  }
+  return false;
+}
 
 std::string Qualify(const std::string& qualifier, const std::vector<std::string>& names) {
   std::vector<std::string> out;
@@ -129,6 +153,64 @@ ProjectionPlan::ProjectionPlan(const catalog::Transform& t, const std::string& s
     exprs_.push_back("(" + c.expr + ")");
   }
   where_ = t.where_sql ? "(" + *t.where_sql + ")" : "true";
+  where_sql_ = t.where_sql;
+}
+
+Result<catalog::Transform> ProjectionPlan::Draft(
+    const grammar::TransformStmt& stmt, const std::vector<capture::ResolvedTable>& inputs) {
+  const capture::ResolvedTable& source = inputs.front();
+  const std::string& name = stmt.target.name;
+  if (source.key_columns.empty()) {
+    return Status::Validation("source table " + grammar::RenderQualified(stmt.source.table) +
+                              " has no primary key; Trellis keys a projection's target by its "
+                              "source's primary key: add one (ALTER TABLE ... ADD PRIMARY KEY)");
+  }
+  const std::string qualifier = stmt.source.Qualifier();
+  catalog::Transform t;
+  t.target_schema = stmt.target.schema.value_or("");
+  t.target_name = name;
+  t.kind = "projection";
+  t.where_sql = stmt.where;
+  t.key_indexed = false;
+  t.source = catalog::Source{
+      0, source.schema_name, source.table_name, source.key_columns, source.key_types, {}};
+  t.source_alias = qualifier;
+  t.inputs.push_back(catalog::Input{1, t.source, qualifier, catalog::InputRole::kFrom, {}, {}, {}});
+  for (size_t i = 0; i < source.key_columns.size(); ++i) {
+    t.key.push_back(catalog::KeyColumn{
+        source.key_columns[i], sql::Ident(qualifier) + "." + sql::Ident(source.key_columns[i]),
+        source.key_types[i]});
+  }
+  // The SELECT items the target stores; items that repeat a key column are
+  // the key itself.
+  const std::set<std::string> keys(source.key_columns.begin(), source.key_columns.end());
+  for (const auto& item : stmt.select) {
+    if (keys.count(item.alias)) {
+      if (IsColumnReference(item.expr, item.alias, qualifier)) continue;
+      return Status::Validation("column " + sql::Ident(item.alias) + " of transform " +
+                                sql::Ident(name) +
+                                " is the target's key (the source's primary key column); give "
+                                "this expression another name");
+    }
+    catalog::Column column;
+    column.name = item.alias;
+    column.expr = item.expr;
+    t.columns.push_back(std::move(column));
+  }
+  return t;
+}
+
+Status ProjectionPlan::CheckDefinition(pg::Connection&, const ExpressionCheck& check) const {
+  std::vector<std::string> exprs;
+  for (const auto& e : exprs_) exprs.push_back(e.substr(1, e.size() - 2));  // as written
+  auto checked = check(FromClause(), exprs, where_sql_);
+  return checked.ok() ? Status::OK() : checked.status();
+}
+
+std::string ProjectionPlan::CreateTargetSql() const {
+  Slots slots = BaseSlots();
+  slots["named_values"] = NamedValues();
+  return Render(kCreateTarget, slots);
 }
 
 std::string ProjectionPlan::FromClause() const { return source_table_ + " AS " + alias_; }
@@ -297,12 +379,16 @@ Bound ProjectionPlan::SampleBoundaries(double percent, long per_boundary, long c
 
 std::string ProjectionPlan::EstimateKeysSql() const { return Render(kEstimateKeys, BaseSlots()); }
 
-std::string ProjectionPlan::DefinitionQuerySql() const {
+std::string ProjectionPlan::NamedValues() const {
   std::vector<std::string> values;
   for (const auto& k : target_key()) values.push_back(k.expr + " AS " + sql::Ident(k.name));
   for (size_t i = 0; i < columns_.size(); ++i) values.push_back(exprs_[i] + " AS " + columns_[i]);
+  return sql::Join(values, ", ");
+}
+
+std::string ProjectionPlan::DefinitionQuerySql() const {
   Slots slots = BaseSlots();
-  slots["named_values"] = sql::Join(values, ", ");
+  slots["named_values"] = NamedValues();
   return Render(kDefinitionQuery, slots);
 }
 
@@ -331,6 +417,7 @@ std::vector<NamedStatement> ProjectionPlan::Statements() const {
   out.push_back({"sample_boundaries", SampleBoundaries(1, 1, 1).text});
   out.push_back({"estimate_keys", EstimateKeysSql()});
   out.push_back({"definition_query", DefinitionQuerySql()});
+  out.push_back({"create_target", CreateTargetSql()});
   return out;
 }
 

@@ -2,7 +2,11 @@
 // input's primary key, one target row per input row that passes the WHERE.
 #pragma once
 
+#include <vector>
+
+#include "capture/sources.h"
 #include "catalog/model.h"
+#include "grammar/ast.h"
 #include "plan/template.h"
 #include "plan/transform_plan.h"
 
@@ -12,6 +16,13 @@ class ProjectionPlan final : public TransformPlan {
  public:
   // `schema` is the catalog schema (the ledger's pages table lives there).
   ProjectionPlan(const catalog::Transform& t, const std::string& schema);
+
+  // Define time (BindDefinition): the draft rows of a projection over
+  // `inputs.front()`. Refuses a source without a primary key (it keys the
+  // target) and a SELECT item that gives a key column's name to anything but
+  // that column.
+  static Result<catalog::Transform> Draft(const grammar::TransformStmt& stmt,
+                                          const std::vector<capture::ResolvedTable>& inputs);
 
   std::string_view kind() const override { return "projection"; }
   std::string FromClause() const override;
@@ -27,12 +38,16 @@ class ProjectionPlan final : public TransformPlan {
   Bound SampleBoundaries(double percent, long per_boundary, long count) const override;
   std::string EstimateKeysSql() const override;
   std::string DefinitionQuerySql() const override;
+  Status CheckDefinition(pg::Connection& conn, const ExpressionCheck& check) const override;
+  std::string CreateTargetSql() const override;
   std::vector<NamedStatement> Statements() const override;
 
  private:
   // The slots every template may use.
   Slots BaseSlots() const;
   std::string RecomputeKeysFrom(const std::string& keys_from) const;
+  // The key and value columns as "expr AS name", in target column order.
+  std::string NamedValues() const;
 
   std::string schema_;
   int source_id_;
@@ -42,6 +57,7 @@ class ProjectionPlan final : public TransformPlan {
   std::vector<std::string> columns_;       // the same, quoted
   std::vector<std::string> exprs_;         // their expressions, parenthesised
   std::string where_;                      // "(predicate)" or "true"
+  std::optional<std::string> where_sql_;   // the predicate as written
 };
 
 }  // namespace trellis::plan

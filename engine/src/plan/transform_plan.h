@@ -11,11 +11,13 @@
 // plan version's statements are parsed and planned once per connection.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "pg/connection.h"
+#include "trellis/status.h"
 
 namespace trellis::plan {
 
@@ -56,6 +58,16 @@ struct NamedStatement {
   std::string name;
   std::string text;
 };
+
+// Checks row expressions with PostgreSQL at define time: `exprs` and `where`
+// are SQL over the FROM clause `from`; each must parse, type-check and be a
+// function of one row of the inputs (no volatile function, aggregate,
+// window function or subquery). Returns each expression's type
+// (format_type text), or a validation error naming the transform.
+// statements/expression_check.h implements it; define hands it to the plan.
+using ExpressionCheck = std::function<Result<std::vector<std::string>>(
+    const std::string& from, const std::vector<std::string>& exprs,
+    const std::optional<std::string>& where)>;
 
 class TransformPlan {
  public:
@@ -110,6 +122,19 @@ class TransformPlan {
   // The fresh recompute of the whole definition: the rows the target must
   // hold, with the target's column names (tests, self-check, docs).
   virtual std::string DefinitionQuerySql() const = 0;
+
+  // Define time (spec/engine.md "Define"). Define binds the plan from the
+  // draft rows BindDefinition made (bind.h; nothing is stored yet) and, in
+  // its transaction with the inputs locked, runs the plan's checks, then
+  // creates the target.
+  // The checks of this kind that need the database: its expressions (through
+  // `check`) and anything else about the inputs. A refusal is a validation
+  // (or unsupported) error naming the problem and the fix; nothing has been
+  // created when it returns.
+  virtual Status CheckDefinition(pg::Connection& conn, const ExpressionCheck& check) const = 0;
+  // CREATE TABLE of the empty target with its columns and their types (no
+  // key: the first build makes it, AddKeySql()).
+  virtual std::string CreateTargetSql() const = 0;
 
   // Every statement this plan renders, named, including each range variant:
   // what the golden tests compare.
