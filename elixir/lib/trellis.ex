@@ -95,10 +95,10 @@ defmodule Trellis do
       as the table takes to copy. `await_converged/3` waits for the data,
       not for the state.
     * The quarantine reads (`quarantined/1`, `quarantine_status/2`,
-      `sample_quarantined/3`, `poisoned_since/2`), `release_key/4`, and
-      the `Trellis.Status` field that goes with them (`held_keys`) are not
-      in this version: the engine has no quarantine or held keys yet, so
-      the guide's quarantine example cannot run.
+      `sample_quarantined/3`, `poisoned_since/2`) and `release_key/4` are
+      not in this version: the engine charges no failure to a column or a
+      key yet (`Trellis.Status`'s `held_keys` stays 0), so the guide's
+      quarantine example cannot run.
     * `self_check/3` reports `:unsettled` besides the guide's outcomes, and
       a `Trellis.SelfCheckReport` carries `:divergence_count`,
       `:unsettled_keys`, `:failed_ranges` and `:quarantined_columns`: a

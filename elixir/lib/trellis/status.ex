@@ -22,7 +22,27 @@ defmodule Trellis.Status do
     * `:backfill` - a `Trellis.BackfillProgress`
     * `:last_applied_at` - when a drain or backfill last wrote the target
     * `:drain_failure` - a `Trellis.DrainFailure` while its work keeps
-      failing, else `nil`
+      failing with nothing charged or paused, else `nil`
+    * `:held_keys` - how many keys the transform holds: keys that failed
+      with nothing chargeable to a column (the WHERE fails for the row, the
+      target refuses it), whose target rows stay as they were until
+      `Trellis.release_key/4` recomputes them
+    * `:capture_failure` - a `Trellis.CaptureFailure` while capture of a
+      table it reads is disrupted (`kind: :disruption`), else `nil`; the
+      transform is paused meanwhile, and `:paused_kind` keeps the kind of
+      the pause (an operator's pause stays `:operator`)
+    * `:paused_upstream_columns` - for a transform reading another
+      transform's target: each paused column upstream it reads, as
+      `"target.column"`; while any is listed, a transform that would be
+      `:live` reports `:catching_up`. `[]` when none is paused (and always
+      for a transform that reads only plain tables)
+    * `:source_index_gaps` - for a GROUP BY or JOIN target: each source
+      index its maintenance needs and lacks, a `Trellis.SourceIndexGap`
+      (table, columns, role, opted_out and the CREATE INDEX that closes
+      it). `[]` when there is none (and always for a projection)
+    * `:correcting` - the partitions of a partitioned source the transform
+      is being corrected for, while it reads `:backfilling` for them: each a
+      `Trellis.CorrectingNode` (node, since, keys_remaining). `[]` when none
   """
 
   defstruct [
@@ -35,7 +55,12 @@ defmodule Trellis.Status do
     :backfill,
     :last_applied_at,
     :drain_failure,
+    :capture_failure,
     columns: [],
+    held_keys: 0,
+    paused_upstream_columns: [],
+    source_index_gaps: [],
+    correcting: [],
     backlog_pages: 0,
     backlog_keys: 0,
     capture_backlog: 0
@@ -54,7 +79,12 @@ defmodule Trellis.Status do
           capture_backlog: non_neg_integer,
           backfill: Trellis.BackfillProgress.t(),
           last_applied_at: DateTime.t() | nil,
-          drain_failure: Trellis.DrainFailure.t() | nil
+          drain_failure: Trellis.DrainFailure.t() | nil,
+          held_keys: non_neg_integer,
+          capture_failure: Trellis.CaptureFailure.t() | nil,
+          paused_upstream_columns: [String.t()],
+          source_index_gaps: [Trellis.SourceIndexGap.t()],
+          correcting: [Trellis.CorrectingNode.t()]
         }
 
   alias Trellis.Enums
@@ -75,7 +105,15 @@ defmodule Trellis.Status do
       capture_backlog: m["capture_backlog"] || 0,
       backfill: Trellis.BackfillProgress.from_wire(m["backfill"] || %{}),
       last_applied_at: Enums.time(m["last_applied_at"]),
-      drain_failure: Trellis.DrainFailure.from_wire(m["drain_failure"])
+      drain_failure: Trellis.DrainFailure.from_wire(m["drain_failure"]),
+      held_keys: m["held_keys"] || 0,
+      capture_failure: Trellis.CaptureFailure.from_wire(m["capture_failure"]),
+      paused_upstream_columns: m["paused_upstream_columns"] || [],
+      # The engine sends no entries in these two until the GROUP BY/JOIN and
+      # partition work fills them; each entry is then decoded by its struct
+      # (Trellis.SourceIndexGap, Trellis.CorrectingNode), added with it.
+      source_index_gaps: m["source_index_gaps"] || [],
+      correcting: m["correcting"] || []
     }
   end
 end

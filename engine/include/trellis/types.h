@@ -44,6 +44,34 @@ struct DrainFailureStatus {
   std::vector<std::string> parts;  // what failed: keys or key ranges (at most 20)
 };
 
+// Capture of a source the transform reads failed: "disruption" (its
+// triggers were disabled, dropped or changed outside Trellis). Set while
+// the transform waits for the RESUME that reinstalls capture, whatever its
+// paused_kind says (an operator's pause stays the pause kind).
+struct CaptureFailureStatus {
+  std::string kind;  // "disruption"
+  std::optional<int64_t> since_us;
+  std::string message;  // what was found and the fix
+};
+
+// A source index the target's maintenance needs and lacks (GROUP BY and
+// JOIN plans: plan/aggregates/source_index_gap.h renders the probe and fix).
+struct SourceIndexGapStatus {
+  std::string table;                 // the source, "schema.table"
+  std::vector<std::string> columns;  // the columns or expressions to index
+  std::string role;                  // "group_by", "join_from", "join_joined"
+  bool opted_out = false;            // defined WITHOUT SOURCE INDEX
+  std::string fix;                   // a CREATE INDEX statement
+};
+
+// A partition of a partitioned source the transform is being corrected for
+// (it reads backfilling for it meanwhile).
+struct CorrectingNodeStatus {
+  std::string node;  // the partition, "schema.table"
+  int64_t since_us = 0;
+  int64_t keys_remaining = 0;
+};
+
 struct TransformStatus {
   std::string name;
   std::string target_table;  // schema-qualified, as stored
@@ -59,6 +87,15 @@ struct TransformStatus {
   BackfillProgress backfill;
   std::optional<int64_t> last_applied_at_us;
   std::optional<DrainFailureStatus> drain_failure;  // unset: none open
+  int64_t held_keys = 0;  // keys held after failing with nothing chargeable to a column
+  std::optional<CaptureFailureStatus> capture_failure;  // unset: capture is whole
+  // Filled by the chains work (issue 12): "target.column" of each paused
+  // column upstream that makes a live transform report catching_up.
+  std::vector<std::string> paused_upstream_columns;
+  // Filled by the GROUP BY work (issue 11).
+  std::vector<SourceIndexGapStatus> source_index_gaps;
+  // Filled by the partitioned-source work (issue 12).
+  std::vector<CorrectingNodeStatus> correcting;
 };
 
 struct Definition {

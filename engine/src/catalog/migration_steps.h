@@ -19,4 +19,8 @@ extern const std::string_view kV2Catalog;
 extern const std::string_view kV2Capture;
 extern const std::string_view kV2Jobs;
 
+// 2 -> 3: failure charging (migration_v3_charging.cc): capture failures
+// apart from pauses, and when a column paused.
+extern const std::string_view kV3Charging;
+
 }  // namespace trellis::catalog::steps

@@ -20,6 +20,7 @@ const std::vector<std::vector<std::string_view>>& Steps() {
   static const std::vector<std::vector<std::string_view>> steps = {
       {steps::kV1},
       {steps::kV2Catalog, steps::kV2Capture, steps::kV2Jobs},
+      {steps::kV3Charging},
   };
   return steps;
 }

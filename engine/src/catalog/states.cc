@@ -64,7 +64,7 @@ Status PauseColumn(pg::Connection& conn, const std::string& schema, int id,
                    const std::string& column, PauseKind kind, const std::string& reason) {
   return conn.Exec(Render(R"sql(
 UPDATE {schema}.transform_columns
-SET state = {column:paused}, paused_kind = $3, paused_reason = $4
+SET state = {column:paused}, paused_kind = $3, paused_reason = $4, paused_at = now()
 WHERE transform_id = $1::int AND name = $2 AND state <> {column:paused})sql",
                           schema),
                    {Id(id), column, std::string(WireName(kind)), reason});
@@ -77,6 +77,7 @@ Status Resume(pg::Connection& conn, const std::string& schema, const Transform& 
   return conn.Exec(Render(R"sql(
 UPDATE {schema}.transforms SET
   paused_kind = NULL, paused_reason = NULL, paused_at = NULL, capture_disrupted = false,
+  capture_failure = NULL, capture_failed_at = NULL,
   status = CASE
     WHEN backfill_finished_at IS NULL AND backfill_started_at IS NULL THEN {state:waiting_to_backfill}
     WHEN backfill_finished_at IS NULL THEN {state:backfilling}
@@ -91,7 +92,7 @@ Result<bool> ResumeColumn(pg::Connection& conn, const std::string& schema, int i
                           const std::string& column) {
   auto updated = conn.Query(Render(R"sql(
 UPDATE {schema}.transform_columns
-SET state = {column:live}, paused_kind = NULL, paused_reason = NULL
+SET state = {column:live}, paused_kind = NULL, paused_reason = NULL, paused_at = NULL
 WHERE transform_id = $1::int AND name = $2 AND state = {column:paused} RETURNING 1)sql",
                                    schema),
                             {Id(id), column});
@@ -215,6 +216,10 @@ Result<std::vector<std::string>> MarkCaptureDisrupted(pg::Connection& conn,
   auto changed = conn.Query(Render(R"sql(
 UPDATE {schema}.transforms SET
   capture_disrupted = true,
+  capture_failure = format('capture of %s was changed outside Trellis (%s), so writes made since '
+                           'may be missing from the target; RESUME TRANSFORM %s reinstalls '
+                           'capture and rebuilds it', $2::text, $3::text, quote_ident(target_name)),
+  capture_failed_at = now(),
   paused_kind = CASE WHEN status = {state:paused} THEN paused_kind ELSE {kind:disruption} END,
   paused_reason = CASE WHEN status = {state:paused} THEN paused_reason ELSE
     format('capture of %s was changed outside Trellis (%s), so writes made since may be missing '

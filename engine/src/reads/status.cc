@@ -54,7 +54,11 @@ SELECT (SELECT count(*) FROM {schema}.pages WHERE transform_id = $1::int),
        (SELECT (extract(epoch FROM backfill_finished_at) * 1000000)::bigint
         FROM {schema}.transforms WHERE id = $1::int),
        (SELECT sum(est_rows) FROM {schema}.jobs
-        WHERE transform_id = $1::int AND kind = 'build_range'))sql",
+        WHERE transform_id = $1::int AND kind = 'build_range'),
+       (SELECT count(*) FROM {schema}.held_keys WHERE transform_id = $1::int),
+       (SELECT capture_failure FROM {schema}.transforms WHERE id = $1::int),
+       (SELECT (extract(epoch FROM capture_failed_at) * 1000000)::bigint
+        FROM {schema}.transforms WHERE id = $1::int))sql",
                                             schema),
                             {std::to_string(t->id), std::to_string(t->source.id)});
   if (!backlog.ok()) return backlog.status();
@@ -71,6 +75,14 @@ SELECT (SELECT count(*) FROM {schema}.pages WHERE transform_id = $1::int),
   s.backfill.started_at_us = row.OptionalInt64(3);
   s.backfill.finished_at_us = row.OptionalInt64(4);
   s.backfill.columns = t->backfill_columns;
+  s.held_keys = row.Int64(6);
+  if (auto message = row.OptionalText(7)) {
+    s.capture_failure = CaptureFailureStatus{"disruption", row.OptionalInt64(8), *message};
+  }
+  // paused_upstream_columns (chains), source_index_gaps (GROUP BY and JOIN
+  // plans) and correcting (partitioned sources) are filled by their issues'
+  // code; until then they are empty, which is what they are for a
+  // projection of one plain table.
   if (!row.status().ok()) return row.status();
   auto failure = conn.Query(sql::WithSchema(R"sql(
 SELECT unit_kind, failure_class, (extract(epoch FROM since) * 1000000)::bigint, attempts,

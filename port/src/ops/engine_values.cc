@@ -30,6 +30,41 @@ protocol::Value DrainFailure(const std::optional<DrainFailureStatus>& f) {
   });
 }
 
+protocol::Value CaptureFailure(const std::optional<CaptureFailureStatus>& f) {
+  if (!f) return protocol::Value();
+  return protocol::MakeMap({
+      {"kind", f->kind},
+      {"since", Optional(f->since_us)},
+      {"message", f->message},
+  });
+}
+
+protocol::Value SourceIndexGaps(const std::vector<SourceIndexGapStatus>& gaps) {
+  protocol::Array out;
+  for (const auto& g : gaps) {
+    out.push_back(protocol::MakeMap({
+        {"table", g.table},
+        {"columns", Strings(g.columns)},
+        {"role", g.role},
+        {"opted_out", g.opted_out},
+        {"fix", g.fix},
+    }));
+  }
+  return out;
+}
+
+protocol::Value CorrectingNodes(const std::vector<CorrectingNodeStatus>& nodes) {
+  protocol::Array out;
+  for (const auto& n : nodes) {
+    out.push_back(protocol::MakeMap({
+        {"node", n.node},
+        {"since", n.since_us},
+        {"keys_remaining", n.keys_remaining},
+    }));
+  }
+  return out;
+}
+
 protocol::Value ToValue(const Divergence& d) {
   protocol::Array columns;
   for (const auto& c : d.columns) {
@@ -119,6 +154,11 @@ protocol::Value ToValue(const TransformStatus& s) {
        })},
       {"last_applied_at", Optional(s.last_applied_at_us)},
       {"drain_failure", DrainFailure(s.drain_failure)},
+      {"held_keys", s.held_keys},
+      {"capture_failure", CaptureFailure(s.capture_failure)},
+      {"paused_upstream_columns", Strings(s.paused_upstream_columns)},
+      {"source_index_gaps", SourceIndexGaps(s.source_index_gaps)},
+      {"correcting", CorrectingNodes(s.correcting)},
   });
 }
 
