@@ -186,3 +186,28 @@ TEST_CASE("the catalog accepts exactly the engine's state names", "[engine][cata
   auto refused = f.conn().Exec("UPDATE trellis.transforms SET status = 'sleeping'");
   CHECK_FALSE(refused.ok());
 }
+
+TEST_CASE("a column rebuild under way before catalog v4 becomes a job and finishes",
+          "[engine][catalog][jobs]") {
+  EngineFixture f;
+  f.Sql(kWidgets);
+  REQUIRE(trellis::catalog::Migrate(f.conn(), "trellis", 1).ok());
+  f.Sql(kV1Catalog);
+  // `a` is half way through a column rebuild by the v1/v2 cursor, and its
+  // target is wrong on both sides of the cursor.
+  f.Sql(
+      "UPDATE trellis.transforms SET status = 'backfilling', backfill_cursor = '{1000}', "
+      "backfill_columns = '{price}', backfill_done = 1000, backfill_finished_at = NULL "
+      "WHERE id = 1; UPDATE a SET price = -1 WHERE id % 100 = 0");
+  REQUIRE(trellis::catalog::Migrate(f.conn(), "trellis", 2).ok());
+  auto s = f.OpenSession();  // migrates to the current version
+  CHECK(f.Scalar("SELECT format('%s:%s:%s:%s', transform_id, kind, columns, lo IS NULL) "
+                 "FROM trellis.jobs") == "1:column_rebuild:{price}:t");
+  CHECK(f.Scalar("SELECT status FROM trellis.transforms WHERE id = 1") == "waiting_to_backfill");
+  CHECK(f.Scalar("SELECT count(*) FROM information_schema.columns WHERE table_schema = 'trellis' "
+                 "AND table_name = 'transforms' AND column_name LIKE 'backfill_%'") == "3");
+  auto workers = trellis::BackgroundWorkers::Start(f.Options(), true, 2);
+  f.AwaitConverged(*s);
+  CHECK(f.Differences("a", "SELECT id, price FROM widgets") == 0);
+  CHECK(f.Scalar("SELECT count(*) FROM trellis.jobs") == "0");
+}

@@ -1,4 +1,4 @@
-// The first build in ranges (engine/src/drain/first_build.cc), driven step by
+// The first build in ranges (engine/src/drain/build_step.cc, build_job.cc), driven step by
 // step from two connections the way two drain workers run it, with writes,
 // key changes, deletes and a TRUNCATE landing in the middle.
 #include <catch2/catch.hpp>
@@ -8,46 +8,20 @@
 #include <random>
 #include <thread>
 
-#include "drain/backfill_chunk.h"
-#include "drain/charging.h"
-#include "drain/first_build.h"
-#include "engine_fixture.h"
+#include "build_steps.h"
 
+using trellis::test::BuildStep;
 using trellis::test::EngineFixture;
+using trellis::test::kItems;
+using trellis::test::TryBuildStep;
 
 namespace {
 
-constexpr long kRangeRows = 1000;
-constexpr const char* kItems = R"sql(
-CREATE TABLE items (id bigint PRIMARY KEY, v int NOT NULL, w text);
-INSERT INTO items SELECT g, g % 97, md5(g::text) FROM generate_series(1, 6000) g;
-)sql";
-constexpr const char* kDefinition =
-    "TRANSFORM items_t FROM items SELECT v * 2 AS v2, upper(w) AS w_up WHERE v % 5 <> 0";
-constexpr const char* kQuery =
-    "SELECT id, v * 2 AS v2, upper(w) AS w_up FROM items WHERE v % 5 <> 0";
+constexpr const char* kDefinition = trellis::test::kItemsDefinition;
+constexpr const char* kQuery = trellis::test::kItemsQuery;
 
 std::unique_ptr<trellis::pg::Connection> Connect(EngineFixture& f) {
-  auto conn = trellis::pg::Connection::Open(f.url(), "first_build_test");
-  REQUIRE(conn.ok());
-  return std::move(conn.value());
-}
-
-// One builder's step: a range if one is free, else the serial part (plan,
-// or make the key once every range is in). True when it did something.
-trellis::Result<bool> TryBuildStep(trellis::pg::Connection& conn) {
-  trellis::drain::DrainFailureRecorder charging;
-  trellis::drain::UnitExecutor executor(charging);
-  auto appended = trellis::drain::AppendOneRange(conn, "trellis", executor);
-  if (!appended.ok()) return appended.status();
-  if (appended.value()) return true;
-  return trellis::drain::BackfillOneChunk(conn, "trellis", kRangeRows, executor);
-}
-
-bool BuildStep(trellis::pg::Connection& conn) {
-  auto stepped = TryBuildStep(conn);
-  REQUIRE(stepped.ok());
-  return stepped.value();
+  return trellis::test::ConnectBuilder(f);
 }
 
 // Catch2's assertions are not thread-safe: threads record their first error

@@ -149,10 +149,12 @@ defmodule Trellis.BackfillProgress do
   @moduledoc """
   How far the build (or latest rebuild) of a target has come.
 
-    * `:rows_done` - source rows recomputed so far
+    * `:rows_done` - source rows recomputed so far (estimated: the build's
+      size less the estimated rows of the key ranges it has left)
     * `:rows_total` - source rows when the backfill started (`nil` before)
     * `:started_at`, `:finished_at` - `DateTime`s, `nil` until then
-    * `:columns` - the columns being rebuilt, `nil` for whole rows
+    * `:columns` - while a column rebuild runs, the columns being rebuilt;
+      `nil` for whole rows and once the build is done
   """
 
   defstruct [:rows_total, :started_at, :finished_at, :columns, rows_done: 0]

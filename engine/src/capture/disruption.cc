@@ -4,6 +4,7 @@
 #include "catalog/states.h"
 #include "log/component_log.h"
 #include "sql/quote.h"
+#include "sql/row_reader.h"
 
 namespace trellis::capture {
 namespace {
@@ -74,7 +75,9 @@ Result<pg::Rows> FindDisrupted(pg::Connection& conn, const std::string& schema) 
   if (!captured.ok()) return captured.status();
   std::vector<std::string> ids, relids, events, triggers, functions;
   for (size_t r = 0; r < captured->size(); ++r) {
-    const int id = std::stoi(captured->text(r, 0));
+    sql::RowReader row(captured.value(), r);
+    const int id = row.Int(0);
+    if (!row.status().ok()) return row.status();
     for (const char* event : kEvents) {
       ids.push_back(std::to_string(id));
       relids.push_back(captured->text(r, 1));
@@ -96,9 +99,11 @@ Result<std::vector<Disruption>> PauseDisruptedReaders(pg::Connection& conn,
   if (!found.ok()) return found.status();
   std::vector<Disruption> out;
   for (size_t r = 0; r < found->size(); ++r) {
-    Disruption d{found->text(r, 1), found->text(r, 2)};
-    auto paused = catalog::MarkCaptureDisrupted(conn, schema, std::stoi(found->text(r, 0)), d.table,
-                                                d.problem);
+    sql::RowReader row(found.value(), r);
+    const int source_id = row.Int(0);
+    if (!row.status().ok()) return row.status();
+    Disruption d{row.Text(1), row.Text(2)};
+    auto paused = catalog::MarkCaptureDisrupted(conn, schema, source_id, d.table, d.problem);
     if (!paused.ok()) return paused.status();
     if (!paused->empty()) {
       static const auto logger = log::Component("trellis::capture");

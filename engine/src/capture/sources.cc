@@ -4,6 +4,7 @@
 #include "capture/triggers.h"
 #include "grammar/render.h"
 #include "sql/quote.h"
+#include "sql/row_reader.h"
 
 namespace trellis::capture {
 namespace {
@@ -63,8 +64,10 @@ Result<catalog::Source> EnsureSource(pg::Connection& conn, const std::string& sc
                          table.key_types,
                          table.key_columns};
   if (!existing->empty()) {
-    source.id = std::stoi(existing->text(0, 0));
-    source.routing_columns = sql::ParseTextArray(existing->text(0, 1));
+    sql::RowReader row(existing.value(), 0);
+    source.id = row.Int(0);
+    source.routing_columns = row.TextArray(1);
+    if (!row.status().ok()) return row.status();
     return source;
   }
   auto inserted =
@@ -75,7 +78,9 @@ VALUES ($1::oid, $2, $3, $4::text[], $5::text[], $4::text[]) RETURNING id)sql",
                  {table.oid, table.schema_name, table.table_name,
                   sql::ArrayLiteral(table.key_columns), sql::ArrayLiteral(table.key_types)});
   if (!inserted.ok()) return inserted.status();
-  source.id = std::stoi(inserted->text(0, 0));
+  auto new_id = sql::ScalarInt64(inserted.value());
+  if (!new_id.ok()) return new_id.status();
+  source.id = static_cast<int>(new_id.value());
   TRELLIS_RETURN_IF_ERROR(conn.Exec(
       sql::WithSchema(
           "INSERT INTO {schema}.source_relations (source_id, relid) VALUES ($1::int, $2::oid)",

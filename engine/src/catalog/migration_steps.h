@@ -23,4 +23,8 @@ extern const std::string_view kV2Jobs;
 // apart from pauses, and when a column paused.
 extern const std::string_view kV3Charging;
 
+// 3 -> 4: rebuilds and column rebuilds are jobs; the transforms row loses
+// its build cursor (migration_v4_jobs.cc).
+extern const std::string_view kV4Jobs;
+
 }  // namespace trellis::catalog::steps

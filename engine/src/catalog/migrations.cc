@@ -21,6 +21,7 @@ const std::vector<std::vector<std::string_view>>& Steps() {
       {steps::kV1},
       {steps::kV2Catalog, steps::kV2Capture, steps::kV2Jobs},
       {steps::kV3Charging},
+      {steps::kV4Jobs},
   };
   return steps;
 }

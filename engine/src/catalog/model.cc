@@ -13,7 +13,7 @@ constexpr std::string_view kSelectTransforms = R"sql(
 SELECT t.id, t.target_schema, t.target_name, t.kind, t.definition, t.where_sql,
        t.status, t.paused_kind, t.paused_reason,
        (extract(epoch FROM t.paused_at) * 1000000)::bigint,
-       t.backfill_cursor, t.backfill_columns, t.backfill_done, t.backfill_total,
+       t.backfill_total,
        (extract(epoch FROM t.last_applied_at) * 1000000)::bigint,
        (extract(epoch FROM t.created_at) * 1000000)::bigint,
        t.key_indexed, t.capture_disrupted, t.source_index_optional
@@ -97,15 +97,12 @@ Result<Transform> RowToTransform(const pg::Rows& rows, size_t r) {
   t.paused_kind = paused_kind.value();
   t.paused_reason = row.OptionalText(8);
   t.paused_at_us = row.OptionalInt64(9);
-  t.backfill_cursor = row.OptionalTextArray(10);
-  t.backfill_columns = row.OptionalTextArray(11);
-  t.backfill_done = row.Int64(12);
-  t.backfill_total = row.OptionalInt64(13);
-  t.last_applied_at_us = row.OptionalInt64(14);
-  t.created_at_us = row.OptionalInt64(15);
-  t.key_indexed = row.Bool(16);
-  t.capture_disrupted = row.Bool(17);
-  t.source_index_optional = row.Bool(18);
+  t.backfill_total = row.OptionalInt64(10);
+  t.last_applied_at_us = row.OptionalInt64(11);
+  t.created_at_us = row.OptionalInt64(12);
+  t.key_indexed = row.Bool(13);
+  t.capture_disrupted = row.Bool(14);
+  t.source_index_optional = row.Bool(15);
   if (!row.status().ok()) return row.status();
   return t;
 }

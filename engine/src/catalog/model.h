@@ -74,15 +74,14 @@ struct Transform {
   std::optional<PauseKind> paused_kind;
   std::optional<std::string> paused_reason;
   std::optional<int64_t> paused_at_us;
-  std::optional<std::vector<std::string>> backfill_cursor;
-  std::optional<std::vector<std::string>> backfill_columns;
-  long long backfill_done = 0;
   bool key_indexed = true;  // false until the first build has made the key
   // Capture of the source was found disrupted while the transform was paused
   // for another reason: its RESUME must reinstall capture and rebuild.
   bool capture_disrupted = false;
   // Defined WITHOUT SOURCE INDEX: runs without the source indexes it wants.
   bool source_index_optional = false;
+  // The build's size estimate, from its start; its progress is the
+  // estimated rows of the build jobs left (catalog/jobs.h).
   std::optional<long long> backfill_total;
   std::optional<int64_t> last_applied_at_us;
   std::optional<int64_t> created_at_us;

@@ -2,6 +2,7 @@
 
 #include <stdexcept>
 
+#include "catalog/jobs.h"
 #include "sql/quote.h"
 
 namespace trellis::catalog {
@@ -22,10 +23,9 @@ std::string_view SlotValue(std::string_view set, std::string_view name) {
   throw std::logic_error("unknown slot in SQL: " + std::string(set));
 }
 
-// Renders a statement: {schema} is the quoted catalog schema, and
-// {state:NAME}, {kind:NAME} and {column:NAME} are the quoted wire names of a
-// TransformState, PauseKind and ColumnState.
-std::string Render(std::string_view text, const std::string& schema) {
+}  // namespace
+
+std::string StateSql(std::string_view text, const std::string& schema) {
   std::string out;
   size_t at = 0;
   for (size_t open; (open = text.find('{', at)) != std::string_view::npos;) {
@@ -43,6 +43,12 @@ std::string Render(std::string_view text, const std::string& schema) {
   }
   out.append(text.substr(at));
   return sql::WithSchema(out, schema);
+}
+
+namespace {
+
+std::string Render(std::string_view text, const std::string& schema) {
+  return StateSql(text, schema);
 }
 
 std::string Id(int id) { return std::to_string(id); }
@@ -104,41 +110,28 @@ WHERE transform_id = $1::int AND name = $2 AND state = {column:paused} RETURNING
 
 Status RequestRebuild(pg::Connection& conn, const std::string& schema, int id,
                       const std::optional<std::vector<std::string>>& columns) {
-  // Lock the transform's row first: a backfill chunk holds it while it runs
-  // (the appends of a first build hold it shared), so what follows sees
-  // every row they appended. A first build still running has appended rows
-  // without a key to catch a second copy: empty the target, drop its ranges
-  // and start that build again, whole.
+  // Lock the transform's row first: every running build job holds it shared,
+  // so what follows sees every row they wrote and replaces jobs no one runs.
+  // A first build still running has appended rows without a key to catch a
+  // second copy: empty the target, drop its ranges and start that build
+  // again, whole.
   auto unbuilt =
       conn.Query(Render("SELECT target_schema, target_name, key_indexed FROM {schema}.transforms "
                         "WHERE id = $1::int FOR UPDATE",
                         schema),
                  {Id(id)});
   if (!unbuilt.ok()) return unbuilt.status();
-  std::optional<std::vector<std::string>> rebuild_columns = columns;
-  if (!unbuilt->empty() && unbuilt->text(0, 2) == "f") {
+  if (unbuilt->empty()) return Status::OK();
+  if (unbuilt->text(0, 2) == "f") {
     TRELLIS_RETURN_IF_ERROR(
         conn.Exec("DELETE FROM " + sql::Qualified(unbuilt->text(0, 0), unbuilt->text(0, 1))));
-    TRELLIS_RETURN_IF_ERROR(conn.Exec(
-        Render("DELETE FROM {schema}.jobs WHERE transform_id = $1::int AND kind = 'build_range'",
-               schema),
-        {Id(id)}));
-    rebuild_columns.reset();
+    TRELLIS_RETURN_IF_ERROR(DropBuildJobs(conn, schema, id));
+  } else {
+    TRELLIS_RETURN_IF_ERROR(RequestRebuildJob(conn, schema, id, columns));
   }
-  // A whole-row rebuild (NULL columns) absorbs any column rebuild; two column
-  // rebuilds merge. backfill_finished_at NULL marks the rebuild as pending.
-  return conn.Exec(
-      Render(R"sql(
+  // backfill_started_at NULL: the build is planned again when it starts.
+  return conn.Exec(Render(R"sql(
 UPDATE {schema}.transforms SET
-  backfill_columns = CASE
-    WHEN $2::text[] IS NULL THEN NULL
-    WHEN backfill_finished_at IS NULL AND backfill_started_at IS NOT NULL
-         AND backfill_columns IS NULL THEN NULL
-    WHEN backfill_finished_at IS NULL AND backfill_columns IS NOT NULL
-      THEN ARRAY(SELECT DISTINCT unnest(backfill_columns || $2::text[]))
-    ELSE $2::text[] END,
-  backfill_cursor = NULL,
-  backfill_done = 0,
   backfill_total = NULL,
   backfill_started_at = NULL,
   backfill_finished_at = NULL,
@@ -146,16 +139,15 @@ UPDATE {schema}.transforms SET
   status = CASE WHEN status = {state:paused} THEN {state:paused}
                 ELSE {state:waiting_to_backfill} END
 WHERE id = $1::int)sql",
-             schema),
-      {Id(id), rebuild_columns ? std::optional<std::string>(sql::ArrayLiteral(*rebuild_columns))
-                               : std::nullopt});
+                          schema),
+                   {Id(id)});
 }
 
 Status FinishEmptyBuild(pg::Connection& conn, const std::string& schema, int id) {
   return conn.Exec(Render(R"sql(
 UPDATE {schema}.transforms SET
   status = {state:live}, key_indexed = true, backfill_started_at = now(),
-  backfill_finished_at = now(), backfill_done = 0, backfill_total = 0, last_applied_at = now()
+  backfill_finished_at = now(), backfill_total = 0, last_applied_at = now()
 WHERE id = $1::int)sql",
                           schema),
                    {Id(id)});
@@ -164,26 +156,16 @@ WHERE id = $1::int)sql",
 Status StartBuild(pg::Connection& conn, const std::string& schema, int id, int64_t total_rows) {
   return conn.Exec(Render(R"sql(
 UPDATE {schema}.transforms SET status = {state:backfilling}, backfill_started_at = now(),
-  backfill_done = 0, backfill_total = $2::bigint
+  backfill_total = $2::bigint
 WHERE id = $1::int)sql",
                           schema),
                    {Id(id), std::to_string(total_rows)});
 }
 
-Status RecordBuildProgress(pg::Connection& conn, const std::string& schema, int id,
-                           const std::string& cursor, int64_t rows) {
-  return conn.Exec(Render(R"sql(
-UPDATE {schema}.transforms SET backfill_cursor = $2::text[], backfill_done = backfill_done + $3::bigint
-WHERE id = $1::int)sql",
-                          schema),
-                   {Id(id), cursor, std::to_string(rows)});
-}
-
 Status FinishBuild(pg::Connection& conn, const std::string& schema, int id) {
   return conn.Exec(Render(R"sql(
 UPDATE {schema}.transforms SET
-  status = {state:catching_up}, backfill_cursor = NULL, backfill_finished_at = now(),
-  key_indexed = true, backfill_done = greatest(backfill_done, coalesce(backfill_total, 0)),
+  status = {state:catching_up}, backfill_finished_at = now(), key_indexed = true,
   last_applied_at = now(),
   catch_up_page = (SELECT max(id) FROM {schema}.pages WHERE transform_id = $1::int)
 WHERE id = $1::int)sql",

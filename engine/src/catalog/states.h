@@ -4,7 +4,7 @@
 // "States"); nothing else in the engine updates the transforms or
 // transform_columns rows.
 //
-// Every function REQUIRES: inside a transaction.
+// Every function that runs SQL REQUIRES: inside a transaction.
 #pragma once
 
 #include <cstdint>
@@ -18,6 +18,15 @@
 #include "trellis/status.h"
 
 namespace trellis::catalog {
+
+// Renders SQL that names states: {schema} is the quoted catalog schema, and
+// {state:NAME}, {kind:NAME} and {column:NAME} are the quoted wire names of a
+// TransformState, PauseKind and ColumnState, checked against the enums (a
+// name they lack is a programming error: it throws std::logic_error, which
+// the first test to run the statement meets). Every component's SQL that
+// reads or writes a state goes through it, so the names live in
+// trellis/states.h alone.
+std::string StateSql(std::string_view text, const std::string& schema);
 
 // Pauses transform `id` with `kind` and `reason` (a sentence naming the fix).
 // A transform already paused keeps its first pause.
@@ -42,9 +51,11 @@ namespace trellis::catalog {
 
 // Restarts the build of transform `id`. `columns` unset rebuilds whole rows;
 // set, it rebuilds those columns (merged with any column rebuild still
-// pending; a pending whole-row rebuild stays whole). The transform goes to
-// waiting_to_backfill unless it is paused, in which case it stays paused and
-// the rebuild runs when it resumes.
+// pending; a pending whole-row rebuild stays whole). What the rebuild does is
+// its pending row in the jobs table (catalog/jobs.h); a first build not yet
+// done starts again, whole. The transform goes to waiting_to_backfill
+// unless it is paused, in which case it stays paused and the rebuild runs
+// when it resumes.
 [[nodiscard]] Status RequestRebuild(pg::Connection& conn, const std::string& schema, int id,
                                     const std::optional<std::vector<std::string>>& columns);
 
@@ -55,11 +66,6 @@ namespace trellis::catalog {
 // waiting_to_backfill -> backfilling, with the build's size estimate.
 [[nodiscard]] Status StartBuild(pg::Connection& conn, const std::string& schema, int id,
                                 int64_t total_rows);
-
-// A rebuild chunk is in: the next chunk starts after `cursor` (a text[]
-// literal of the last key written).
-[[nodiscard]] Status RecordBuildProgress(pg::Connection& conn, const std::string& schema, int id,
-                                         const std::string& cursor, int64_t rows);
 
 // backfilling -> catching_up: keys written since the build began are in the
 // ledger, so the transform is live once the pages that exist now drain.

@@ -1,9 +1,11 @@
 #include "drain/drain_page.h"
 
 #include "catalog/model.h"
+#include "catalog/states.h"
 #include "drain/page_unit.h"
 #include "plan/bind.h"
 #include "sql/quote.h"
+#include "sql/row_reader.h"
 #include "workers/locks.h"
 
 namespace trellis::drain {
@@ -19,10 +21,10 @@ std::string IntArray(const std::set<int>& ids) {
 // with it the next pages of the same transform, up to the limits: one
 // recompute then serves them all. SKIP LOCKED: other drains take others.
 std::string ClaimSql(const std::string& schema) {
-  return sql::WithSchema(R"sql(
+  return catalog::StateSql(R"sql(
 WITH head AS (
   SELECT p.transform_id FROM {schema}.pages p JOIN {schema}.transforms t ON t.id = p.transform_id
-  WHERE t.status <> 'paused' AND t.key_indexed
+  WHERE t.status <> {state:paused} AND t.key_indexed
     AND (p.retry_at IS NULL OR p.retry_at <= now())
     AND p.transform_id <> ALL($1::int[])
   ORDER BY p.id LIMIT 1
@@ -41,7 +43,7 @@ SELECT transform_id, array_agg(id), count(*), sum(key_count),
              WHERE keys_before < $3::int ORDER BY b),
        max(attempts)
 FROM bounded WHERE keys_before < $3::int GROUP BY transform_id)sql",
-                         schema);
+                           schema);
 }
 
 }  // namespace
@@ -57,11 +59,12 @@ Result<PageResult> DrainPages(pg::Connection& conn, const std::string& schema,
     TRELLIS_RETURN_IF_ERROR(tx.value()->Commit());
     return PageResult{};
   }
-  const std::string transform_id = claim->text(0, 0);
-  const std::string page_ids = claim->text(0, 1);
-  const int tid = std::stoi(transform_id);
-  PageResult result{PageOutcome::kDrained, tid, std::stol(claim->text(0, 2)),
-                    std::stol(claim->text(0, 3))};
+  sql::RowReader claimed(claim.value(), 0);
+  const int tid = claimed.Int(0);
+  const std::string page_ids = claimed.Text(1);
+  PageResult result{PageOutcome::kDrained, tid, claimed.Int64(2), claimed.Int64(3)};
+  if (!claimed.status().ok()) return claimed.status();
+  const std::string transform_id = std::to_string(tid);
 
   // A backfill chunk holds the transform lock exclusively: leave its pages
   // for later instead of idling this thread behind it.

@@ -1,9 +1,9 @@
 #include "drain/drain_worker.h"
 
 #include "catalog/migrations.h"
-#include "drain/backfill_chunk.h"
+#include "drain/build_job.h"
+#include "drain/build_step.h"
 #include "drain/drain_page.h"
-#include "drain/first_build.h"
 #include "trellis/engine_metrics.h"
 
 namespace trellis::drain {
@@ -59,16 +59,16 @@ Result<bool> DrainWorker::Step(pg::Connection& conn) {
     case PageOutcome::kNone:
       break;
   }
-  // Ranges of a first build first: any number of workers append them at once.
-  auto appended = AppendOneRange(conn, options().schema, executor_);
-  if (!appended.ok()) return appended.status();
-  if (appended.value()) {
-    metrics.backfill_rows.fetch_add(static_cast<uint64_t>(**appended), std::memory_order_relaxed);
+  // Ranges of builds first: any number of workers run them at once.
+  auto ranged = RunOneBuildJob(conn, options().schema, executor_);
+  if (!ranged.ok()) return ranged.status();
+  if (ranged.value()) {
+    metrics.backfill_rows.fetch_add(static_cast<uint64_t>(**ranged), std::memory_order_relaxed);
     return true;
   }
-  auto chunk = BackfillOneChunk(conn, options().schema, kBackfillChunkRows, executor_);
-  if (!chunk.ok()) return chunk.status();
-  return chunk.value() || checked.value();
+  auto stepped = AdvanceBuild(conn, options().schema, kBuildRangeRows, executor_);
+  if (!stepped.ok()) return stepped.status();
+  return stepped.value() || checked.value();
 }
 
 }  // namespace trellis::drain

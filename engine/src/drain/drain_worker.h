@@ -1,5 +1,5 @@
 // A drain worker: a thread that drains ledger pages and, when none is
-// waiting, advances backfills. Any number run, on any number of nodes.
+// waiting, runs and advances builds. Any number run, on any number of nodes.
 #pragma once
 
 #include <chrono>
@@ -18,10 +18,11 @@ class DrainWorker : public workers::WorkerLoop {
   explicit DrainWorker(ConnectOptions options);
   ~DrainWorker() override;
 
-  // Source rows per backfill transaction (a rebuild's chunk, a first build's
-  // range): a fraction of a second of work, so a crash redoes little and
-  // drains of the transform wait behind a rebuild chunk only briefly.
-  static constexpr long kBackfillChunkRows = 200000;
+  // Source rows per build range (a job: one transaction of a first build,
+  // a rebuild or a column rebuild): a fraction of a second of work, so a
+  // crash redoes little and drains of the transform wait behind a rebuild's
+  // range only briefly.
+  static constexpr long kBuildRangeRows = 200000;
 
  protected:
   Result<bool> Prepare(pg::Connection& conn) override;

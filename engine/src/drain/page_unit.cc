@@ -3,13 +3,17 @@
 #include "catalog/states.h"
 #include "sql/flat_rows.h"
 #include "sql/quote.h"
+#include "sql/row_reader.h"
 
 namespace trellis::drain {
 namespace {
 
 // (written, deleted) of a recompute, as the rows it touched.
-long Touched(const pg::Rows& rows) {
-  return std::stol(rows.text(0, 0)) + std::stol(rows.text(0, 1));
+Result<long> Touched(const pg::Rows& rows) {
+  sql::RowReader counts(rows, 0);
+  const long touched = counts.Int64(0) + counts.Int64(1);
+  if (!counts.status().ok()) return counts.status();
+  return touched;
 }
 
 }  // namespace

@@ -1,13 +1,15 @@
-// Range units: a key range of a transform's target, appended (a first
-// build's range, a row of the jobs table) or recomputed in place (a rebuild
-// chunk, optionally of some columns). A failing range is cut at its middle
-// key while the executor narrows a data error.
+// A range unit: one job of a build (catalog/jobs.h), a key range of a
+// transform's target, appended (a first build's range) or recomputed in
+// place (a rebuild's, optionally of some columns). A failing range is cut
+// at its middle key while the executor narrows a data error; its failing
+// parts become jobs of their own that wait for a retry.
 #pragma once
 
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "catalog/jobs.h"
 #include "drain/unit.h"
 #include "plan/transform_plan.h"
 
@@ -15,21 +17,14 @@ namespace trellis::drain {
 
 class RangeUnit final : public Unit {
  public:
-  enum class Mode { kAppend, kRecompute };
+  // `schema` is the catalog schema.
+  RangeUnit(const plan::TransformPlan& plan, std::string schema, catalog::RangeJob job)
+      : plan_(plan), schema_(std::move(schema)), job_(std::move(job)) {}
 
-  // A first build's range: job `job_id` of the jobs table, tried `attempts`
-  // times before.
-  static std::unique_ptr<RangeUnit> BuildRange(const plan::TransformPlan& plan, std::string schema,
-                                               std::string job_id, int attempts,
-                                               plan::KeyRange range);
-  // A rebuild chunk: the range recomputed in place; `columns` limits it to
-  // those columns.
-  static std::unique_ptr<RangeUnit> RebuildChunk(const plan::TransformPlan& plan,
-                                                 plan::KeyRange range,
-                                                 std::optional<std::vector<std::string>> columns);
-
+  // "build_range" or "rebuild" (a column rebuild too): as status and the
+  // drain_failures table name the work.
   std::string_view kind() const override {
-    return mode_ == Mode::kAppend ? "build_range" : "rebuild";
+    return job_.kind == catalog::JobKind::kBuildRange ? "build_range" : "rebuild";
   }
   std::string Describe() const override;
   Result<long> Apply(pg::Connection& conn) override;
@@ -38,20 +33,14 @@ class RangeUnit final : public Unit {
   Status Defer(pg::Connection& conn, const std::vector<const Unit*>& failed,
                const Status& error) override;
 
-  const plan::KeyRange& range() const { return range_; }
-
  private:
-  RangeUnit(const plan::TransformPlan& plan, Mode mode, plan::KeyRange range)
-      : plan_(plan), mode_(mode), range_(std::move(range)) {}
-  std::unique_ptr<RangeUnit> Part(plan::KeyRange range) const;
+  plan::KeyRange range() const { return plan::KeyRange{job_.lo, job_.hi}; }
+  // A part of this unit: the same job, over `part` of its range.
+  std::unique_ptr<RangeUnit> Part(plan::KeyRange part) const;
 
   const plan::TransformPlan& plan_;
-  Mode mode_;
-  plan::KeyRange range_;
-  std::optional<std::vector<std::string>> columns_;  // kRecompute only
-  std::string schema_;                               // kAppend only
-  std::string job_id_;                               // kAppend only
-  int attempts_ = 0;                                 // kAppend only
+  std::string schema_;
+  catalog::RangeJob job_;
 };
 
 }  // namespace trellis::drain

@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "sql/quote.h"
+#include "sql/row_reader.h"
 
 namespace trellis::drain {
 namespace {
@@ -80,17 +81,17 @@ std::string ReportJson(const SelfCheckReport& report) {
          ",\"divergences\":" + JsonArray(divergences) + "}";
 }
 
-int64_t Int(const std::optional<std::string>& text) { return text ? std::stoll(*text) : 0; }
-
-SelfCheckJob JobFromRow(const pg::Rows& rows, size_t r, const std::string& target) {
+Result<SelfCheckJob> JobFromRow(const pg::Rows& rows, size_t r, const std::string& target) {
+  sql::RowReader row(rows, r);
   SelfCheckJob job;
-  job.id = Int(rows.at(r, 0));
+  job.id = row.Int64(0);
   job.target = target;
-  job.mode = rows.text(r, 1);
-  if (rows.at(r, 2)) job.sample_size = Int(rows.at(r, 2));
-  job.state = rows.text(r, 3);
-  job.rows_compared = Int(rows.at(r, 4));
-  job.error = rows.at(r, 5);
+  job.mode = row.Text(1);
+  job.sample_size = row.OptionalInt64(2);
+  job.state = row.Text(3);
+  job.rows_compared = row.Int64(4);
+  job.error = row.OptionalText(5);
+  if (!row.status().ok()) return row.status();
   return job;
 }
 
@@ -108,13 +109,15 @@ FROM {schema}.self_check_jobs WHERE id = $1::bigint)sql",
   if (!head.ok()) return head.status();
   if (head->empty()) return Status::NotFound("the self-check job is gone");
   SelfCheckReport report;
-  report.outcome = head->text(0, 0);
-  report.rows_compared = Int(head->at(0, 1));
-  report.divergence_count = Int(head->at(0, 2));
-  report.truncated = head->text(0, 3) == "true";
-  report.unsettled_keys = Int(head->at(0, 4));
-  report.failed_ranges = sql::ParseTextArray(head->text(0, 5));
-  report.quarantined_columns = sql::ParseTextArray(head->text(0, 6));
+  sql::RowReader row(head.value(), 0);
+  report.outcome = row.Text(0);
+  report.rows_compared = row.OptionalInt64(1).value_or(0);
+  report.divergence_count = row.OptionalInt64(2).value_or(0);
+  report.truncated = row.Text(3) == "true";
+  report.unsettled_keys = row.OptionalInt64(4).value_or(0);
+  report.failed_ranges = row.TextArray(5);
+  report.quarantined_columns = row.TextArray(6);
+  if (!row.status().ok()) return row.status();
 
   auto divergences = conn.Query(sql::WithSchema(R"sql(
 SELECT d.v->>'kind', d.v->>'fix', ARRAY(SELECT jsonb_array_elements_text(d.v->'key'))
@@ -125,10 +128,9 @@ WHERE j.id = $1::bigint ORDER BY d.n)sql",
                                 {job_id});
   if (!divergences.ok()) return divergences.status();
   for (size_t r = 0; r < divergences->size(); ++r) {
-    report.divergences.push_back(Divergence{divergences->text(r, 0),
-                                            sql::ParseTextArray(divergences->text(r, 2)),
-                                            {},
-                                            divergences->text(r, 1)});
+    sql::RowReader d(divergences.value(), r);
+    report.divergences.push_back(Divergence{d.Text(0), d.TextArray(2), {}, d.Text(1)});
+    if (!d.status().ok()) return d.status();
   }
   auto columns = conn.Query(sql::WithSchema(R"sql(
 SELECT d.n, c.v->>'name', c.v->>'target', c.v->>'recomputed'
@@ -140,7 +142,9 @@ WHERE j.id = $1::bigint ORDER BY d.n, c.m)sql",
                             {job_id});
   if (!columns.ok()) return columns.status();
   for (size_t r = 0; r < columns->size(); ++r) {
-    const size_t n = static_cast<size_t>(Int(columns->at(r, 0)));
+    sql::RowReader c(columns.value(), r);
+    const size_t n = static_cast<size_t>(c.Int64(0));
+    if (!c.status().ok()) return c.status();
     if (n < 1 || n > report.divergences.size()) continue;
     report.divergences[n - 1].columns.push_back(
         DivergentColumn{columns->text(r, 1), columns->at(r, 2), columns->at(r, 3)});
@@ -154,10 +158,11 @@ WHERE j.id = $1::bigint)sql",
                              {job_id});
   if (!failures.ok()) return failures.status();
   for (size_t r = 0; r < failures->size(); ++r) {
-    report.drain_failures.push_back(
-        DrainFailureStatus{failures->text(r, 0), failures->text(r, 1), Int(failures->at(r, 2)),
-                           Int(failures->at(r, 3)), failures->at(r, 4), failures->text(r, 5),
-                           sql::ParseTextArray(failures->text(r, 6))});
+    sql::RowReader f(failures.value(), r);
+    report.drain_failures.push_back(DrainFailureStatus{
+        f.Text(0), f.Text(1), f.OptionalInt64(2).value_or(0), f.OptionalInt64(3).value_or(0),
+        f.OptionalText(4), f.Text(5), f.TextArray(6)});
+    if (!f.status().ok()) return f.status();
   }
   return report;
 }
@@ -207,7 +212,9 @@ Result<std::optional<SelfCheckJob>> ReadSelfCheckJob(pg::Connection& conn,
                          {std::to_string(id)});
   if (!rows.ok()) return rows.status();
   if (rows->empty()) return std::optional<SelfCheckJob>();
-  SelfCheckJob job = JobFromRow(*rows, 0, rows->text(0, 7));
+  auto read = JobFromRow(*rows, 0, rows->text(0, 7));
+  if (!read.ok()) return read.status();
+  SelfCheckJob job = std::move(read.value());
   if (rows->text(0, 6) == "t") {
     auto report = ReadReport(conn, schema, id);
     if (!report.ok()) return report.status();
@@ -235,9 +242,10 @@ RETURNING j.id, j.transform_id, j.mode, j.sample_size)sql",
                          {worker_id, std::to_string(kSelfCheckLeaseSeconds)});
   if (!rows.ok()) return rows.status();
   if (rows->empty()) return std::optional<ClaimedSelfCheck>();
-  return std::optional<ClaimedSelfCheck>(ClaimedSelfCheck{Int(rows->at(0, 0)),
-                                                          static_cast<int>(Int(rows->at(0, 1))),
-                                                          rows->text(0, 2), Int(rows->at(0, 3))});
+  sql::RowReader row(rows.value(), 0);
+  ClaimedSelfCheck claimed{row.Int64(0), row.Int(1), row.Text(2), row.OptionalInt64(3).value_or(0)};
+  if (!row.status().ok()) return row.status();
+  return std::optional<ClaimedSelfCheck>(std::move(claimed));
 }
 
 Result<bool> AddSelfCheckProgress(pg::Connection& conn, const std::string& schema, int64_t id,

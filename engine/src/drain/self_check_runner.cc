@@ -6,6 +6,7 @@
 #include "grammar/address.h"
 #include "plan/bind.h"
 #include "sql/quote.h"
+#include "sql/row_reader.h"
 
 namespace trellis::drain {
 namespace {
@@ -145,7 +146,9 @@ Result<bool> SelfCheckRunner::Sample(pg::Connection& conn, const std::string& sc
   Active& a = *active_;
   auto estimate = conn.Query(a.plan->EstimateKeysSql());
   if (!estimate.ok()) return estimate.status();
-  const double keys = std::max(1.0, std::stod(estimate->text(0, 0)));
+  auto estimated = sql::ScalarInt64(estimate.value());
+  if (!estimated.ok()) return estimated.status();
+  const double keys = std::max(1.0, static_cast<double>(estimated.value()));
   // Twice the sample's share of the rows, so a sample of n rows yields about
   // n keys on each side before the LIMIT.
   const double percent =

@@ -1,6 +1,7 @@
 #include "drain/self_check_unit.h"
 
 #include "sql/quote.h"
+#include "sql/row_reader.h"
 
 namespace trellis::drain {
 
@@ -15,7 +16,10 @@ Result<long> SelfCheckRangeUnit::Apply(pg::Connection& conn) {
   for (auto& key : sql::ParseTextArray(compared->text(0, 1))) {
     findings_.candidates.insert(std::move(key));
   }
-  return std::stol(compared->text(0, 0));
+  sql::RowReader row(compared.value(), 0);
+  const long rows = row.Int64(0);
+  if (!row.status().ok()) return row.status();
+  return rows;
 }
 
 Result<std::vector<std::unique_ptr<Unit>>> SelfCheckRangeUnit::Split(pg::Connection& conn) {

@@ -3,6 +3,7 @@
 #include <thread>
 
 #include "catalog/migrations.h"
+#include "catalog/states.h"
 #include "sql/quote.h"
 
 namespace trellis::reads {
@@ -19,21 +20,21 @@ SELECT EXISTS (
   WHERE pg_visible_in_snapshot(c.xid, $1::pg_snapshot)
     AND EXISTS (SELECT 1 FROM {schema}.transforms t
                 JOIN {schema}.transform_inputs i ON i.transform_id = t.id
-                WHERE i.source_id = c.source_id AND t.status <> 'paused'))
+                WHERE i.source_id = c.source_id AND t.status <> {state:paused}))
 OR EXISTS (
   SELECT 1 FROM {schema}.transforms
-  WHERE status IN ('waiting_to_backfill', 'backfilling')))sql";
+  WHERE status IN ({state:waiting_to_backfill}, {state:backfilling})))sql";
 
 // Phase 2: once nothing before the token is left in capture, every key it
 // dirtied sits in a page that exists now; wait until those pages are gone.
 constexpr std::string_view kLastPage = R"sql(
 SELECT coalesce(max(p.id), 0) FROM {schema}.pages p
-JOIN {schema}.transforms t ON t.id = p.transform_id WHERE t.status <> 'paused')sql";
+JOIN {schema}.transforms t ON t.id = p.transform_id WHERE t.status <> {state:paused})sql";
 
 constexpr std::string_view kPagesLeft = R"sql(
 SELECT EXISTS (SELECT 1 FROM {schema}.pages p
                JOIN {schema}.transforms t ON t.id = p.transform_id
-               WHERE t.status <> 'paused' AND p.id <= $1::bigint))sql";
+               WHERE t.status <> {state:paused} AND p.id <= $1::bigint))sql";
 
 // The longest chain of transforms: a transform with an input that is another
 // transform's target is one level below it. Bounded, so a cycle (which
@@ -58,17 +59,17 @@ template <typename Wait>
 Result<bool> AwaitLevel(pg::Connection& conn, const std::string& schema, const std::string& token,
                         Wait& wait) {
   while (true) {
-    auto pending = conn.Query(sql::WithSchema(kPendingCapture, schema), {token});
+    auto pending = conn.Query(catalog::StateSql(kPendingCapture, schema), {token});
     if (!pending.ok()) return pending.status();
     if (pending->text(0, 0) == "f") break;
     auto more = wait();
     if (!more.ok() || !more.value()) return more;
   }
-  auto last = conn.Query(sql::WithSchema(kLastPage, schema));
+  auto last = conn.Query(catalog::StateSql(kLastPage, schema));
   if (!last.ok()) return last.status();
   const std::string last_page = last->text(0, 0);
   while (true) {
-    auto left = conn.Query(sql::WithSchema(kPagesLeft, schema), {last_page});
+    auto left = conn.Query(catalog::StateSql(kPagesLeft, schema), {last_page});
     if (!left.ok()) return left.status();
     if (left->text(0, 0) == "f") return true;
     auto more = wait();

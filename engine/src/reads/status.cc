@@ -2,6 +2,7 @@
 
 #include <variant>
 
+#include "catalog/jobs.h"
 #include "catalog/migrations.h"
 #include "catalog/model.h"
 #include "grammar/address.h"
@@ -45,7 +46,8 @@ Result<TransformStatus> ReadStatus(pg::Connection& conn, const std::string& sche
     s.columns.push_back(std::move(column));
   }
   s.last_applied_at_us = t->last_applied_at_us;
-  auto backlog = conn.Query(sql::WithSchema(R"sql(
+  auto backlog = conn.Query(
+      sql::WithSchema(R"sql(
 SELECT (SELECT count(*) FROM {schema}.pages WHERE transform_id = $1::int),
        (SELECT coalesce(sum(key_count), 0) FROM {schema}.pages WHERE transform_id = $1::int),
        (SELECT count(*) FROM {schema}.capture WHERE source_id = $2::int),
@@ -54,27 +56,33 @@ SELECT (SELECT count(*) FROM {schema}.pages WHERE transform_id = $1::int),
        (SELECT (extract(epoch FROM backfill_finished_at) * 1000000)::bigint
         FROM {schema}.transforms WHERE id = $1::int),
        (SELECT sum(est_rows) FROM {schema}.jobs
-        WHERE transform_id = $1::int AND kind = 'build_range'),
+        WHERE transform_id = $1::int AND kind IN )sql" +
+                          catalog::BuildJobKindsSql() + R"sql(),
        (SELECT count(*) FROM {schema}.held_keys WHERE transform_id = $1::int),
        (SELECT capture_failure FROM {schema}.transforms WHERE id = $1::int),
        (SELECT (extract(epoch FROM capture_failed_at) * 1000000)::bigint
-        FROM {schema}.transforms WHERE id = $1::int))sql",
-                                            schema),
-                            {std::to_string(t->id), std::to_string(t->source.id)});
+        FROM {schema}.transforms WHERE id = $1::int),
+       (SELECT columns FROM {schema}.jobs
+        WHERE transform_id = $1::int AND kind = )sql" +
+                          sql::Literal(catalog::JobKindName(catalog::JobKind::kColumnRebuild)) +
+                          R"sql( LIMIT 1))sql",
+                      schema),
+      {std::to_string(t->id), std::to_string(t->source.id)});
   if (!backlog.ok()) return backlog.status();
   sql::RowReader row(backlog.value(), 0);
   s.backlog_pages = row.Int64(0);
   s.backlog_keys = row.Int64(1);
   s.capture_backlog = row.Int64(2);
-  s.backfill.rows_done = t->backfill_done;
-  // A first build counts its progress by the ranges it has left to append.
-  if (const auto left = row.OptionalInt64(5); left && t->backfill_total) {
-    s.backfill.rows_done = std::max<int64_t>(0, *t->backfill_total - *left);
+  // A build counts its progress by the estimated rows of the jobs it has
+  // left: all of them before it starts, none once it is done.
+  if (t->backfill_total) {
+    s.backfill.rows_done =
+        std::max<int64_t>(0, *t->backfill_total - row.OptionalInt64(5).value_or(0));
   }
   s.backfill.rows_total = t->backfill_total;
   s.backfill.started_at_us = row.OptionalInt64(3);
   s.backfill.finished_at_us = row.OptionalInt64(4);
-  s.backfill.columns = t->backfill_columns;
+  s.backfill.columns = row.OptionalTextArray(9);
   s.held_keys = row.Int64(6);
   if (auto message = row.OptionalText(7)) {
     s.capture_failure = CaptureFailureStatus{"disruption", row.OptionalInt64(8), *message};

@@ -6,6 +6,7 @@
 #include "catalog/states.h"
 #include "plan/bind.h"
 #include "sql/quote.h"
+#include "sql/row_reader.h"
 #include "workers/locks.h"
 
 namespace trellis::staging {
@@ -76,8 +77,11 @@ Result<long> StageBatch(pg::Connection& conn, const std::string& schema, int bat
   auto staged =
       conn.QueryPrepared(stage.value(), {std::to_string(batch_rows), std::to_string(page_keys)});
   if (!staged.ok()) return staged.status();
-  const long consumed = std::stol(staged->text(0, 0));
-  for (const auto& source_id : sql::ParseTextArray(staged->text(0, 1))) {
+  sql::RowReader row(staged.value(), 0);
+  const long consumed = row.Int64(0);
+  const std::vector<std::string> truncated = row.TextArray(1);
+  if (!row.status().ok()) return row.status();
+  for (const auto& source_id : truncated) {
     for (const auto& t : transforms.value()) {
       if (std::to_string(t.source.id) != source_id) continue;
       // TRUNCATE leaves no keys to recompute: rebuild the whole target.

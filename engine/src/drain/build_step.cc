@@ -1,0 +1,103 @@
+#include "drain/build_step.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "catalog/jobs.h"
+#include "catalog/model.h"
+#include "catalog/states.h"
+#include "drain/statement_unit.h"
+#include "plan/bind.h"
+#include "sql/quote.h"
+#include "sql/row_reader.h"
+
+namespace trellis::drain {
+namespace {
+
+// Enough sampled rows per range for even ranges, and at least this many in
+// all, so that the pages sampled are spread over the whole input.
+constexpr double kSampleRowsPerRange = 100;
+constexpr double kMinSampleRows = 10000;
+
+// Cuts the plan's input into ranges of about `range_rows` rows (from a
+// sample of its pages) and records them as jobs of `build`.
+Status PlanBuild(pg::Connection& conn, const std::string& schema, const plan::TransformPlan& plan,
+                 const catalog::PendingBuild& build, long estimated_rows, long range_rows) {
+  const long ranges = std::max(1L, (estimated_rows + range_rows - 1) / range_rows);
+  std::vector<std::optional<std::string>> boundaries;
+  if (ranges > 1) {
+    const double wanted = std::max(kMinSampleRows, kSampleRowsPerRange * ranges);
+    const double percent = std::min(100.0, 100.0 * wanted / static_cast<double>(estimated_rows));
+    const double expected = percent / 100.0 * static_cast<double>(estimated_rows);
+    const long per_boundary = std::max(1L, std::lround(expected / static_cast<double>(ranges)));
+    const plan::Bound sample = plan.SampleBoundaries(percent, per_boundary, ranges - 1);
+    auto sampled = conn.Query(sample.text, sample.params);
+    if (!sampled.ok()) return sampled.status();
+    for (size_t r = 0; r < sampled->size(); ++r) boundaries.push_back(sampled->at(r, 0));
+  }
+  return catalog::PlanRanges(conn, schema, plan.transform_id(), build, boundaries, estimated_rows);
+}
+
+}  // namespace
+
+Result<bool> AdvanceBuild(pg::Connection& conn, const std::string& schema, long range_rows,
+                          UnitExecutor& executor) {
+  auto tx = pg::Transaction::Begin(conn);
+  if (!tx.ok()) return tx.status();
+  // A build with ranges left is the range runners' work (build_job.h); one
+  // waiting to start, or with none left, is this step's. The row lock skips
+  // a transform whose ranges are running (they hold it shared).
+  auto next = conn.Query(catalog::StateSql(R"sql(
+SELECT t.id FROM {schema}.transforms t
+WHERE (t.status = {state:waiting_to_backfill}
+       OR (t.status = {state:backfilling}
+           AND NOT EXISTS (SELECT 1 FROM {schema}.jobs j
+                           WHERE j.transform_id = t.id AND j.kind IN )sql" +
+                                               catalog::BuildJobKindsSql() + R"sql()))
+  AND NOT )sql" + BuildRetryPending(schema) + R"sql(
+ORDER BY t.id LIMIT 1
+FOR UPDATE OF t SKIP LOCKED)sql",
+                                           schema));
+  if (!next.ok()) return next.status();
+  if (next->empty()) {
+    TRELLIS_RETURN_IF_ERROR(tx.value()->Commit());
+    return false;
+  }
+  auto id = sql::ScalarInt64(next.value());
+  if (!id.ok()) return id.status();
+  auto t = catalog::LoadTransformById(conn, schema, static_cast<int>(id.value()));
+  if (!t.ok()) return t.status();
+  auto bound = plan::Bind(t.value(), schema);
+  if (!bound.ok()) return bound.status();
+  const plan::TransformPlan& plan = *bound.value();
+
+  if (t->state == TransformState::kWaitingToBackfill) {
+    auto total = conn.Query(plan.EstimateKeysSql());
+    if (!total.ok()) return total.status();
+    auto total_rows = sql::ScalarInt64(total.value());
+    if (!total_rows.ok()) return total_rows.status();
+    auto build = catalog::PendingBuildOf(conn, schema, t->id, t->key_indexed);
+    if (!build.ok()) return build.status();
+    TRELLIS_RETURN_IF_ERROR(catalog::StartBuild(conn, schema, t->id, total_rows.value()));
+    TRELLIS_RETURN_IF_ERROR(PlanBuild(conn, schema, plan, build.value(),
+                                      static_cast<long>(total_rows.value()), range_rows));
+    TRELLIS_RETURN_IF_ERROR(tx.value()->Commit());
+    return true;
+  }
+  // Every range is in (none is running: this holds the row). A first build
+  // makes its key; then the transform catches up.
+  if (!t->key_indexed) {
+    StatementUnit add_key("add_key", plan.AddKeySql());
+    auto keyed = executor.Run(conn, schema, t.value(), add_key, RunOptions{.retrying = true});
+    if (!keyed.ok()) return keyed.status();
+    if (keyed->outcome != UnitOutcome::kApplied) {
+      TRELLIS_RETURN_IF_ERROR(tx.value()->Commit());
+      return true;
+    }
+  }
+  TRELLIS_RETURN_IF_ERROR(catalog::FinishBuild(conn, schema, t->id));
+  TRELLIS_RETURN_IF_ERROR(tx.value()->Commit());
+  return true;
+}
+
+}  // namespace trellis::drain
