@@ -10,14 +10,21 @@
 # Debian 12 only: installs what it needs with apt-get (a no-op once present),
 # including the arm64 multiarch libraries and the PostgreSQL source package,
 # from which it builds libpq without GSSAPI/LDAP (Debian's libpq.a needs
-# Kerberos and OpenLDAP, which Debian ships only as shared libraries). Every
-# intermediate lives under build/release/ and is reused by the next run.
+# Kerberos and OpenLDAP, which Debian ships only as shared libraries).
+#
+# What is slow to make and does not depend on this checkout is cached outside
+# it, in TRELLIS_BUILD_CACHE (default /var/cache/trellis-build), so a fresh
+# clone on the same machine (CI) reuses it: the PostgreSQL source (by
+# version), libpq per target (keyed by target, PostgreSQL version and
+# compiler), and a ccache of the port's objects (keyed by content, with paths
+# taken relative to the checkout). The CMake trees live in build/release/.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 target="${1:?usage: build-port.sh <target> <out-dir>}"
 out="${2:?usage: build-port.sh <target> <out-dir>}"
 version="$(sed -n 's/^ *@version "\(.*\)"$/\1/p' "$root/elixir/mix.exs")"
 work="$root/build/release"
+cache="${TRELLIS_BUILD_CACHE:-/var/cache/trellis-build}"
 max_bytes=$((10 * 1024 * 1024))
 
 case "$target" in
@@ -51,9 +58,9 @@ ensure_packages() {
   fi
 }
 
-# The PostgreSQL 15 source, unpacked once into build/release/src.
+# The PostgreSQL 15 source, unpacked once into the cache.
 postgres_source() {
-  local src="$work/src"
+  local src="$cache/src"
   local tree
   tree="$(find "$src" -maxdepth 1 -type d -name 'postgresql-15.*' 2>/dev/null | head -n1)"
   if [ -n "$tree" ] && [ -f "$tree/configure" ]; then echo "$tree"; return; fi
@@ -89,21 +96,27 @@ SOURCES
 }
 
 # libpq (with libpgcommon/libpgport) for the target, static, no GSSAPI/LDAP.
+# Prints its install prefix, which is keyed by what goes into it.
 build_libpq() {
-  local tree="$1" prefix="$work/$target/libpq" dir="$work/$target/libpq-build"
-  if [ -f "$prefix/lib/libpq.a" ] && [ "$(cat "$prefix/.source" 2>/dev/null)" = "$tree" ]; then
+  local tree="$1" host=() cc=gcc
+  if [ "$arch" = arm64 ]; then host=(--host="$triplet"); cc="$triplet-gcc"; fi
+  local flags=(--without-readline --without-zlib --without-icu --without-gssapi --without-ldap
+    --without-llvm --without-perl --without-python --without-tcl --without-lz4 --without-zstd
+    --with-openssl)
+  local key
+  key="$target-$(basename "$tree")-$( ("$cc" --version | head -n1; echo "${flags[*]}") |
+    sha256sum | cut -c1-12)"
+  local prefix="$cache/libpq/$key" dir="$cache/libpq/$key.build"
+  if [ -f "$prefix/lib/libpq.a" ]; then
+    echo "$prefix"
     return
   fi
   rm -rf "$dir" "$prefix"
   mkdir -p "$dir"
-  local host=() cc=gcc
-  if [ "$arch" = arm64 ]; then host=(--host="$triplet"); cc="$triplet-gcc"; fi
-  command -v ccache >/dev/null && cc="ccache $cc"
+  cc="ccache $cc"
   echo "build-port: building libpq for $target" >&2
-  (cd "$dir" && CC="$cc" "$tree/configure" "${host[@]}" --prefix="$prefix" \
-    --without-readline --without-zlib --without-icu --without-gssapi --without-ldap \
-    --without-llvm --without-perl --without-python --without-tcl --without-lz4 --without-zstd \
-    --with-openssl >configure.log 2>&1) ||
+  (cd "$dir" && CC="$cc" "$tree/configure" "${host[@]}" --prefix="$prefix" "${flags[@]}" \
+    >configure.log 2>&1) ||
     { tail -20 "$dir/configure.log" >&2; exit 1; }
   local d
   for d in src/interfaces/libpq src/common src/port; do
@@ -112,17 +125,16 @@ build_libpq() {
   for d in src/interfaces/libpq src/common src/port src/include; do
     make -s -C "$dir/$d" install >/dev/null
   done
-  echo "$tree" >"$prefix/.source"
+  rm -rf "$dir"
+  echo "$prefix"
 }
 
 build_port() {
-  local dir="$work/$target/cmake" launcher=()
-  command -v ccache >/dev/null &&
-    launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
+  local libpq="$1" dir="$work/$target/cmake"
   cmake -S "$root" -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DTRELLIS_STATIC=ON \
-    -DTRELLIS_TESTS=OFF -DTRELLIS_LIBPQ_PREFIX="$work/$target/libpq" "${cross[@]}" \
-    "${launcher[@]}" >/dev/null
-  ninja -C "$dir" -j"$(nproc)" trellis-port >&2
+    -DTRELLIS_TESTS=OFF -DTRELLIS_LIBPQ_PREFIX="$libpq" "${cross[@]}" \
+    -DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache >/dev/null
+  ninja --quiet -C "$dir" -j"$(nproc)" trellis-port >&2
 }
 
 # A release binary has no dynamic section at all (so no NEEDED entries and
@@ -147,9 +159,12 @@ check_static() {
 }
 
 ensure_packages
+mkdir -p "$cache"
+export CCACHE_DIR="$cache/ccache" CCACHE_BASEDIR="$root" CCACHE_NOHASHDIR=1
+ccache --max-size=2G >/dev/null
 tree="$(postgres_source)"
-build_libpq "$tree"
-build_port
+libpq="$(build_libpq "$tree")"
+build_port "$libpq"
 mkdir -p "$out"
 dest="$out/trellis-port-$version-$target"
 cp "$work/$target/cmake/port/trellis-port" "$dest.partial"

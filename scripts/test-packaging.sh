@@ -11,7 +11,12 @@
 #      server serves;
 #   4. installing the staged package into a new Mix app outside the repository
 #      (test/packaging/install_test.sh).
-# The build trees live under build/release/ and are reused across runs.
+# The CMake trees live under build/release/; the PostgreSQL source, libpq
+# per target and the object cache live in TRELLIS_BUILD_CACHE (default
+# /var/cache/trellis-build, see scripts/build-port.sh), so later runs on the
+# same machine, fresh clones included, take minutes instead of a cold build.
+# Needs the tree scripts/setup.sh builds (the testkit); scripts/test.sh runs
+# this after it.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 started=$SECONDS
@@ -23,6 +28,9 @@ cleanup() {
   rm -rf "$work"
 }
 trap cleanup EXIT
+step() { echo "== packaging: $* (at $((SECONDS - started)) s)"; }
+
+[ -x "$root/build/test/testkit/trellis-testkit" ] || "$root/scripts/setup.sh"
 
 installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
 missing=()
@@ -31,12 +39,12 @@ if ((${#missing[@]})); then
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
-echo "== packaging: release build (static x86_64 and aarch64)"
+step "release build (static x86_64 and aarch64)"
 "$root/scripts/release.sh" "$out"
 x86="$out/bin/trellis-port-$version-x86_64-linux"
 arm="$out/bin/trellis-port-$version-aarch64-linux"
 
-echo "== packaging: a root with no glibc (musl + busybox), and qemu for aarch64"
+step "a root with no glibc (musl + busybox), and qemu for aarch64"
 chroot_dir="$work/musl-root"
 mkdir -p "$chroot_dir"/{bin,etc,lib,tmp}
 cp /bin/busybox "$chroot_dir/bin/busybox"
@@ -55,13 +63,13 @@ printf '#!/bin/sh\nexec qemu-aarch64-static %s "$@"\n' "$arm" >"$work/aarch64-po
 chmod +x "$work/musl-port" "$work/aarch64-port"
 qemu-aarch64-static "$arm" --version
 
-echo "== packaging: protocol sessions through the release binaries"
+step "protocol sessions through the release binaries"
 (cd "$root/elixir" &&
   TRELLIS_MUSL_PORT="$work/musl-port" TRELLIS_MUSL_ROOT="$chroot_dir" TRELLIS_AARCH64_PORT="$work/aarch64-port" \
     TRELLIS_TESTKIT_PATH="$root/build/test/testkit/trellis-testkit" \
     MIX_ENV=test mix run ../test/packaging/release_binaries_test.exs)
 
-echo "== packaging: publish.sh writes the checksum file from what a server serves"
+step "publish.sh writes the checksum file from what a server serves"
 port="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')"
 python3 -m http.server --bind 127.0.0.1 --directory "$out/bin" "$port" >/dev/null 2>&1 &
 server_pid=$!
@@ -71,7 +79,7 @@ cmp "$work/published-checksum.exs" "$out/checksum-trellis_pg.exs"
 kill "$server_pid"
 server_pid=""
 
-echo "== packaging: install into a new Mix app"
+step "install into a new Mix app"
 "$root/test/packaging/install_test.sh" "$out"
 
 echo "== packaging: passed in $((SECONDS - started)) s"

@@ -152,7 +152,9 @@ unpack "$rel/package/trellis_pg-$version"
 TRELLIS_PG_TARGET=riscv64-linux expect_refusal "unknown target" "riscv64-linux.*TRELLIS_PG_BUILD=1"
 
 unpack "$rel/package/trellis_pg-$version"
+# The release build's object cache (scripts/build-port.sh), paths relative to $work.
 export CMAKE_CXX_COMPILER_LAUNCHER=ccache CCACHE_BASEDIR="$work" CCACHE_NOHASHDIR=1
+export CCACHE_DIR="${TRELLIS_BUILD_CACHE:-/var/cache/trellis-build}/ccache"
 log="$(TRELLIS_PG_BUILD=1 compile)" || fail "source build: mix compile failed:"$'\n'"$log"
 "$(installed_binary)" --version | grep -q "trellis-port $version " || fail "source build: wrong binary"
 (cd "$work/app" && mix run check.exs) || fail "source build: the host app could not use it"
