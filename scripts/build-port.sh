@@ -62,9 +62,9 @@ ensure_packages() {
 postgres_source() {
   local src="$cache/src"
   local tree
-  tree="$(find "$src" -maxdepth 1 -type d -name 'postgresql-15.*' 2>/dev/null | head -n1)"
-  if [ -n "$tree" ] && [ -f "$tree/configure" ]; then echo "$tree"; return; fi
   mkdir -p "$src"
+  tree="$(find "$src" -maxdepth 1 -type d -name 'postgresql-15.*' | head -n1)"
+  if [ -n "$tree" ] && [ -f "$tree/configure" ]; then echo "$tree"; return; fi
   if ! apt-cache showsrc postgresql-15 2>/dev/null | grep -q '^Version'; then
     # Debian's deb-src entries for the same mirror, so apt-get source works.
     cat >/etc/apt/sources.list.d/trellis-deb-src.sources <<'SOURCES'
