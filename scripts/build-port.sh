@@ -19,6 +19,7 @@
 # compiler), and a ccache of the port's objects (keyed by content, with paths
 # taken relative to the checkout). The CMake trees live in build/release/.
 set -euo pipefail
+shopt -s inherit_errexit # a failure inside $(...) stops the build too
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 target="${1:?usage: build-port.sh <target> <out-dir>}"
 out="${2:?usage: build-port.sh <target> <out-dir>}"
@@ -58,14 +59,18 @@ ensure_packages() {
   fi
 }
 
-# The PostgreSQL 15 source, unpacked once into the cache.
+# The PostgreSQL 15 source, unpacked once into the cache. Downloaded and
+# unpacked in a private directory and renamed into place, so two builds
+# sharing the cache never see half a tree.
 postgres_source() {
   local src="$cache/src"
-  local tree
   mkdir -p "$src"
-  tree="$(find "$src" -maxdepth 1 -type d -name 'postgresql-15.*' | head -n1)"
+  local tree
+  tree="$(find "$src" -maxdepth 1 -type d -name 'postgresql-15.*' -print -quit)"
   if [ -n "$tree" ] && [ -f "$tree/configure" ]; then echo "$tree"; return; fi
-  if ! apt-cache showsrc postgresql-15 2>/dev/null | grep -q '^Version'; then
+  local versions
+  versions="$(apt-cache showsrc postgresql-15 2>/dev/null | awk '/^Version:/ {print $2}')"
+  if [ -z "$versions" ]; then
     # Debian's deb-src entries for the same mirror, so apt-get source works.
     cat >/etc/apt/sources.list.d/trellis-deb-src.sources <<'SOURCES'
 Types: deb-src
@@ -81,18 +86,25 @@ Components: main
 Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
 SOURCES
     apt-get update -qq
+    versions="$(apt-cache showsrc postgresql-15 | awk '/^Version:/ {print $2}')"
   fi
+  local tmp v got=""
+  tmp="$(mktemp -d "$src/.download.XXXXXX")"
   # The mirror may lack the newest source; take the first version it serves.
-  local v got=""
-  for v in $(apt-cache showsrc postgresql-15 | awk '/^Version:/ {print $2}'); do
-    if (cd "$src" && apt-get source --download-only -qq "postgresql-15=$v" >/dev/null 2>&1); then
+  for v in $versions; do
+    if (cd "$tmp" && apt-get source --download-only -qq "postgresql-15=$v" >/dev/null 2>&1); then
       got="$v"
       break
     fi
   done
   [ -n "$got" ] || { echo "build-port: could not download the postgresql-15 source" >&2; exit 1; }
-  tar -C "$src" -xjf "$(ls "$src"/postgresql-15_*.orig.tar.bz2 | head -n1)"
-  find "$src" -maxdepth 1 -type d -name 'postgresql-15.*' | head -n1
+  local tarball
+  tarball="$(find "$tmp" -maxdepth 1 -name 'postgresql-15_*.orig.tar.bz2' -print -quit)"
+  tar -C "$tmp" -xjf "$tarball"
+  tree="$(find "$tmp" -maxdepth 1 -type d -name 'postgresql-15.*' -print -quit)"
+  mv -T "$tree" "$src/$(basename "$tree")" 2>/dev/null || true # another build may have won
+  rm -rf "$tmp"
+  echo "$src/$(basename "$tree")"
 }
 
 # libpq (with libpgcommon/libpgport) for the target, static, no GSSAPI/LDAP.
@@ -104,15 +116,16 @@ build_libpq() {
     --without-llvm --without-perl --without-python --without-tcl --without-lz4 --without-zstd
     --with-openssl)
   local key
-  key="$target-$(basename "$tree")-$( ("$cc" --version | head -n1; echo "${flags[*]}") |
+  key="$target-$(basename "$tree")-$( ("$cc" --version | sed -n 1p; echo "${flags[*]}") |
     sha256sum | cut -c1-12)"
-  local prefix="$cache/libpq/$key" dir="$cache/libpq/$key.build"
+  local prefix="$cache/libpq/$key"
   if [ -f "$prefix/lib/libpq.a" ]; then
     echo "$prefix"
     return
   fi
-  rm -rf "$dir" "$prefix"
-  mkdir -p "$dir"
+  local dir
+  mkdir -p "$cache/libpq"
+  dir="$(mktemp -d "$cache/libpq/.$key.XXXXXX")"
   cc="ccache $cc"
   echo "build-port: building libpq for $target" >&2
   (cd "$dir" && CC="$cc" "$tree/configure" "${host[@]}" --prefix="$prefix" "${flags[@]}" \
@@ -122,10 +135,13 @@ build_libpq() {
   for d in src/interfaces/libpq src/common src/port; do
     make -s -C "$dir/$d" -j"$(nproc)" >/dev/null
   done
+  # Installed into a staging root, then renamed to the prefix it was built for.
   for d in src/interfaces/libpq src/common src/port src/include; do
-    make -s -C "$dir/$d" install >/dev/null
+    make -s -C "$dir/$d" install DESTDIR="$dir/stage" >/dev/null
   done
+  mv -T "$dir/stage$prefix" "$prefix" 2>/dev/null || true # another build may have won
   rm -rf "$dir"
+  [ -f "$prefix/lib/libpq.a" ] || { echo "build-port: libpq for $target was not built" >&2; exit 1; }
   echo "$prefix"
 }
 
