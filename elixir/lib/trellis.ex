@@ -94,11 +94,13 @@ defmodule Trellis do
       inside `define/2` would hold the call, and its budget, for as long
       as the table takes to copy. `await_converged/3` waits for the data,
       not for the state.
-    * The quarantine reads (`quarantined/1`, `quarantine_status/2`,
-      `sample_quarantined/3`, `poisoned_since/2`) and `release_key/4` are
-      not in this version: the engine charges no failure to a column or a
-      key yet (`Trellis.Status`'s `held_keys` stays 0), so the guide's
-      quarantine example cannot run.
+    * `quarantine_status/2` returns a list of `Trellis.QuarantineEntry`
+      (the guide gives no shape): one entry for a column address, one per
+      quarantined column for a transform. A column in quarantine keeps
+      being maintained for every key but its failing ones, whose value is
+      `NULL` in the target; see `Trellis.QuarantineEntry`.
+    * `release_key/4` takes the key as a list of values in key-column
+      order; a map is not accepted.
     * `self_check/3` reports `:unsettled` besides the guide's outcomes, and
       a `Trellis.SelfCheckReport` carries `:divergence_count`,
       `:unsettled_keys`, `:failed_ranges` and `:quarantined_columns`: a
@@ -544,6 +546,178 @@ defmodule Trellis do
   end
 
   @doc """
+  Every column in quarantine, across the instance's transforms: a list of
+  `Trellis.QuarantineEntry`, by transform and column order (`[]` when none
+  is).
+
+  ## Example
+
+      {:ok, [%Trellis.QuarantineEntry{target: "widget_prices.price"} | _]} =
+        Trellis.quarantined(trellis)
+  """
+  @spec quarantined(handle) :: {:ok, [Trellis.QuarantineEntry.t()]} | {:error, Error.t()}
+  def quarantined(handle) do
+    with {:ok, wire} <- Call.call(handle, "quarantined", %{}) do
+      {:ok, Enum.map(wire, &Trellis.QuarantineEntry.from_wire/1)}
+    end
+  end
+
+  @doc """
+  The quarantine of one target: for `"transform.column"`, `[entry]` while
+  that column is in quarantine and `[]` otherwise; for `"transform"`, an
+  entry for each of its columns in quarantine. A target names a transform
+  and optionally a column, exactly as `quarantined/1` reports it; an
+  unknown transform or column is `:not_found`.
+
+  ## Example
+
+      {:ok, [%Trellis.QuarantineEntry{rows: 3}]} =
+        Trellis.quarantine_status(trellis, "widget_prices.price")
+  """
+  @spec quarantine_status(handle, String.t()) ::
+          {:ok, [Trellis.QuarantineEntry.t()]} | {:error, Error.t()}
+  def quarantine_status(handle, target) do
+    text!(target, "the quarantine target", "quarantine_status")
+
+    with {:ok, wire} <- Call.call(handle, "quarantined", %{"target" => target}) do
+      {:ok, Enum.map(wire, &Trellis.QuarantineEntry.from_wire/1)}
+    end
+  end
+
+  @doc """
+  The recorded failing rows of a quarantine target (`"transform.column"`,
+  or `"transform"` for all its quarantined columns), a page at a time, in
+  key order: a `Trellis.SamplePage`. Each sample shows the row's key, its
+  input values and PostgreSQL's error. Pass the page's `:next_cursor` back
+  as `cursor:` for the next page; it is `nil` on the last one, and paging
+  to it reaches every row recorded as failing.
+
+  ## Options
+
+    * `:limit` - rows per page, in 1..1000 (default 100)
+    * `:cursor` - the `:next_cursor` of the previous page; `nil` (the
+      default) for the first page
+
+  A wrong option type or an unknown option raises `ArgumentError`; a limit
+  out of range, or a cursor that is not one this function returned, is a
+  `:validation` error.
+
+  ## Example
+
+      {:ok, %Trellis.SamplePage{samples: rows, next_cursor: cursor}} =
+        Trellis.sample_quarantined(trellis, "widget_prices.price", limit: 50)
+  """
+  @spec sample_quarantined(handle, String.t(), keyword) ::
+          {:ok, Trellis.SamplePage.t()} | {:error, Error.t()}
+  def sample_quarantined(handle, target, opts \\ []) do
+    text!(target, "the quarantine target", "sample_quarantined")
+
+    unless Keyword.keyword?(opts) do
+      raise ArgumentError,
+            "Trellis.sample_quarantined/3 expects a keyword list of options, got: #{inspect(opts)}"
+    end
+
+    opts = Keyword.validate!(opts, limit: 100, cursor: nil)
+
+    unless is_integer(opts[:limit]) do
+      raise ArgumentError, "option :limit must be an integer, got: #{inspect(opts[:limit])}"
+    end
+
+    unless is_nil(opts[:cursor]) or is_binary(opts[:cursor]) do
+      raise ArgumentError,
+            "option :cursor must be a next_cursor sample_quarantined/3 returned, got: " <>
+              inspect(opts[:cursor])
+    end
+
+    args = %{"target" => target, "limit" => opts[:limit], "cursor" => opts[:cursor]}
+
+    with {:ok, wire} <- Call.call(handle, "sample_quarantined", args) do
+      {:ok, Trellis.SamplePage.from_wire(wire)}
+    end
+  end
+
+  @doc """
+  Since when a quarantine target has been in quarantine, a `DateTime`: for
+  `"transform.column"`, when that column was put in quarantine; for
+  `"transform"`, the earliest of its columns. `nil` when it is not in
+  quarantine.
+
+  ## Example
+
+      {:ok, %DateTime{}} = Trellis.poisoned_since(trellis, "widget_prices.price")
+  """
+  @spec poisoned_since(handle, String.t()) :: {:ok, DateTime.t() | nil} | {:error, Error.t()}
+  def poisoned_since(handle, target) do
+    with {:ok, entries} <- quarantine_status(handle, target) do
+      {:ok,
+       entries
+       |> Enum.map(& &1.since)
+       |> Enum.reject(&is_nil/1)
+       |> Enum.min(DateTime, fn -> nil end)}
+    end
+  end
+
+  @doc """
+  Releases a key that `transform` holds, once the cause is fixed: the key
+  is recomputed now. A key is held when its row cannot be written for a
+  reason no column explains (its WHERE fails, the target refuses the row);
+  its target row stays as it was and `Trellis.Status`'s `:held_keys`
+  counts it.
+
+  `key` is the key's values in key-column order, as a list (a map is not
+  accepted: a list says the order without naming columns); each value is
+  a string, an integer, a float, a boolean or a `Decimal`, and is read as
+  the key column's type (`[7]` and `["7"]` name one key).
+
+  Returns `:ok` once the key's row is written (or, if a column's value
+  now fails for it, charged to that column's quarantine). When the row
+  still cannot be written, the key stays held with the new error, which is
+  returned as a `:database` error carrying PostgreSQL's SQLSTATE. A key the
+  transform does not hold is `:not_found`; a key of the wrong length, a
+  paused transform or one in its first build is a `:validation` error.
+
+  A new write to a held key recomputes it like any other write: when that
+  succeeds, the key is released without a call.
+
+  `opts` takes no option yet; it is there so later ones need no new arity.
+
+  ## Example
+
+      :ok = Trellis.release_key(trellis, "widget_prices", [42], [])
+  """
+  @spec release_key(handle, String.t(), [term], keyword) :: :ok | {:error, Error.t()}
+  def release_key(handle, transform, key, opts \\ []) do
+    text!(transform, "the transform name", "release_key")
+
+    unless is_list(key) and key != [] do
+      raise ArgumentError,
+            "release_key/4: the key must be a non-empty list of its values in key-column " <>
+              "order, got: #{inspect(key)}"
+    end
+
+    unless Keyword.keyword?(opts) do
+      raise ArgumentError,
+            "release_key/4 expects a keyword list of options, got: #{inspect(opts)}"
+    end
+
+    Keyword.validate!(opts, [])
+    values = Enum.map(key, &key_value!/1)
+    ok(Call.call(handle, "release_key", %{"transform" => transform, "key" => values}))
+  end
+
+  defp key_value!(v) when is_binary(v), do: v
+  defp key_value!(v) when is_integer(v), do: Integer.to_string(v)
+  defp key_value!(v) when is_float(v), do: Float.to_string(v)
+  defp key_value!(v) when is_boolean(v), do: Atom.to_string(v)
+  defp key_value!(%{__struct__: Decimal} = v), do: to_string(v)
+
+  defp key_value!(v) do
+    raise ArgumentError,
+          "release_key/4: a key value must be a string, an integer, a float, a boolean or a " <>
+            "Decimal, got: #{inspect(v)}"
+  end
+
+  @doc """
   Pauses now the transforms reading any table whose Trellis capture was
   changed outside Trellis, and returns those tables as `"schema.table"`.
 
@@ -728,6 +902,28 @@ defmodule Trellis do
     {:self_check_job, [handle: quote(do: handle), id: quote(do: pos_integer)],
      quote(do: Trellis.SelfCheckJob.t() | nil), "the job or `nil`",
      "%Trellis.SelfCheckJob{} = Trellis.self_check_job!(trellis, id)"},
+    {:quarantined, [handle: quote(do: handle)], quote(do: [Trellis.QuarantineEntry.t()]),
+     "the entries", "[] = Trellis.quarantined!(trellis)"},
+    {:quarantine_status, [handle: quote(do: handle), target: quote(do: String.t())],
+     quote(do: [Trellis.QuarantineEntry.t()]), "the entries",
+     ~S|[%Trellis.QuarantineEntry{}] = Trellis.quarantine_status!(trellis, "widget_prices.price")|},
+    {:sample_quarantined,
+     [
+       {:handle, quote(do: handle)},
+       {:target, quote(do: String.t())},
+       {:opts, quote(do: keyword), []}
+     ], quote(do: Trellis.SamplePage.t()), "the page",
+     ~S|%Trellis.SamplePage{} = Trellis.sample_quarantined!(trellis, "widget_prices.price")|},
+    {:poisoned_since, [handle: quote(do: handle), target: quote(do: String.t())],
+     quote(do: DateTime.t() | nil), "the `DateTime` or `nil`",
+     ~S|%DateTime{} = Trellis.poisoned_since!(trellis, "widget_prices.price")|},
+    {:release_key,
+     [
+       {:handle, quote(do: handle)},
+       {:transform, quote(do: String.t())},
+       {:key, quote(do: [term])},
+       {:opts, quote(do: keyword), []}
+     ], :ok, "`:ok`", ~S|Trellis.release_key!(trellis, "widget_prices", [42])|},
     {:detect_capture_disruptions, [handle: quote(do: handle)], quote(do: [String.t()]),
      "the tables", "[] = Trellis.detect_capture_disruptions!(trellis)"},
     {:has_live_drain_workers, [handle: quote(do: handle)], quote(do: boolean), "the boolean",

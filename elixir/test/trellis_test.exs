@@ -185,7 +185,7 @@ defmodule TrellisTest do
             String.ends_with?(Atom.to_string(name), "!"),
             do: {name, arity, doc}
 
-      assert length(bangs) == 19
+      assert length(bangs) == 24
 
       for {name, arity, doc} <- bangs do
         plain = name |> Atom.to_string() |> String.trim_trailing("!")

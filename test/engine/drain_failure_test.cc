@@ -1,8 +1,10 @@
-// Characterisation tests of the unit executor's failure classifier
-// (engine/src/drain/unit_executor.h): a row whose expression fails, during a
-// first build and during a drain. The failure is narrowed to its key, the
-// other keys of the same unit arrive, other transforms are not held up, and
-// status shows a drain failure until a retry succeeds.
+// Characterisation tests of failure charging (engine/src/drain/charging.h)
+// through the unit executor: a row whose expression fails, during a first
+// build and during a drain, is narrowed to its key and charged to the
+// column (quarantine): the key's other values and every other key arrive,
+// other transforms are not held up, nothing waits for a retry, and RESUME
+// of the column rebuilds it. A failure charged to nothing (a privilege
+// revoked on the target) is a drain failure, retried until it clears.
 #include <catch2/catch.hpp>
 
 #include <chrono>
@@ -34,62 +36,64 @@ CREATE TABLE other (id int PRIMARY KEY, v int NOT NULL);
 INSERT INTO other SELECT g, g FROM generate_series(1, 100) g;
 )sql";
 
-std::optional<trellis::DrainFailureStatus> FailureOf(trellis::Session& s, const std::string& name) {
+// The pause kind of column `index` of transform `name` ("" when live).
+std::string ColumnKind(trellis::Session& s, const std::string& name, size_t index) {
   auto st = s.ReadStatus(name);
   REQUIRE(st.ok());
-  return st->drain_failure;
+  REQUIRE(st->columns.size() > index);
+  return st->columns[index].paused_kind.value_or("");
 }
 
 }  // namespace
 
-TEST_CASE("a row that fails during a first build holds up no other build; status shows it",
+TEST_CASE("a row that fails during a first build is quarantined; the build finishes",
           "[drain][failure]") {
   EngineFixture f;
   f.Sql(kTables);
   f.Sql("UPDATE stock SET qty = 0 WHERE id = 250");
   auto s = f.OpenSession();
-  // Defined first, so its build is first in line.
-  REQUIRE(s->Apply("TRANSFORM unit_prices FROM stock SELECT 100 / qty AS unit", true).ok());
+  REQUIRE(
+      s->Apply("TRANSFORM unit_prices FROM stock SELECT qty AS qty, 100 / qty AS unit", true).ok());
   REQUIRE(s->Apply("TRANSFORM other_copy FROM other SELECT v AS v", true).ok());
   auto workers = trellis::BackgroundWorkers::Start(f.Options(), true, 1);
 
-  // The other transform builds and goes live meanwhile.
-  CHECK(Eventually([&] {
-    auto st = s->ReadStatus("other_copy");
-    return st.ok() && st->status == "live";
-  }));
+  f.AwaitConverged(*s);
+  auto st = s->ReadStatus("unit_prices");
+  REQUIRE(st.ok());
+  CHECK(st->status == "live");
+  CHECK(!st->drain_failure);
+  CHECK(st->held_keys == 0);
+  REQUIRE(st->columns.size() == 2);
+  CHECK(st->columns[0].state == "live");  // qty
+  CHECK(st->columns[1].state == "paused");
+  CHECK(st->columns[1].paused_kind == "quarantine");
+  CHECK(f.Scalar("SELECT string_agg(column_name || ' ' || key::text || ' ' || sqlstate, ',') "
+                 "FROM trellis.quarantined_rows") == "unit {250} 22012");
+  // Every row arrived; the bad one with its other value, NULL in `unit`.
+  CHECK(f.Differences("unit_prices",
+                      "SELECT id, qty, CASE WHEN qty <> 0 THEN 100 / qty END "
+                      "FROM stock") == 0);
   CHECK(f.Differences("other_copy", "SELECT id, v FROM other") == 0);
 
-  // The failure is narrowed to its key: every other row of the range is in.
-  REQUIRE(Eventually([&] { return FailureOf(*s, "unit_prices").has_value(); }));
-  auto failure = FailureOf(*s, "unit_prices");
-  CHECK(failure->unit == "build_range");
-  CHECK(failure->failure_class == "data_error");
-  CHECK(failure->sqlstate == "22012");  // division_by_zero
-  CHECK(failure->message.find("division by zero") != std::string::npos);
-  CHECK(failure->attempts >= 1);
-  CHECK(failure->since_us > 0);
-  REQUIRE(failure->parts.size() == 1);
-  CHECK(failure->parts[0].find("{250}") != std::string::npos);
-  CHECK(Eventually([&] { return f.Scalar("SELECT count(*) FROM unit_prices") == "499"; }));
-  CHECK(s->ReadStatus("unit_prices")->status == "backfilling");
-
-  // Fixed: the retry appends the row, the build finishes and the failure clears.
+  // Fixed and resumed: the column is rebuilt and live.
   f.Sql("UPDATE stock SET qty = 4 WHERE id = 250");
-  CHECK(Eventually([&] {
-    auto st = s->ReadStatus("unit_prices");
-    return st.ok() && st->status == "live" && !st->drain_failure;
-  }));
+  auto resumed = s->Apply("RESUME TRANSFORM unit_prices.unit", false);
+  REQUIRE(resumed.ok());
+  CHECK(resumed->addresses == std::vector<std::string>{"unit_prices.unit"});
+  CHECK(Eventually([&] { return ColumnKind(*s, "unit_prices", 1).empty(); }));
   f.AwaitConverged(*s);
-  CHECK(f.Differences("unit_prices", "SELECT id, 100 / qty AS unit FROM stock") == 0);
+  CHECK(s->ReadStatus("unit_prices")->columns[1].state == "live");
+  CHECK(f.Scalar("SELECT count(*) FROM trellis.quarantined_rows") == "0");
+  CHECK(f.Differences("unit_prices", "SELECT id, qty, 100 / qty FROM stock") == 0);
 }
 
-TEST_CASE("a row that fails during a drain holds up no other key or transform; status shows it",
+TEST_CASE("a row that fails during a drain is quarantined; its other values and keys arrive",
           "[drain][failure]") {
   EngineFixture f;
   f.Sql(kTables);
   auto s = f.OpenSession();
-  REQUIRE(s->Apply("TRANSFORM unit_prices FROM stock SELECT 100 / qty AS unit", true).ok());
+  REQUIRE(
+      s->Apply("TRANSFORM unit_prices FROM stock SELECT qty AS qty, 100 / qty AS unit", true).ok());
   REQUIRE(s->Apply("TRANSFORM other_copy FROM other SELECT v AS v", true).ok());
   auto workers = trellis::BackgroundWorkers::Start(f.Options(), true, 2);
   f.AwaitConverged(*s);
@@ -97,25 +101,20 @@ TEST_CASE("a row that fails during a drain holds up no other key or transform; s
   // One statement: one bad row among good ones, so they share a page.
   f.Sql("UPDATE stock SET qty = CASE WHEN id = 7 THEN 0 ELSE qty + 1 END WHERE id <= 20");
   f.Sql("INSERT INTO other VALUES (1000, 1000)");
-
-  REQUIRE(Eventually([&] { return FailureOf(*s, "unit_prices").has_value(); }));
-  auto failure = FailureOf(*s, "unit_prices");
-  CHECK(failure->unit == "pages");
-  CHECK(failure->sqlstate == "22012");
-  REQUIRE(failure->parts.size() == 1);
-  CHECK(failure->parts[0] == "key {7}");
-  // The page's other keys arrived; the bad key's row keeps its last value.
-  CHECK(Eventually([&] {
-    return f.Differences("unit_prices",
-                         "SELECT id, CASE WHEN id = 7 THEN 100 ELSE 100 / qty END FROM stock") == 0;
-  }));
-  // Other transforms drain as usual.
-  CHECK(Eventually([&] { return f.Scalar("SELECT count(*) FROM other_copy") == "101"; }));
-  CHECK(s->ReadStatus("other_copy")->drain_failure == std::nullopt);
-
-  // Fixed: a retry succeeds, the failure clears, the target converges.
-  f.Sql("UPDATE stock SET qty = 5 WHERE id = 7");
-  CHECK(Eventually([&] { return !FailureOf(*s, "unit_prices").has_value(); }));
+  // Charged, not retried: the wait returns.
   f.AwaitConverged(*s);
-  CHECK(f.Differences("unit_prices", "SELECT id, 100 / qty AS unit FROM stock") == 0);
+  CHECK(ColumnKind(*s, "unit_prices", 0).empty());  // qty stays live
+  CHECK(ColumnKind(*s, "unit_prices", 1) == "quarantine");
+  CHECK(!s->ReadStatus("unit_prices")->drain_failure);
+  CHECK(f.Differences("unit_prices",
+                      "SELECT id, qty, CASE WHEN qty <> 0 THEN 100 / qty END "
+                      "FROM stock") == 0);
+  CHECK(f.Scalar("SELECT count(*) FROM other_copy") == "101");
+
+  // The column keeps flowing for every other key.
+  f.Sql("UPDATE stock SET qty = qty + 1 WHERE id BETWEEN 100 AND 110");
+  f.AwaitConverged(*s);
+  CHECK(f.Differences("unit_prices",
+                      "SELECT id, qty, CASE WHEN qty <> 0 THEN 100 / qty END "
+                      "FROM stock") == 0);
 }

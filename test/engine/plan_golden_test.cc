@@ -86,6 +86,22 @@ TEST_CASE("a paused column is left out of every write", "[plan]") {
   CHECK(plan.value()->DefinitionQuerySql().find("note") == std::string::npos);
 }
 
+TEST_CASE("a column in quarantine is written, NULL for its recorded keys only", "[plan]") {
+  auto t = FixtureProjection();
+  for (auto& c : t.columns) {
+    if (c.name == "note") c.paused_kind = trellis::PauseKind::kQuarantine;
+  }
+  auto plan = trellis::plan::Bind(t, "trellis");
+  REQUIRE(plan.ok());
+  for (const std::string& sql : {plan.value()->RecomputePagesSql(),
+                                 plan.value()->AppendRange(trellis::plan::KeyRange{}).text}) {
+    CHECK(sql.find("CASE WHEN EXISTS (SELECT 1 FROM \"trellis\".quarantined_rows") !=
+          std::string::npos);
+    CHECK(sql.find("__trellis_q.column_name = 'note'") != std::string::npos);
+    CHECK(sql.find("THEN NULL ELSE (upper(o.note)) END") != std::string::npos);
+  }
+}
+
 TEST_CASE("range statements take only the bounds they have", "[plan]") {
   auto plan = trellis::plan::Bind(FixtureProjection(), "trellis");
   REQUIRE(plan.ok());

@@ -63,6 +63,15 @@ defmodule Trellis.Metrics do
     * `trellis_drain_pages_total`, `trellis_drain_keys_total`,
       `trellis_drain_pages_failed_total`, `trellis_capture_rows_staged_total`,
       `trellis_backfill_rows_total` - the background workers' progress
+    * `trellis_quarantined_columns_total{transform}`,
+      `trellis_quarantined_rows_total{transform}`,
+      `trellis_held_keys_total{transform}`,
+      `trellis_drain_failures_total{transform}` - failures the handle's
+      drain workers charged, per transform: columns they put in quarantine,
+      failing rows they recorded, keys they began to hold, and drain
+      failures they recorded (work that failed with nothing charged). These
+      count events; what is open now is in `Trellis.status/2` and
+      `Trellis.quarantined/1`
   """
 
   alias Trellis.{Call, Error}

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "trellis/options.h"
+#include "trellis/quarantine.h"
 #include "trellis/self_check.h"
 #include "trellis/status.h"
 #include "trellis/types.h"
@@ -76,6 +77,18 @@ class Session {
                                       const SelfCheckRequest& request);
   // The self-check job `id`; unset once replaced or its transform dropped.
   Result<std::optional<SelfCheckJob>> ReadSelfCheckJob(int64_t id);
+  // The columns in quarantine: every one (`target` unset), or those of the
+  // address `target` ("transform" or "transform.column"; a column not in
+  // quarantine gives none).
+  Result<std::vector<QuarantineEntry>> Quarantined(const std::optional<std::string>& target);
+  // At most `limit` recorded failing rows of the quarantined columns of
+  // `target`, in key order, after `cursor` (what the previous page returned).
+  Result<SamplePage> SampleQuarantined(const std::string& target, int64_t limit,
+                                       const std::optional<std::string>& cursor);
+  // Recomputes key `key` (its values as text, in key-column order) that
+  // `transform` holds: released when it writes (or is charged to columns),
+  // held again with the new error (returned) when it still fails.
+  Status ReleaseKey(const std::string& transform, const std::vector<std::string>& key);
   // Pauses now the readers of every source whose capture was changed outside
   // Trellis, and returns those tables ("schema.table"). The staging worker
   // makes the same check about once a second.

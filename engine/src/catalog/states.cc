@@ -2,6 +2,7 @@
 
 #include <stdexcept>
 
+#include "catalog/charges.h"
 #include "catalog/jobs.h"
 #include "sql/quote.h"
 
@@ -122,6 +123,11 @@ Status RequestRebuild(pg::Connection& conn, const std::string& schema, int id,
                  {Id(id)});
   if (!unbuilt.ok()) return unbuilt.status();
   if (unbuilt->empty()) return Status::OK();
+  // A rebuild computes every key it covers again: what still fails is
+  // charged again (a first build not finished starts over, whole).
+  TRELLIS_RETURN_IF_ERROR(ClearCharges(
+      conn, schema, id,
+      unbuilt->text(0, 2) == "f" ? std::optional<std::vector<std::string>>() : columns));
   if (unbuilt->text(0, 2) == "f") {
     TRELLIS_RETURN_IF_ERROR(
         conn.Exec("DELETE FROM " + sql::Qualified(unbuilt->text(0, 0), unbuilt->text(0, 1))));

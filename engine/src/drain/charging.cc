@@ -1,7 +1,11 @@
 #include "drain/charging.h"
 
+#include "drain/held_keys.h"
+#include "drain/quarantine.h"
 #include "log/component_log.h"
+#include "plan/bind.h"
 #include "sql/quote.h"
+#include "trellis/charging_metrics.h"
 
 namespace trellis::drain {
 namespace {
@@ -9,6 +13,21 @@ namespace {
 // At most this many failing parts are recorded: the record says where to
 // look, it is not a list of every bad row.
 constexpr size_t kMaxPartsRecorded = 20;
+
+// Applies `unit` under a savepoint of its own: true when it wrote, false
+// (rolled back, the failure in `failure`) when it failed; an error for a
+// transient failure, after which the transaction must roll back.
+Result<bool> ApplyAlone(pg::Connection& conn, Unit& unit, Status* failure = nullptr) {
+  TRELLIS_RETURN_IF_ERROR(conn.Exec("SAVEPOINT trellis_hold"));
+  auto applied = unit.Apply(conn);
+  if (!applied.ok()) {
+    if (Classify(applied.status()) == FailureClass::kTransient) return applied.status();
+    TRELLIS_RETURN_IF_ERROR(conn.Exec("ROLLBACK TO SAVEPOINT trellis_hold"));
+    if (failure) *failure = applied.status();
+  }
+  TRELLIS_RETURN_IF_ERROR(conn.Exec("RELEASE SAVEPOINT trellis_hold"));
+  return applied.ok();
+}
 
 }  // namespace
 
@@ -23,6 +42,7 @@ Status DrainFailureRecorder::Charge(pg::Connection& conn, const std::string& sch
   logger->debug("{} of transform {} failed at {}: {}", failure.unit_kind, failure.transform_name,
                 failure.parts.empty() ? std::string() : failure.parts.front(),
                 failure.error.message());
+  ChargingMetrics::Get().DrainFailed(failure.transform_name);
   std::vector<std::string> parts(
       failure.parts.begin(),
       failure.parts.begin() + static_cast<long>(std::min(failure.parts.size(), kMaxPartsRecorded)));
@@ -54,9 +74,52 @@ DELETE FROM {schema}.drain_failures f WHERE f.transform_id = $1::int
                    {std::to_string(transform_id)});
 }
 
-std::unique_ptr<ChargingHook> MakeChargingHook() {
-  return std::make_unique<DrainFailureRecorder>();
+Result<std::vector<const Unit*>> FailureCharger::ChargeParts(pg::Connection& conn,
+                                                             const std::string& schema,
+                                                             const catalog::Transform& t,
+                                                             const std::vector<const Unit*>& failed,
+                                                             const Status& error) {
+  auto bound = plan::Bind(t, schema);
+  if (!bound.ok()) return bound.status();
+  const plan::TransformPlan& plan = *bound.value();
+  std::vector<const Unit*> left;
+  for (const Unit* part : failed) {
+    // Only a part that writes a key can be charged to it (a self-check
+    // range writes nothing; a whole-target statement has no key).
+    if (!part->Rebound(plan)) {
+      left.push_back(part);
+      continue;
+    }
+    auto key = part->OneKey(conn);
+    if (!key.ok()) return key.status();
+    if (!key.value()) {
+      // Its key was deleted since it failed: the part writes now (or fails
+      // for another reason, charged to nothing).
+      auto again = ApplyAlone(conn, *part->Rebound(plan));
+      if (!again.ok()) return again.status();
+      if (!again.value()) left.push_back(part);
+      continue;
+    }
+    auto failing = ReadFailingKey(conn, plan, *key.value());
+    if (!failing.ok()) return failing.status();
+    // Each part failed on its own: its error is the first part's only when
+    // it is that part; the others are found again while charging.
+    auto columns = ChargeToColumns(conn, schema, t, *part, failing.value(), error);
+    if (!columns.ok()) return columns.status();
+    if (columns.value()) continue;
+    // Once more as it is, for the row's own error (the first part's may not
+    // be this one's).
+    Status own;
+    auto wrote = ApplyAlone(conn, *part->Rebound(plan), &own);
+    if (!wrote.ok()) return wrote.status();
+    // It writes now (its cause was fixed meanwhile): nothing to charge.
+    if (wrote.value()) continue;
+    TRELLIS_RETURN_IF_ERROR(HoldKey(conn, schema, t, failing->key, own));
+  }
+  return left;
 }
+
+std::unique_ptr<ChargingHook> MakeChargingHook() { return std::make_unique<FailureCharger>(); }
 
 std::string BuildRetryPending(const std::string& schema) {
   return sql::WithSchema(

@@ -1,18 +1,22 @@
 // The charging seam: where a unit's failure that retrying alone will not
-// cure is charged. The executor hands every data error (narrowed to the
-// keys that fail) and every unclassified failure to a ChargingHook; what
-// the hook does is the failure-charging policy. This build's policy
-// (DrainFailureRecorder) records a drain failure the status shows (the
-// transform, since when, attempts, the error and its SQLSTATE) and leaves
-// the unit for a retry with backoff. The quarantine and held-key policy
-// (issue 13) is another ChargingHook, returned by MakeChargingHook().
+// cure is charged (spec/engine.md "Charging a failure"). The executor
+// narrows a data error to the parts that fail (one key each) and hands them
+// to ChargeParts, which charges each to the smallest thing that caused it:
+// the columns whose values fail for the key (quarantine.h), or else the key
+// itself (held_keys.h). A part so charged is settled: the unit completes
+// and everything else flows. What is left (a part with no key, a unit of a
+// kind that cannot be rebound, a failure of another class) goes to Charge,
+// which records a drain failure the status shows and leaves the unit for a
+// retry with backoff.
 #pragma once
 
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "catalog/model.h"
 #include "drain/failure_class.h"
+#include "drain/unit.h"
 #include "pg/connection.h"
 #include "trellis/status.h"
 
@@ -30,7 +34,16 @@ struct Failure {
 class ChargingHook {
  public:
   virtual ~ChargingHook() = default;
-  // Charges `failure`, in the transaction that applied the unit's other parts.
+  // Charges what it can of the `failed` parts of a unit of `t` (each failed
+  // with a data error, the first with `error`), in the unit's transaction:
+  // a part it charges is settled. Returns the parts left uncharged.
+  virtual Result<std::vector<const Unit*>> ChargeParts(pg::Connection& conn,
+                                                       const std::string& schema,
+                                                       const catalog::Transform& t,
+                                                       const std::vector<const Unit*>& failed,
+                                                       const Status& error) = 0;
+  // Records `failure` (what was left uncharged) as a drain failure, in the
+  // transaction that applied the unit's other parts.
   virtual Status Charge(pg::Connection& conn, const std::string& schema,
                         const Failure& failure) = 0;
   // A unit of the transform succeeded: clears what the hook charged, once
@@ -38,11 +51,27 @@ class ChargingHook {
   virtual Status Settled(pg::Connection& conn, const std::string& schema, int transform_id) = 0;
 };
 
-// Records drain failures (see above).
-class DrainFailureRecorder final : public ChargingHook {
+// Charges nothing to columns or keys: every failure is a drain failure.
+class DrainFailureRecorder : public ChargingHook {
  public:
+  Result<std::vector<const Unit*>> ChargeParts(pg::Connection&, const std::string&,
+                                               const catalog::Transform&,
+                                               const std::vector<const Unit*>& failed,
+                                               const Status&) override {
+    return failed;
+  }
   Status Charge(pg::Connection& conn, const std::string& schema, const Failure& failure) override;
   Status Settled(pg::Connection& conn, const std::string& schema, int transform_id) override;
+};
+
+// The policy the workers use: quarantined columns, then held keys, then a
+// drain failure for what is left.
+class FailureCharger final : public DrainFailureRecorder {
+ public:
+  Result<std::vector<const Unit*>> ChargeParts(pg::Connection& conn, const std::string& schema,
+                                               const catalog::Transform& t,
+                                               const std::vector<const Unit*>& failed,
+                                               const Status& error) override;
 };
 
 // The policy the workers use.

@@ -55,9 +55,24 @@ Result<std::vector<std::unique_ptr<Unit>>> PagesUnit::Split(pg::Connection& conn
 }
 
 Status PagesUnit::Complete(pg::Connection& conn) {
-  TRELLIS_RETURN_IF_ERROR(
-      conn.Exec(sql::WithSchema("DELETE FROM {schema}.pages WHERE id = ANY($1::bigint[])", schema_),
-                {page_ids_}));
+  // The pages go, and with them the holds of their keys that an earlier
+  // transaction made (drain/held_keys.h): a key that was just recomputed
+  // without failing is released. A hold made in this transaction (this
+  // unit's own failing keys, last_failed_at = now()) stays. The EXISTS is
+  // a one-time filter: with no held key the pages' keys are not read.
+  const size_t n = plan_.target_key().size();
+  std::vector<std::string> columns;
+  for (size_t i = 1; i <= n; ++i) columns.push_back("k.c" + std::to_string(i));
+  TRELLIS_RETURN_IF_ERROR(conn.Exec(sql::WithSchema(R"sql(
+WITH done AS (DELETE FROM {schema}.pages WHERE id = ANY($1::bigint[]) RETURNING id, keys)
+DELETE FROM {schema}.held_keys h
+WHERE EXISTS (SELECT 1 FROM {schema}.held_keys WHERE transform_id = $2::int)
+  AND h.transform_id = $2::int AND h.last_failed_at < now()
+  AND h.key IN (SELECT ARRAY[)sql",
+                                                    schema_) +
+                                        sql::Join(columns, ", ") + "] FROM done AS p, " +
+                                        sql::FlatRows("p.keys", "p.id", n, n, "k") + ")",
+                                    {page_ids_, std::to_string(plan_.transform_id())}));
   return catalog::NoteApplied(conn, schema_, plan_.transform_id());
 }
 
@@ -82,6 +97,11 @@ Result<long> KeysUnit::Apply(pg::Connection& conn) {
   auto applied = conn.QueryPrepared(plan_.RecomputeKeysSql(), {"{" + sql::Join(keys_, ",") + "}"});
   if (!applied.ok()) return applied.status();
   return Touched(applied.value());
+}
+
+Result<std::optional<std::string>> KeysUnit::OneKey(pg::Connection&) const {
+  if (keys_.size() != 1) return std::optional<std::string>();
+  return std::optional<std::string>(keys_.front());
 }
 
 Result<std::vector<std::unique_ptr<Unit>>> KeysUnit::Split(pg::Connection&) {

@@ -45,6 +45,10 @@ class KeysUnit final : public Unit {
   Status Defer(pg::Connection&, const std::vector<const Unit*>&, const Status&) override {
     return Status::OK();
   }
+  Result<std::optional<std::string>> OneKey(pg::Connection&) const override;
+  std::unique_ptr<Unit> Rebound(const plan::TransformPlan& plan) const override {
+    return std::make_unique<KeysUnit>(plan, keys_);
+  }
 
  private:
   const plan::TransformPlan& plan_;

@@ -42,6 +42,15 @@ Result<std::vector<std::unique_ptr<Unit>>> RangeUnit::Split(pg::Connection& conn
   return out;
 }
 
+Result<std::optional<std::string>> RangeUnit::OneKey(pg::Connection& conn) const {
+  // A part the executor could not cut holds one key: the first after lo.
+  const plan::Bound first = plan_.KeyAfter(job_.lo, 1);
+  auto found = conn.Query(first.text, first.params);
+  if (!found.ok()) return found.status();
+  if (found->empty()) return std::optional<std::string>();
+  return found->at(0, 0);
+}
+
 Status RangeUnit::Complete(pg::Connection& conn) { return catalog::FinishJob(conn, schema_, job_); }
 
 Status RangeUnit::Defer(pg::Connection& conn, const std::vector<const Unit*>& failed,

@@ -32,6 +32,10 @@ class RangeUnit final : public Unit {
   Status Complete(pg::Connection& conn) override;
   Status Defer(pg::Connection& conn, const std::vector<const Unit*>& failed,
                const Status& error) override;
+  Result<std::optional<std::string>> OneKey(pg::Connection& conn) const override;
+  std::unique_ptr<Unit> Rebound(const plan::TransformPlan& plan) const override {
+    return std::make_unique<RangeUnit>(plan, schema_, job_);
+  }
 
  private:
   plan::KeyRange range() const { return plan::KeyRange{job_.lo, job_.hi}; }

@@ -7,10 +7,12 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "pg/connection.h"
+#include "plan/transform_plan.h"
 #include "trellis/status.h"
 
 namespace trellis::drain {
@@ -39,6 +41,17 @@ class Unit {
   // REQUIRES: inside the transaction that applied the other parts.
   virtual Status Defer(pg::Connection& conn, const std::vector<const Unit*>& failed,
                        const Status& error) = 0;
+
+  // Failure charging (charging.h) of a part the executor narrowed to:
+  // the one target key it covers, as a text[] literal in key-column order
+  // (nullopt when it covers no single key, or the kind cannot say).
+  virtual Result<std::optional<std::string>> OneKey(pg::Connection&) const {
+    return std::optional<std::string>();
+  }
+  // The same work written by `plan` (the transform bound again with some
+  // columns in quarantine); nullptr when the kind cannot be rebound, and its
+  // failures are then not charged to columns or keys.
+  virtual std::unique_ptr<Unit> Rebound(const plan::TransformPlan&) const { return nullptr; }
 };
 
 }  // namespace trellis::drain

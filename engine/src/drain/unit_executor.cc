@@ -58,7 +58,7 @@ Result<UnitResult> UnitExecutor::Run(pg::Connection& conn, const std::string& sc
   if (applied.ok()) {
     TRELLIS_RETURN_IF_ERROR(unit.Complete(conn));
     if (options.retrying) TRELLIS_RETURN_IF_ERROR(charging_.Settled(conn, schema, t.id));
-    return UnitResult{UnitOutcome::kApplied, applied.value(), Status::OK()};
+    return UnitResult{UnitOutcome::kApplied, applied.value(), Status::OK(), 0};
   }
   Status error = applied.status();
   FailureClass failure_class = Classify(error);
@@ -93,12 +93,32 @@ Result<UnitResult> UnitExecutor::Run(pg::Connection& conn, const std::string& sc
     case FailureClass::kOther:
       break;
   }
+  if (failure_class == FailureClass::kDataError && failed.empty()) {
+    // Every part wrote when applied alone: what failed the whole unit
+    // changed meanwhile (a concurrent write fixed or deleted the row). The
+    // parts were all applied, so the unit's work is done.
+    TRELLIS_RETURN_IF_ERROR(unit.Complete(conn));
+    if (options.retrying) TRELLIS_RETURN_IF_ERROR(charging_.Settled(conn, schema, t.id));
+    return UnitResult{UnitOutcome::kApplied, rows, Status::OK(), 0};
+  }
+  if (failure_class == FailureClass::kDataError) {
+    auto left = charging_.ChargeParts(conn, schema, t, failed, error);
+    if (!left.ok()) return left.status();
+    if (left->empty()) {
+      // Every failing part was charged to columns or its key: the unit's
+      // work is done.
+      TRELLIS_RETURN_IF_ERROR(unit.Complete(conn));
+      if (options.retrying) TRELLIS_RETURN_IF_ERROR(charging_.Settled(conn, schema, t.id));
+      return UnitResult{UnitOutcome::kApplied, rows, error, failed.size()};
+    }
+    failed = std::move(left.value());
+  }
   if (failed.empty()) failed.push_back(&unit);  // not narrowed: the whole unit
   Failure failure{t.id, t.name(), std::string(unit.kind()), failure_class, error, {}};
   for (const Unit* part : failed) failure.parts.push_back(part->Describe());
   TRELLIS_RETURN_IF_ERROR(unit.Defer(conn, failed, error));
   TRELLIS_RETURN_IF_ERROR(charging_.Charge(conn, schema, failure));
-  return UnitResult{UnitOutcome::kCharged, rows, error};
+  return UnitResult{UnitOutcome::kCharged, rows, error, 0};
 }
 
 Status UnitExecutor::PauseAlone(pg::Connection& conn, const std::string& schema,

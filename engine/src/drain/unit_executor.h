@@ -5,7 +5,9 @@
 //   schema change -> the transform is paused (kind schema_change);
 //   data error    -> narrowed by bisection under savepoints to the keys
 //                    that fail, the rest applied, the failing parts charged
-//                    (charging.h) and left for a retry with backoff;
+//                    (charging.h) to columns in quarantine or held keys,
+//                    and the unit completed; what cannot be charged so is a
+//                    drain failure, left for a retry with backoff;
 //   transient     -> returned as an error: the caller's transaction rolls
 //                    back and the unit is retried as it is;
 //   other         -> charged as it is, without narrowing, and retried with
@@ -24,7 +26,7 @@
 namespace trellis::drain {
 
 enum class UnitOutcome {
-  kApplied,  // every part was applied
+  kApplied,  // every part was applied, or charged to columns or held keys
   kCharged,  // some parts failed and were charged; the others were applied
   kPaused,   // a schema change paused the transform; nothing was applied
   // A schema change, and the unit asked to pause in a transaction of its
@@ -35,7 +37,9 @@ enum class UnitOutcome {
 struct UnitResult {
   UnitOutcome outcome = UnitOutcome::kApplied;
   long rows = 0;
-  Status error;  // the failure, unless kApplied
+  Status error;  // the failure, unless kApplied with nothing charged
+  // kApplied: parts that failed and were charged to columns or held keys.
+  size_t charged = 0;
 };
 
 struct RunOptions {

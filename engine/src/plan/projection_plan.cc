@@ -5,6 +5,7 @@
 #include "capture/routing.h"
 #include "grammar/render.h"
 #include "plan/key_sql.h"
+#include "plan/quarantine_sql.h"
 #include "sql/flat_rows.h"
 #include "sql/quote.h"
 
@@ -101,6 +102,10 @@ constexpr std::string_view kEstimateKeys = R"sql(SELECT CASE
   ELSE (SELECT count(*) FROM {source_table}) END
 FROM pg_class c WHERE c.oid = {source_literal}::regclass)sql";
 
+// The source row a key is computed from, for a failing key's record.
+constexpr std::string_view kKeyInputs = R"sql(SELECT {key_text}, to_jsonb({alias}) FROM {from}
+WHERE ROW({source_key}) = {key_param})sql";
+
 constexpr std::string_view kDefinitionQuery = "SELECT {named_values} FROM {from} WHERE {where}";
 
 // The target's columns take the types PostgreSQL infers for the key and
@@ -146,11 +151,15 @@ ProjectionPlan::ProjectionPlan(const catalog::Transform& t, const std::string& s
       source_id_(t.source.id),
       source_table_(sql::Qualified(t.source.schema_name, t.source.table_name)),
       alias_(sql::Ident(t.source_alias)) {
+  const std::string key_text = KeyAsText(KeyExprs(target_key()));
   for (const auto& c : t.columns) {
-    if (c.state != ColumnState::kLive) continue;  // a paused column keeps what it has
+    if (!IsWritten(c)) continue;  // a paused column keeps what it has
     column_names_.push_back(c.name);
     columns_.push_back(sql::Ident(c.name));
-    exprs_.push_back("(" + c.expr + ")");
+    const std::string expr = "(" + c.expr + ")";
+    exprs_.push_back(c.state == ColumnState::kLive
+                         ? expr
+                         : QuarantineGuarded(schema, t.id, c.name, key_text, expr));
   }
   where_ = t.where_sql ? "(" + *t.where_sql + ")" : "true";
   where_sql_ = t.where_sql;
@@ -378,6 +387,12 @@ Bound ProjectionPlan::SampleBoundaries(double percent, long per_boundary, long c
 }
 
 std::string ProjectionPlan::EstimateKeysSql() const { return Render(kEstimateKeys, BaseSlots()); }
+
+std::string ProjectionPlan::KeyInputsSql() const {
+  Slots slots = BaseSlots();
+  slots["key_param"] = KeyFromParam(target_key(), 1);
+  return Render(kKeyInputs, slots);
+}
 
 std::string ProjectionPlan::NamedValues() const {
   std::vector<std::string> values;

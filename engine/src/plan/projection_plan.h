@@ -37,6 +37,7 @@ class ProjectionPlan final : public TransformPlan {
   Bound MiddleKey(const KeyRange& range) const override;
   Bound SampleBoundaries(double percent, long per_boundary, long count) const override;
   std::string EstimateKeysSql() const override;
+  std::string KeyInputsSql() const override;
   std::string DefinitionQuerySql() const override;
   Status CheckDefinition(pg::Connection& conn, const ExpressionCheck& check) const override;
   std::string CreateTargetSql() const override;
@@ -53,7 +54,7 @@ class ProjectionPlan final : public TransformPlan {
   int source_id_;
   std::string source_table_;               // quoted, qualified
   std::string alias_;                      // quoted
-  std::vector<std::string> column_names_;  // live value columns
+  std::vector<std::string> column_names_;  // written value columns (plan/quarantine_sql.h)
   std::vector<std::string> columns_;       // the same, quoted
   std::vector<std::string> exprs_;         // their expressions, parenthesised
   std::string where_;                      // "(predicate)" or "true"

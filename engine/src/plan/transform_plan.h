@@ -119,6 +119,12 @@ class TransformPlan {
   // been analysed, else a count).
   virtual std::string EstimateKeysSql() const = 0;
 
+  // Failure charging (drain/quarantine.h): one row for the one target key
+  // $1 (text[]): the key as the plan renders it (text[]), and the input
+  // values it is computed from (jsonb: column -> value). Empty when the
+  // kind cannot say; failing rows are then recorded without their inputs.
+  virtual std::string KeyInputsSql() const { return {}; }
+
   // The fresh recompute of the whole definition: the rows the target must
   // hold, with the target's column names (tests, self-check, docs).
   virtual std::string DefinitionQuerySql() const = 0;

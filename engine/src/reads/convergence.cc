@@ -4,12 +4,21 @@
 
 #include "catalog/migrations.h"
 #include "catalog/states.h"
+#include "grammar/address.h"
 #include "sql/quote.h"
 
 namespace trellis::reads {
 namespace {
 
 constexpr auto kPollEvery = std::chrono::milliseconds(10);
+// Drain failures are looked for every this many polls (about 100 ms): a
+// failure is retried with backoff from 100 ms, so nothing is gained by
+// looking on every poll.
+constexpr int kCheckBlockedEvery = 10;
+// A drain failure blocks the wait once it has failed this many times: a
+// failure that a concurrent write cures passes at its first retry (100 ms
+// later), one that persists reaches this within about a second.
+constexpr int kBlockedAfterAttempts = 3;
 
 // Phase 1: capture rows of writers committed before the token, not yet
 // staged, and builds that have not finished. Paused transforms are left out:
@@ -36,6 +45,20 @@ SELECT EXISTS (SELECT 1 FROM {schema}.pages p
                JOIN {schema}.transforms t ON t.id = p.transform_id
                WHERE t.status <> {state:paused} AND p.id <= $1::bigint))sql";
 
+// A transform that is not paused, has a drain failure open (work that keeps
+// failing with nothing charged, drain/charging.h) that failed at least $2
+// times, and has work the wait is
+// waiting for: a build not finished ($1 NULL, phase 1) or a page at or
+// below $1 (phase 2). Waiting on it would only wait out the timeout.
+constexpr std::string_view kBlockedBy = R"sql(
+SELECT t.target_name, f.unit_kind, f.sqlstate, f.message, f.attempts
+FROM {schema}.drain_failures f JOIN {schema}.transforms t ON t.id = f.transform_id
+WHERE t.status <> {state:paused} AND f.attempts >= $2::int
+  AND CASE WHEN $1::bigint IS NULL THEN t.status IN ({state:waiting_to_backfill}, {state:backfilling})
+      ELSE EXISTS (SELECT 1 FROM {schema}.pages p WHERE p.transform_id = t.id AND p.id <= $1::bigint)
+      END
+ORDER BY t.target_name LIMIT 1)sql";
+
 // The longest chain of transforms: a transform with an input that is another
 // transform's target is one level below it. Bounded, so a cycle (which
 // define cannot make) could not loop.
@@ -52,16 +75,39 @@ WITH RECURSIVE edge AS (
 )
 SELECT coalesce(max(n), 1) FROM depth)sql";
 
+// An error naming the transform whose drain failure blocks the wait, or ok.
+Status CheckBlocked(pg::Connection& conn, const std::string& schema,
+                    const std::optional<std::string>& last_page) {
+  auto blocked = conn.Query(catalog::StateSql(kBlockedBy, schema),
+                            {last_page, std::to_string(kBlockedAfterAttempts)});
+  if (!blocked.ok()) return blocked.status();
+  if (blocked->empty()) return Status::OK();
+  const std::string name = grammar::RenderTransformName(blocked->text(0, 0));
+  const auto sqlstate = blocked->at(0, 2);
+  Status error = Status::Database(
+      "transform " + name + " cannot converge: its " + blocked->text(0, 1) +
+      " work keeps failing (" + (sqlstate ? *sqlstate + ": " : std::string()) +
+      blocked->text(0, 3) + "; " + blocked->text(0, 4) +
+      " attempts so far) with nothing charged to a column or key, and is retried with backoff. "
+      "Trellis.status/2 shows it as drain_failure; fix the cause, then await again");
+  error.sqlstate = sqlstate;
+  return error;
+}
+
 // Waits until every write committed before `token` has reached the targets
 // that read it directly (phases 1 and 2 of spec/engine.md "Convergence").
 // `wait` sleeps one poll and says whether to go on.
 template <typename Wait>
 Result<bool> AwaitLevel(pg::Connection& conn, const std::string& schema, const std::string& token,
                         Wait& wait) {
+  int polls = 0;
   while (true) {
     auto pending = conn.Query(catalog::StateSql(kPendingCapture, schema), {token});
     if (!pending.ok()) return pending.status();
     if (pending->text(0, 0) == "f") break;
+    if (++polls % kCheckBlockedEvery == 0) {
+      TRELLIS_RETURN_IF_ERROR(CheckBlocked(conn, schema, std::nullopt));
+    }
     auto more = wait();
     if (!more.ok() || !more.value()) return more;
   }
@@ -72,6 +118,9 @@ Result<bool> AwaitLevel(pg::Connection& conn, const std::string& schema, const s
     auto left = conn.Query(catalog::StateSql(kPagesLeft, schema), {last_page});
     if (!left.ok()) return left.status();
     if (left->text(0, 0) == "f") return true;
+    if (++polls % kCheckBlockedEvery == 0) {
+      TRELLIS_RETURN_IF_ERROR(CheckBlocked(conn, schema, last_page));
+    }
     auto more = wait();
     if (!more.ok() || !more.value()) return more;
   }

@@ -1,5 +1,6 @@
 #include "telemetry/series.h"
 
+#include "trellis/charging_metrics.h"
 #include "trellis/engine_metrics.h"
 
 namespace trellis::port::telemetry {
@@ -45,6 +46,18 @@ const CallbackFamily kKeysDrained("trellis_drain_keys_total", "Target keys recom
 const CallbackFamily kPagesFailed("trellis_drain_pages_failed_total", "Ledger pages whose drain failed and was scheduled for a retry.", MetricType::kCounter, [] { return Load(Engine().pages_failed); });
 const CallbackFamily kCaptureRowsStaged("trellis_capture_rows_staged_total", "Capture rows the staging worker turned into ledger pages.", MetricType::kCounter, [] { return Load(Engine().capture_rows_staged); });
 const CallbackFamily kBackfillRows("trellis_backfill_rows_total", "Target rows written by backfill chunks.", MetricType::kCounter, [] { return Load(Engine().backfill_rows); });
+
+
+// Failures charged, per transform (spec/engine.md "Charging a failure").
+std::vector<CallbackFamily::Sample> Charges(uint64_t ChargeCounts::*field) {
+  std::vector<CallbackFamily::Sample> out;
+  for (const auto& [transform, counts] : ChargingMetrics::Get().Snapshot()) out.push_back({{transform}, static_cast<double>(counts.*field)});
+  return out;
+}
+const CallbackFamily kQuarantinedColumns("trellis_quarantined_columns_total", "Columns this handle's drain workers put in quarantine, by transform.", MetricType::kCounter, {"transform"}, [] { return Charges(&ChargeCounts::quarantined_columns); });
+const CallbackFamily kQuarantinedRows("trellis_quarantined_rows_total", "Failing rows this handle's drain workers recorded in a column's quarantine, by transform.", MetricType::kCounter, {"transform"}, [] { return Charges(&ChargeCounts::quarantined_rows); });
+const CallbackFamily kHeldKeys("trellis_held_keys_total", "Keys this handle's drain workers began to hold, by transform.", MetricType::kCounter, {"transform"}, [] { return Charges(&ChargeCounts::held_keys); });
+const CallbackFamily kDrainFailures("trellis_drain_failures_total", "Failures of work charged to nothing (drain failures) this handle recorded, by transform.", MetricType::kCounter, {"transform"}, [] { return Charges(&ChargeCounts::drain_failures); });
 
 }  // namespace
 // clang-format on

@@ -1,7 +1,7 @@
 defmodule Trellis.Engine.ChainAndFailureTest do
   # Engine v2 through the real port: await_converged waits through a chain
-  # of transforms, and a row whose expression fails shows in status as a
-  # drain failure while other transforms keep flowing.
+  # of transforms, and a row whose expression fails is charged to its
+  # column (quarantine) while other transforms keep flowing.
   use ExUnit.Case, async: true
 
   alias Trellis.Test.{Database, SimplePG}
@@ -57,41 +57,26 @@ defmodule Trellis.Engine.ChainAndFailureTest do
     end
   end
 
-  test "a failing row is a drain failure in status; other transforms flow; it clears when fixed",
+  test "a failing row is charged to its column; other transforms flow; RESUME clears it",
        %{trellis: trellis, pg: pg} do
     {:ok, _} = Trellis.define(trellis, "TRANSFORM units FROM items SELECT 100 / qty AS unit")
     {:ok, _} = Trellis.define(trellis, "TRANSFORM copies FROM items SELECT qty AS qty")
     converge(trellis)
 
     SimplePG.query!(pg, "UPDATE items SET qty = 0 WHERE id = 42")
-
-    assert eventually(fn ->
-             match?(
-               {:ok, %Trellis.Status{drain_failure: %Trellis.DrainFailure{}}},
-               Trellis.status(trellis, "units")
-             )
-           end)
+    # Charged, not retried: the wait returns.
+    converge(trellis)
 
     {:ok, status} = Trellis.status(trellis, "units")
+    assert %Trellis.Status{status: :live, drain_failure: nil, held_keys: 0} = status
+    assert [%Trellis.ColumnStatus{state: :paused, paused_kind: :quarantine}] = status.columns
+    assert differences(pg, "copies", "SELECT id, qty FROM items") == "0"
 
-    assert %Trellis.DrainFailure{
-             unit: :pages,
-             failure_class: :data_error,
-             sqlstate: "22012",
-             parts: ["key {42}"],
-             since: %DateTime{}
-           } = status.drain_failure
-
-    assert status.drain_failure.attempts >= 1
-    assert eventually(fn -> differences(pg, "copies", "SELECT id, qty FROM items") == "0" end)
-    assert {:ok, %Trellis.Status{drain_failure: nil}} = Trellis.status(trellis, "copies")
+    assert differences(pg, "units", "SELECT id, CASE WHEN qty <> 0 THEN 100 / qty END FROM items") ==
+             "0"
 
     SimplePG.query!(pg, "UPDATE items SET qty = 3 WHERE id = 42")
-
-    assert eventually(fn ->
-             match?({:ok, %Trellis.Status{drain_failure: nil}}, Trellis.status(trellis, "units"))
-           end)
-
+    {:ok, {:resumed, ["units.unit"]}} = Trellis.apply(trellis, "RESUME TRANSFORM units.unit")
     converge(trellis)
     assert differences(pg, "units", "SELECT id, 100 / qty FROM items") == "0"
   end

@@ -1,0 +1,195 @@
+#include "drain/quarantine.h"
+
+#include <map>
+#include <set>
+
+#include "catalog/states.h"
+#include "drain/failure_class.h"
+#include "grammar/address.h"
+#include "grammar/render.h"
+#include "log/component_log.h"
+#include "plan/bind.h"
+#include "plan/quarantine_sql.h"
+#include "sql/quote.h"
+#include "trellis/charging_metrics.h"
+
+namespace trellis::drain {
+namespace {
+
+constexpr const char* kTrial = "trellis_charge";
+
+// Column name -> the error charged to it.
+using Charges = std::map<std::string, Status>;
+
+Status Exec(pg::Connection& conn, const std::string& sql) { return conn.Exec(sql); }
+
+// Closes a trial that wrote: keeps it, or undoes it.
+Status EndTrial(pg::Connection& conn, bool keep) {
+  if (!keep) TRELLIS_RETURN_IF_ERROR(Exec(conn, std::string("ROLLBACK TO SAVEPOINT ") + kTrial));
+  return Exec(conn, std::string("RELEASE SAVEPOINT ") + kTrial);
+}
+
+Status Record(pg::Connection& conn, const std::string& schema, int transform_id,
+              const FailingKey& key, const Charges& charges) {
+  std::vector<std::string> columns;
+  std::vector<std::string> sqlstates;
+  std::vector<std::string> errors;
+  for (const auto& [column, error] : charges) {
+    columns.push_back(column);
+    sqlstates.push_back(error.sqlstate.value_or(""));
+    errors.push_back(error.message());
+  }
+  return conn.Exec(sql::WithSchema(R"sql(
+INSERT INTO {schema}.quarantined_rows AS q
+  (transform_id, column_name, key, input_values, sqlstate, error)
+SELECT $1::int, u.c, $2::text[], $3::jsonb, nullif(u.s, ''), u.e
+FROM unnest($4::text[], $5::text[], $6::text[]) AS u(c, s, e)
+ON CONFLICT (transform_id, column_name, key) DO UPDATE SET
+  input_values = EXCLUDED.input_values, sqlstate = EXCLUDED.sqlstate, error = EXCLUDED.error)sql",
+                                   schema),
+                   {std::to_string(transform_id), key.key, key.inputs, sql::ArrayLiteral(columns),
+                    sql::ArrayLiteral(sqlstates), sql::ArrayLiteral(errors)});
+}
+
+// `t` as a plan sees it with `columns` in quarantine.
+catalog::Transform WithQuarantined(const catalog::Transform& t,
+                                   const std::set<std::string>& columns) {
+  catalog::Transform copy = t;
+  for (auto& c : copy.columns) {
+    if (!columns.count(c.name) || c.state != ColumnState::kLive) continue;
+    c.state = ColumnState::kPaused;
+    c.paused_kind = PauseKind::kQuarantine;
+  }
+  return copy;
+}
+
+// Writes `part` with the columns of `charges` (and `already`) in quarantine
+// for the key, under a savepoint. True: written, the savepoint left for
+// EndTrial. False: a failure, rolled back, in `failure`. An error: a
+// transient failure, after which the transaction must roll back.
+Result<bool> Try(pg::Connection& conn, const std::string& schema, const catalog::Transform& t,
+                 const Unit& part, const FailingKey& key, const std::set<std::string>& already,
+                 const Charges& charges, Status& failure) {
+  TRELLIS_RETURN_IF_ERROR(Exec(conn, std::string("SAVEPOINT ") + kTrial));
+  std::set<std::string> columns = already;
+  for (const auto& [column, error] : charges) columns.insert(column);
+  auto applied = [&]() -> Result<long> {
+    TRELLIS_RETURN_IF_ERROR(Record(conn, schema, t.id, key, charges));
+    auto bound = plan::Bind(WithQuarantined(t, columns), schema);
+    if (!bound.ok()) return bound.status();
+    auto unit = part.Rebound(*bound.value());
+    if (!unit) return Status::Internal("a unit that cannot be rebound was charged to columns");
+    return unit->Apply(conn);
+  }();
+  if (applied.ok()) return true;
+  if (Classify(applied.status()) == FailureClass::kTransient) return applied.status();
+  failure = applied.status();
+  TRELLIS_RETURN_IF_ERROR(EndTrial(conn, /*keep=*/false));
+  return false;
+}
+
+// The columns of `t` already in quarantine for `key`.
+Result<std::set<std::string>> QuarantinedFor(pg::Connection& conn, const std::string& schema,
+                                             int transform_id, const std::string& key) {
+  auto rows = conn.Query(sql::WithSchema("SELECT column_name FROM {schema}.quarantined_rows "
+                                         "WHERE transform_id = $1::int AND key = $2::text[]",
+                                         schema),
+                         {std::to_string(transform_id), key});
+  if (!rows.ok()) return rows.status();
+  std::set<std::string> out;
+  for (size_t r = 0; r < rows->size(); ++r) out.insert(rows->text(r, 0));
+  return out;
+}
+
+Status PauseCharged(pg::Connection& conn, const std::string& schema, const catalog::Transform& t,
+                    const FailingKey& key, const Charges& charges) {
+  static const auto logger = log::Component("trellis::drain");
+  const std::string name = grammar::RenderTransformName(t.name());
+  for (const auto& [column, error] : charges) {
+    const std::string address = name + "." + grammar::RenderName(column);
+    ChargingMetrics::Get().RowQuarantined(t.name());
+    // The error's text may quote a row value: only its code at warning.
+    logger->warn(
+        "transform {} column {}: its value fails for key {} ({}); the row's other values are "
+        "written and this one is NULL. Read the failing rows with "
+        "Trellis.sample_quarantined(handle, \"{}\"), fix them, then RESUME TRANSFORM {}",
+        name, grammar::RenderName(column), key.key, log::SafeForLog(error), address, address);
+    logger->debug("transform {} column {} key {}: {}", name, column, key.key, error.message());
+    bool live = false;
+    for (const auto& c : t.columns)
+      live = live || (c.name == column && c.state == ColumnState::kLive);
+    if (!live) continue;
+    ChargingMetrics::Get().ColumnQuarantined(t.name());
+    TRELLIS_RETURN_IF_ERROR(catalog::PauseColumn(
+        conn, schema, t.id, column, PauseKind::kQuarantine,
+        "its value fails for some rows (the first: key " + key.key + ", " + error.message() +
+            "); those rows hold NULL in it and are listed by Trellis.sample_quarantined/3 on \"" +
+            address +
+            "\"; every other value keeps flowing. Fix the rows or the definition, then "
+            "RESUME TRANSFORM " +
+            address + " rebuilds the column"));
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+Result<FailingKey> ReadFailingKey(pg::Connection& conn, const plan::TransformPlan& plan,
+                                  const std::string& key) {
+  const std::string sql = plan.KeyInputsSql();
+  if (sql.empty()) return FailingKey{key, std::nullopt};
+  auto rows = conn.Query(sql, {key});
+  if (!rows.ok()) return rows.status();
+  if (rows->empty()) return FailingKey{key, std::nullopt};  // the source row is gone
+  return FailingKey{rows->text(0, 0), rows->at(0, 1)};
+}
+
+Result<std::optional<std::vector<std::string>>> ChargeToColumns(
+    pg::Connection& conn, const std::string& schema, const catalog::Transform& t, const Unit& part,
+    const FailingKey& key, const Status& error) {
+  using Charged = std::optional<std::vector<std::string>>;
+  auto already = QuarantinedFor(conn, schema, t.id, key.key);
+  if (!already.ok()) return already.status();
+  Charges all;
+  for (const auto& c : t.columns) {
+    if (c.role == catalog::ColumnRole::kHidden || !plan::IsWritten(c)) continue;
+    if (!already->count(c.name)) all.emplace(c.name, error);
+  }
+  if (all.empty()) return Charged();
+  // With every column in quarantine for the key, does the row write? If not,
+  // the failure is the row's (its WHERE, the target refusing it): no column
+  // is charged.
+  Status failure;
+  auto wrote = Try(conn, schema, t, part, key, already.value(), all, failure);
+  if (!wrote.ok()) return wrote.status();
+  if (!wrote.value()) return Charged();
+  TRELLIS_RETURN_IF_ERROR(EndTrial(conn, /*keep=*/false));
+  // The fewest columns: each is dropped from the charge when the row still
+  // writes without it; one that cannot be dropped is charged with the error
+  // the row then failed with.
+  Charges charged = all;
+  if (all.size() > 1) {
+    for (const auto& [column, unused] : all) {
+      Charges without = charged;
+      without.erase(column);
+      auto ok = Try(conn, schema, t, part, key, already.value(), without, failure);
+      if (!ok.ok()) return ok.status();
+      if (ok.value()) {
+        TRELLIS_RETURN_IF_ERROR(EndTrial(conn, /*keep=*/false));
+        charged = std::move(without);
+      } else {
+        charged[column] = failure;
+      }
+    }
+  }
+  auto kept = Try(conn, schema, t, part, key, already.value(), charged, failure);
+  if (!kept.ok()) return kept.status();
+  if (!kept.value()) return Charged();
+  TRELLIS_RETURN_IF_ERROR(EndTrial(conn, /*keep=*/true));
+  TRELLIS_RETURN_IF_ERROR(PauseCharged(conn, schema, t, key, charged));
+  std::vector<std::string> columns;
+  for (const auto& [column, unused] : charged) columns.push_back(column);
+  return Charged(std::move(columns));
+}
+
+}  // namespace trellis::drain

@@ -1,0 +1,22 @@
+#include "plan/quarantine_sql.h"
+
+#include "sql/quote.h"
+
+namespace trellis::plan {
+
+bool IsWritten(const catalog::Column& c) {
+  if (c.state == ColumnState::kLive) return true;
+  return c.paused_kind == PauseKind::kQuarantine;
+}
+
+std::string QuarantineGuarded(const std::string& schema, int transform_id,
+                              const std::string& column, const std::string& key_text,
+                              const std::string& expr) {
+  // The primary key of quarantined_rows serves the lookup.
+  return "CASE WHEN EXISTS (SELECT 1 FROM " + sql::Ident(schema) +
+         ".quarantined_rows __trellis_q WHERE __trellis_q.transform_id = " +
+         std::to_string(transform_id) + " AND __trellis_q.column_name = " + sql::Literal(column) +
+         " AND __trellis_q.key = " + key_text + ") THEN NULL ELSE " + expr + " END";
+}
+
+}  // namespace trellis::plan

@@ -1,0 +1,26 @@
+// How every plan kind writes a column in quarantine (spec/engine.md
+// "Charging a failure"): the column keeps being maintained, except for the
+// keys recorded in quarantined_rows for it, whose value is written as NULL
+// without evaluating the expression that fails for them. A plan writes a
+// column paused with kind quarantine through QuarantineGuarded(), and leaves
+// out every column paused with another kind.
+#pragma once
+
+#include <string>
+
+#include "catalog/model.h"
+
+namespace trellis::plan {
+
+// Whether the plan writes `c`: a live column, or one in quarantine.
+bool IsWritten(const catalog::Column& c);
+
+// `CASE WHEN <key of this row is quarantined for column> THEN NULL ELSE expr
+// END`. `key_text` is the row's key as text[] (KeyAsText), `expr` the
+// parenthesised value expression. CASE evaluates `expr` only for the other
+// rows, so the failing rows no longer fail the statement.
+std::string QuarantineGuarded(const std::string& schema, int transform_id,
+                              const std::string& column, const std::string& key_text,
+                              const std::string& expr);
+
+}  // namespace trellis::plan
