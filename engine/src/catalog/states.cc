@@ -77,6 +77,18 @@ WHERE transform_id = $1::int AND name = $2 AND state <> {column:paused})sql",
                    {Id(id), column, std::string(WireName(kind)), reason});
 }
 
+Result<bool> QuarantineColumn(pg::Connection& conn, const std::string& schema, int id,
+                              const std::string& column, const std::string& reason) {
+  auto paused = conn.Query(Render(R"sql(
+UPDATE {schema}.transform_columns
+SET state = {column:paused}, paused_kind = {kind:quarantine}, paused_reason = $3, paused_at = now()
+WHERE transform_id = $1::int AND name = $2 AND state = {column:live} RETURNING 1)sql",
+                                  schema),
+                           {Id(id), column, reason});
+  if (!paused.ok()) return paused.status();
+  return !paused->empty();
+}
+
 Status Resume(pg::Connection& conn, const std::string& schema, const Transform& t) {
   if (t.capture_disrupted || (t.paused_kind && *t.paused_kind != PauseKind::kOperator)) {
     TRELLIS_RETURN_IF_ERROR(RequestRebuild(conn, schema, t.id, std::nullopt));

@@ -37,6 +37,10 @@ std::string StateSql(std::string_view text, const std::string& schema);
 [[nodiscard]] Status PauseColumn(pg::Connection& conn, const std::string& schema, int id,
                                  const std::string& column, PauseKind kind,
                                  const std::string& reason);
+// Puts a live column in quarantine (kind quarantine, with `reason`); true
+// when this call paused it, false when it was paused already.
+[[nodiscard]] Result<bool> QuarantineColumn(pg::Connection& conn, const std::string& schema, int id,
+                                            const std::string& column, const std::string& reason);
 
 // Resumes a paused transform. An operator pause resumes by draining the
 // pages that accumulated; any other pause, or a capture disruption noted

@@ -115,19 +115,16 @@ Status PauseCharged(pg::Connection& conn, const std::string& schema, const catal
         "Trellis.sample_quarantined(handle, \"{}\"), fix them, then RESUME TRANSFORM {}",
         name, grammar::RenderName(column), key.key, log::SafeForLog(error), address, address);
     logger->debug("transform {} column {} key {}: {}", name, column, key.key, error.message());
-    bool live = false;
-    for (const auto& c : t.columns)
-      live = live || (c.name == column && c.state == ColumnState::kLive);
-    if (!live) continue;
-    ChargingMetrics::Get().ColumnQuarantined(t.name());
-    TRELLIS_RETURN_IF_ERROR(catalog::PauseColumn(
-        conn, schema, t.id, column, PauseKind::kQuarantine,
+    auto paused = catalog::QuarantineColumn(
+        conn, schema, t.id, column,
         "its value fails for some rows (the first: key " + key.key + ", " + error.message() +
             "); those rows hold NULL in it and are listed by Trellis.sample_quarantined/3 on \"" +
             address +
             "\"; every other value keeps flowing. Fix the rows or the definition, then "
             "RESUME TRANSFORM " +
-            address + " rebuilds the column"));
+            address + " rebuilds the column");
+    if (!paused.ok()) return paused.status();
+    if (paused.value()) ChargingMetrics::Get().ColumnQuarantined(t.name());
   }
   return Status::OK();
 }

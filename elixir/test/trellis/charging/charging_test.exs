@@ -121,8 +121,9 @@ defmodule Trellis.Charging.ChargingTest do
     # Counted per transform.
     :ok = Trellis.Metrics.flush(trellis)
     text = Trellis.Metrics.render_prometheus()
-    assert text =~ ~r/trellis_quarantined_rows_total\{[^}]*transform="units"[^}]*\} 3\b/
-    assert text =~ ~r/trellis_quarantined_columns_total\{[^}]*transform="units"[^}]*\} 1\b/
+    series = ~s({trellis_instance="#{trellis.instance}",transform="units"})
+    assert text =~ "trellis_quarantined_rows_total#{series} 3\n"
+    assert text =~ "trellis_quarantined_columns_total#{series} 1\n"
   end
 
   test "poison in a drain, and in one statement of 10,000 good rows and 3 bad ones",
