@@ -2,6 +2,7 @@
 // failure"). The charging itself runs in the drain workers
 // (drain/charging.h); these read what it recorded, and release a held key
 // by recomputing it through the same unit executor.
+#include "catalog/address.h"
 #include "catalog/migrations.h"
 #include "catalog/model.h"
 #include "drain/charging.h"
@@ -23,14 +24,10 @@ namespace trellis {
 namespace {
 
 // A quarantine target: a transform, or one of its columns.
-struct Target {
-  catalog::Transform transform;
-  std::optional<std::string> column;
-};
+using Target = catalog::ResolvedAddress;
 
-// "transform" or "transform.column" (a schema-qualified transform name is
-// read as that when no transform is named by its first part), as
-// quarantined/1 reports it and PAUSE/RESUME addresses read.
+// "transform" or "transform.column", as quarantined/1 reports it, read as
+// PAUSE/RESUME read an address.
 Result<Target> ResolveTarget(pg::Connection& conn, const std::string& schema,
                              const std::string& text) {
   auto parsed = grammar::ParseTransformName(text);
@@ -43,24 +40,7 @@ Result<Target> ResolveTarget(pg::Connection& conn, const std::string& schema,
   std::vector<std::string> parts;
   if (name.schema) parts.push_back(*name.schema);
   parts.push_back(name.name);
-  for (const auto& reading : grammar::AddressReadings(parts)) {
-    auto t = catalog::LoadTransform(conn, schema, reading.target.name);
-    if (!t.ok()) {
-      if (t.status().code() == Code::kNotFound) continue;
-      return t.status();
-    }
-    if (reading.target.schema && *reading.target.schema != t->target_schema) continue;
-    if (reading.column) {
-      bool found = false;
-      for (const auto& c : t->columns) found = found || c.name == *reading.column;
-      if (!found) {
-        return Status::NotFound("transform " + grammar::RenderTransformName(t->name()) +
-                                " has no column " + grammar::RenderName(*reading.column));
-      }
-    }
-    return Target{std::move(t.value()), reading.column};
-  }
-  return Status::NotFound("no transform named " + text);
+  return catalog::ResolveAddress(conn, schema, parts, /*lock=*/false);
 }
 
 // The condition that the quarantined_rows row `q` is of a key the target

@@ -1,6 +1,7 @@
 #include "statements/lifecycle.h"
 
 #include "capture/sources.h"
+#include "catalog/address.h"
 #include "catalog/migrations.h"
 #include "catalog/model.h"
 #include "catalog/states.h"
@@ -11,35 +12,12 @@
 namespace trellis::statements {
 namespace {
 
-struct Resolved {
-  catalog::Transform transform;
-  std::optional<std::string> column;
-};
+using Resolved = catalog::ResolvedAddress;
 
-// Resolves an address to a transform (locked FOR UPDATE) and maybe a column,
-// taking the first reading that names an existing transform.
+// Resolves an address to a transform, locked FOR UPDATE.
 Result<Resolved> ResolveAddress(pg::Connection& conn, const std::string& schema,
                                 const std::vector<std::string>& parts) {
-  for (const auto& reading : grammar::AddressReadings(parts)) {
-    auto t = catalog::LoadTransform(conn, schema, reading.target.name, /*lock=*/true);
-    if (!t.ok()) {
-      if (t.status().code() == Code::kNotFound) continue;
-      return t.status();
-    }
-    if (reading.target.schema && *reading.target.schema != t->target_schema) continue;
-    if (reading.column) {
-      bool found = false;
-      for (const auto& c : t->columns) found = found || c.name == *reading.column;
-      if (!found) {
-        return Status::NotFound("transform " + sql::Ident(t->name()) + " has no column " +
-                                sql::Ident(*reading.column));
-      }
-    }
-    return Resolved{std::move(t.value()), reading.column};
-  }
-  std::vector<std::string> shown;
-  for (const auto& p : parts) shown.push_back(grammar::RenderName(p));
-  return Status::NotFound("no transform named " + sql::Join(shown, "."));
+  return catalog::ResolveAddress(conn, schema, parts, /*lock=*/true);
 }
 
 // Names as every read and statement takes them back (grammar/address.h).

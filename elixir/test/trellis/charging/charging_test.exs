@@ -7,6 +7,8 @@ defmodule Trellis.Charging.ChargingTest do
 
   alias Trellis.Test.{Database, SimplePG}
 
+  import Trellis.Test.Eventually, only: [eventually: 1, eventually: 2]
+
   @moduletag :port
   @moduletag :capture_log
   @moduletag timeout: 300_000
@@ -41,21 +43,8 @@ defmodule Trellis.Charging.ChargingTest do
     :ok = Trellis.await_converged(trellis, Trellis.watermark_token!(trellis), timeout_ms: 60_000)
   end
 
-  defp differences(pg, target, query) do
-    SimplePG.scalar!(
-      pg,
-      "SELECT count(*) FROM ((TABLE #{target} EXCEPT ALL #{query}) " <>
-        "UNION ALL (#{query} EXCEPT ALL TABLE #{target})) d"
-    )
-  end
-
-  defp eventually(fun, tries \\ 1500) do
-    cond do
-      fun.() -> true
-      tries == 0 -> false
-      true -> Process.sleep(20) && eventually(fun, tries - 1)
-    end
-  end
+  defp differences(pg, target, query),
+    do: pg |> Trellis.Test.Workload.differences(target, query) |> Integer.to_string()
 
   defp state(trellis, name) do
     {:ok, status} = Trellis.status(trellis, name)

@@ -6,6 +6,8 @@ defmodule Trellis.Charging.StatusFieldsTest do
 
   alias Trellis.Test.{Database, SimplePG}
 
+  import Trellis.Test.Eventually, only: [eventually: 1]
+
   @moduletag :port
   @moduletag :capture_log
   @moduletag timeout: 120_000
@@ -21,14 +23,6 @@ defmodule Trellis.Charging.StatusFieldsTest do
     :ok = Trellis.migrate(Trellis.connect!(url: url))
     trellis = Trellis.connect!(url: url, staging: true, drain_threads: 1)
     %{trellis: trellis, pg: pg}
-  end
-
-  defp eventually(fun, tries \\ 1500) do
-    cond do
-      fun.() -> true
-      tries == 0 -> false
-      true -> Process.sleep(20) && eventually(fun, tries - 1)
-    end
   end
 
   test "a healthy transform holds no keys and has no capture failure, upstream pause, gap or correction",

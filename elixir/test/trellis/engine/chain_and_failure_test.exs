@@ -34,14 +34,6 @@ defmodule Trellis.Engine.ChainAndFailureTest do
     )
   end
 
-  defp eventually(fun, tries \\ 1500) do
-    cond do
-      fun.() -> true
-      tries == 0 -> false
-      true -> Process.sleep(20) && eventually(fun, tries - 1)
-    end
-  end
-
   test "a write to the root is in the leaf of a chain when await_converged returns",
        %{trellis: trellis, pg: pg} do
     {:ok, _} = Trellis.define(trellis, "TRANSFORM doubled FROM items SELECT qty * 2 AS q2")
