@@ -15,9 +15,12 @@
 
 namespace trellis::drain {
 
-// A transform holding this many keys is failing for most of its rows, not a
-// few: it is paused with kind failure instead of holding more.
-inline constexpr int kMaxHeldKeys = 10000;
+// A transform holding this many keys is failing for far more than a few
+// rows (a constraint that refuses every row, say): it is paused with kind
+// failure instead of holding more. Each hold costs its own narrowing and a
+// few statements, so holding every key of a large target one by one would
+// take longer than fixing the cause and rebuilding.
+inline constexpr int kMaxHeldKeys = 1000;
 
 // Holds `key` (a text[] literal) of `t` for `error`, in the caller's
 // transaction; a key held already gets the new error and one more attempt.

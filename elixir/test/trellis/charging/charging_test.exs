@@ -262,6 +262,32 @@ defmodule Trellis.Charging.ChargingTest do
     assert differences(pg, "big", "SELECT id, qty FROM stock WHERE 10 / qty > 1") == "0"
   end
 
+  test "a transform that comes to hold 1000 keys is paused with kind :failure; RESUME rebuilds it",
+       %{trellis: trellis, pg: pg} do
+    {:ok, _} = Trellis.define(trellis, "TRANSFORM copies FROM stock SELECT qty AS qty")
+    converge(trellis)
+    SimplePG.query!(pg, "INSERT INTO stock SELECT g, 1 FROM generate_series(1001, 1300) g")
+    converge(trellis)
+    # The target now refuses every row.
+    SimplePG.query!(pg, "ALTER TABLE copies ADD CONSTRAINT none CHECK (id < 0) NOT VALID")
+    SimplePG.query!(pg, "UPDATE stock SET qty = qty + 1")
+
+    assert eventually(fn -> state(trellis, "copies").status == :paused end, 6000)
+    status = state(trellis, "copies")
+    assert %{paused_kind: :failure, held_keys: held} = status
+    assert held >= 1000
+    assert status.paused_reason =~ "RESUME TRANSFORM copies"
+    # A paused transform is not waited for.
+    converge(trellis)
+
+    SimplePG.query!(pg, "ALTER TABLE copies DROP CONSTRAINT none")
+    {:ok, {:resumed, ["copies"]}} = Trellis.apply(trellis, "RESUME TRANSFORM copies")
+    converge(trellis)
+    assert eventually(fn -> state(trellis, "copies").status == :live end)
+    assert %{held_keys: 0} = state(trellis, "copies")
+    assert differences(pg, "copies", "SELECT id, qty FROM stock") == "0"
+  end
+
   test "a drain failure: a revoked privilege shows with its SQLSTATE, await_converged names it; " <>
          "granted back, it clears" do
     db = Database.create_with_owner!("charging_grant")
