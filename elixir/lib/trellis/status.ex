@@ -12,6 +12,8 @@ defmodule Trellis.Status do
       `:disruption` (its capture was changed outside Trellis, see
       `Trellis.detect_capture_disruptions/1`), `:schema_change` (a column or
       table it uses was dropped, renamed or changed; the reason names it),
+      `:failure` (it came to hold 1000 keys: its definition or target fails
+      for far more than a few rows; fix the cause, then RESUME rebuilds it),
       or another kind later versions add; `nil` when not paused
     * `:paused_reason` - a readable reason, `nil` when not paused
     * `:paused_at` - when it paused, a `DateTime`
@@ -121,7 +123,11 @@ end
 defmodule Trellis.ColumnStatus do
   @moduledoc """
   The state of one value column of a transform: `:live`, or `:paused` with
-  a kind and a reason (`PAUSE TRANSFORM target.column` pauses one).
+  a kind and a reason: `:operator` (`PAUSE TRANSFORM target.column`; the
+  column keeps the values it has) or `:quarantine` (its value fails for
+  some rows: those hold NULL and are listed by
+  `Trellis.sample_quarantined/3`, every other value keeps flowing; see
+  `Trellis.QuarantineEntry`). `RESUME TRANSFORM target.column` rebuilds it.
   """
 
   defstruct [:name, :state, :paused_kind, :paused_reason]
