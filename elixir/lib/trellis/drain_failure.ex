@@ -7,9 +7,9 @@ defmodule Trellis.DrainFailure do
   builds are not held up meanwhile.
 
     * `:unit` - what failed: `:pages` (a drain of ledger pages),
-      `:build_range` (a range of the first build), `:rebuild` (a rebuild
-      chunk) or `:add_key` (the end of a first build); `:unknown` for a unit
-      newer than this package
+      `:build_range` (a range of the first build), `:rebuild` (a key range
+      of a rebuild or column rebuild) or `:add_key` (the end of a first
+      build); `:unknown` for a unit newer than this package
     * `:failure_class` - `:data_error` (a value the definition cannot
       compute or the target cannot hold, narrowed to the failing keys) or
       `:other` (a privilege revoked on the target, say)

@@ -21,7 +21,7 @@ struct EngineMetrics {
   std::atomic<uint64_t> pages_failed{0};
   // Capture rows the staging worker consumed into ledger pages.
   std::atomic<uint64_t> capture_rows_staged{0};
-  // Target rows written by backfill chunks.
+  // Target rows written by builds' key ranges.
   std::atomic<uint64_t> backfill_rows{0};
 
   // Worker threads running (connected or reconnecting), by role.

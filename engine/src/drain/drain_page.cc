@@ -66,7 +66,7 @@ Result<PageResult> DrainPages(pg::Connection& conn, const std::string& schema,
   if (!claimed.status().ok()) return claimed.status();
   const std::string transform_id = std::to_string(tid);
 
-  // A backfill chunk holds the transform lock exclusively: leave its pages
+  // A rebuild's range holds the transform lock exclusively: leave its pages
   // for later instead of idling this thread behind it.
   auto shared = conn.Query(
       "SELECT pg_try_advisory_xact_lock_shared(" + workers::TransformLockSpace() + ", $2::int)",

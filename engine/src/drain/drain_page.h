@@ -15,7 +15,7 @@ namespace trellis::drain {
 enum class PageOutcome {
   kNone,     // no claimable page
   kDrained,  // pages were applied and deleted
-  kBusy,     // the transform is in a backfill chunk; try another
+  kBusy,     // a rebuild's range holds the transform; try another
   kFailed,   // the pages failed; they were marked for a retry with backoff
 };
 

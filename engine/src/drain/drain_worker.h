@@ -29,7 +29,7 @@ class DrainWorker : public workers::WorkerLoop {
   Result<bool> Step(pg::Connection& conn) override;
 
  private:
-  // Transforms whose pages were skipped because a backfill chunk held them,
+  // Transforms whose pages were skipped because a rebuild's range held them,
   // and until when to keep skipping.
   std::map<int, std::chrono::steady_clock::time_point> busy_;
   // Every unit of work goes through the executor; failures it cannot cure

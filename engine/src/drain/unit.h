@@ -1,5 +1,5 @@
 // A unit of work: one write of a transform's target over a set of keys (a
-// drain's ledger pages, a first build's key range, a rebuild chunk; later
+// drain's ledger pages, a build's key range (first build, rebuild, column rebuild); later
 // a self-check range). Every unit runs through the UnitExecutor
 // (unit_executor.h), which owns savepoints, the failure classifier and the
 // narrowing of data errors; a unit only says how to apply itself, how to

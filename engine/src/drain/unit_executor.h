@@ -1,5 +1,5 @@
-// The one unit executor: every unit of work on a target (drain pages, first
-// build ranges, rebuild chunks, later self-check ranges) runs through Run(),
+// The one unit executor: every unit of work on a target (drain pages, the
+// key ranges of builds, self-check ranges) runs through Run(),
 // which owns the savepoints and the one failure classifier
 // (failure_class.h):
 //   schema change -> the transform is paused (kind schema_change);

@@ -216,6 +216,13 @@ Status ProjectionPlan::CheckDefinition(pg::Connection&, const ExpressionCheck& c
   return checked.ok() ? Status::OK() : checked.status();
 }
 
+Result<std::string> ProjectionPlan::CheckColumn(pg::Connection&, const ExpressionCheck& check,
+                                                const grammar::SelectItem& item) const {
+  auto types = check(FromClause(), {item.expr}, std::nullopt);
+  if (!types.ok()) return types.status();
+  return types->front();
+}
+
 std::string ProjectionPlan::CreateTargetSql() const {
   Slots slots = BaseSlots();
   slots["named_values"] = NamedValues();

@@ -40,6 +40,8 @@ class ProjectionPlan final : public TransformPlan {
   std::string KeyInputsSql() const override;
   std::string DefinitionQuerySql() const override;
   Status CheckDefinition(pg::Connection& conn, const ExpressionCheck& check) const override;
+  Result<std::string> CheckColumn(pg::Connection& conn, const ExpressionCheck& check,
+                                  const grammar::SelectItem& item) const override;
   std::string CreateTargetSql() const override;
   std::vector<NamedStatement> Statements() const override;
 

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "grammar/ast.h"
 #include "pg/connection.h"
 #include "trellis/status.h"
 
@@ -138,6 +139,11 @@ class TransformPlan {
   // (or unsupported) error naming the problem and the fix; nothing has been
   // created when it returns.
   virtual Status CheckDefinition(pg::Connection& conn, const ExpressionCheck& check) const = 0;
+  // ALTER ADD COLUMN and ALTER COLUMN: checks `item` as a column of this
+  // kind's target (a projection: a row expression over the FROM clause) and
+  // returns the type the target column takes.
+  virtual Result<std::string> CheckColumn(pg::Connection& conn, const ExpressionCheck& check,
+                                          const grammar::SelectItem& item) const = 0;
   // CREATE TABLE of the empty target with its columns and their types (no
   // key: the first build makes it, AddKeySql()).
   virtual std::string CreateTargetSql() const = 0;

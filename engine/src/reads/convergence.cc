@@ -6,6 +6,7 @@
 #include "catalog/states.h"
 #include "grammar/address.h"
 #include "sql/quote.h"
+#include "sql/row_reader.h"
 
 namespace trellis::reads {
 namespace {
@@ -156,7 +157,9 @@ Result<bool> AwaitConverged(pg::Connection& conn, const std::string& schema,
   // token. Once a level has settled, a fresh snapshot covers them all.
   auto depth = conn.Query(sql::WithSchema(kChainDepth, schema));
   if (!depth.ok()) return depth.status();
-  const int levels = std::stoi(depth->text(0, 0));
+  auto deepest = sql::ScalarInt64(depth.value());
+  if (!deepest.ok()) return deepest.status();
+  const int levels = static_cast<int>(deepest.value());
   std::string level_token = token;
   for (int level = 1; level <= levels; ++level) {
     if (level > 1) {

@@ -10,6 +10,7 @@
 #include "grammar/address.h"
 #include "grammar/parser.h"
 #include "grammar/render.h"
+#include "plan/bind.h"
 #include "sql/quote.h"
 #include "statements/expression_check.h"
 
@@ -39,27 +40,29 @@ std::string TargetTable(const catalog::Transform& t) {
   return sql::Qualified(t.target_schema, t.target_name);
 }
 
-std::string SourceFrom(const catalog::Transform& t) {
-  return sql::Qualified(t.source.schema_name, t.source.table_name) + " AS " +
-         sql::Ident(t.source_alias);
-}
-
 bool HasColumn(const catalog::Transform& t, const std::string& name) {
   return std::any_of(t.columns.begin(), t.columns.end(),
                      [&](const catalog::Column& c) { return c.name == name; });
 }
 
 bool IsKey(const catalog::Transform& t, const std::string& name) {
-  const auto& keys = t.source.key_columns;
-  return std::find(keys.begin(), keys.end(), name) != keys.end();
+  return std::any_of(t.key.begin(), t.key.end(),
+                     [&](const catalog::KeyColumn& k) { return k.name == name; });
 }
 
-// Checks one expression against the source; returns its type.
-Result<std::string> CheckOne(pg::Connection& conn, const catalog::Transform& t,
-                             const std::string& expr) {
-  auto types = CheckExpressions(conn, t.name(), SourceFrom(t), {expr}, std::nullopt);
-  if (!types.ok()) return types.status();
-  return types->front();
+// Checks `item` as a column of the transform's target, as its plan's kind
+// does; returns the column's type.
+Result<std::string> CheckOne(pg::Connection& conn, const std::string& schema,
+                             const catalog::Transform& t, const grammar::SelectItem& item) {
+  auto plan = plan::Bind(t, schema);
+  if (!plan.ok()) return plan.status();
+  return plan.value()->CheckColumn(
+      conn,
+      [&](const std::string& from, const std::vector<std::string>& exprs,
+          const std::optional<std::string>& where) {
+        return CheckExpressions(conn, t.name(), from, exprs, where);
+      },
+      item);
 }
 
 // Rewrites the stored definition so definitions/1 shows the statement that
@@ -94,7 +97,7 @@ Result<ApplyResult> AlterAddColumn(pg::Connection& conn, const std::string& sche
     return Status::AlreadyExists("transform " + sql::Ident(t.name()) + " already has a column " +
                                  sql::Ident(name));
   }
-  auto type = CheckOne(conn, t, stmt.column.expr);
+  auto type = CheckOne(conn, schema, t, stmt.column);
   if (!type.ok()) return type.status();
   TRELLIS_RETURN_IF_ERROR(conn.Exec("ALTER TABLE " + TargetTable(t) + " ADD COLUMN " +
                                     sql::Ident(name) + " " + type.value()));
@@ -152,7 +155,7 @@ Result<ApplyResult> AlterColumn(pg::Connection& conn, const std::string& schema,
     return Status::NotFound("transform " + sql::Ident(t.name()) + " has no column " +
                             sql::Ident(name));
   }
-  auto type = CheckOne(conn, t, stmt.column.expr);
+  auto type = CheckOne(conn, schema, t, stmt.column);
   if (!type.ok()) return type.status();
   if (type.value() != existing->sql_type) {
     // The old values cannot be trusted in the new type; the rebuild refills them.

@@ -10,8 +10,8 @@ namespace trellis::workers {
 // SQL expressions for the first half of a two-int advisory lock key.
 // The staging election: pg_try_advisory_lock(hashtext(...), 0).
 std::string StagingLockSpace();
-// Per transform: drains take it shared, a backfill chunk exclusively, so a
-// chunk's snapshot never interleaves with a drain of the same transform.
+// Per transform: drains take it shared, a rebuild's range exclusively, so
+// a range's snapshot never interleaves with a drain of the same transform.
 std::string TransformLockSpace();
 // Per (transform, key bucket): two drains of the same keys never interleave.
 std::string BucketLockSpace();
