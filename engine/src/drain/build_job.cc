@@ -21,15 +21,6 @@ constexpr std::string_view kClaimable = "(j.retry_at IS NULL OR j.retry_at <= no
 Result<std::optional<long>> RunOneBuildJob(pg::Connection& conn, const std::string& schema,
                                            UnitExecutor& executor) {
   const std::string kinds = catalog::BuildJobKindsSql();
-  // Every idle poll of every drain worker comes here, and almost always no
-  // build is running: answer that in one round trip, not a transaction.
-  auto any = conn.Query(catalog::StateSql(
-      "SELECT EXISTS (SELECT 1 FROM {schema}.jobs j JOIN {schema}.transforms t ON t.id = "
-      "j.transform_id WHERE t.status = {state:backfilling} AND j.kind IN " +
-          kinds + ")",
-      schema));
-  if (!any.ok()) return any.status();
-  if (any->text(0, 0) != "t") return std::optional<long>();
   auto tx = pg::Transaction::Begin(conn);
   if (!tx.ok()) return tx.status();
   // The transform first, unlocked: a rebuild's range takes the transform's

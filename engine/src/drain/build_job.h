@@ -15,7 +15,8 @@
 
 namespace trellis::drain {
 
-// Returns the rows written, or nullopt when no range was free to claim.
+// Returns the rows written, or nullopt when no range was free to claim. A
+// worker asks AnyBuild() (build_step.h) first: almost always no build runs.
 Result<std::optional<long>> RunOneBuildJob(pg::Connection& conn, const std::string& schema,
                                            UnitExecutor& executor);
 

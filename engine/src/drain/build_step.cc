@@ -40,6 +40,15 @@ Status PlanBuild(pg::Connection& conn, const std::string& schema, const plan::Tr
 
 }  // namespace
 
+Result<bool> AnyBuild(pg::Connection& conn, const std::string& schema) {
+  auto any = conn.Query(
+      catalog::StateSql("SELECT EXISTS (SELECT 1 FROM {schema}.transforms "
+                        "WHERE status IN ({state:waiting_to_backfill}, {state:backfilling}))",
+                        schema));
+  if (!any.ok()) return any.status();
+  return any->text(0, 0) == "t";
+}
+
 Result<bool> AdvanceBuild(pg::Connection& conn, const std::string& schema, long range_rows,
                           UnitExecutor& executor) {
   auto tx = pg::Transaction::Begin(conn);

@@ -13,6 +13,11 @@
 
 namespace trellis::drain {
 
+// Whether any transform is building (waiting to start, or started): every
+// idle poll of every drain worker asks, and almost always none is, so it is
+// one statement, not the transactions of the build steps.
+Result<bool> AnyBuild(pg::Connection& conn, const std::string& schema);
+
 // Starts or ends one build. Returns true when it did, false when no
 // transform's build is at either step. A transform whose key step failed
 // waits out its backoff (charging.h) and holds up no other build.

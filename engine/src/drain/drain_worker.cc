@@ -59,6 +59,9 @@ Result<bool> DrainWorker::Step(pg::Connection& conn) {
     case PageOutcome::kNone:
       break;
   }
+  auto building = AnyBuild(conn, options().schema);
+  if (!building.ok()) return building.status();
+  if (!building.value()) return checked.value();
   // Ranges of builds first: any number of workers run them at once.
   auto ranged = RunOneBuildJob(conn, options().schema, executor_);
   if (!ranged.ok()) return ranged.status();
