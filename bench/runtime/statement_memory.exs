@@ -1,115 +1,130 @@
 # Memory the port takes for a large statement, and gives back (issue 17
 # item 7).
 #
-#   MIX_ENV=test mix run ../bench/runtime/statement_memory.exs   (from elixir/)
+#   cd elixir && MIX_ENV=test TRELLIS_BENCH_URL=postgresql://... \
+#     TRELLIS_PORT_PATH=../build/port/trellis-port mix run ../bench/runtime/statement_memory.exs
 #
-# Needs TRELLIS_PORT_PATH (trellis-port) and a database URL in
-# TRELLIS_BENCH_URL (a scratch database: the script creates and drops tables
-# named mem_*). Peak RSS is the kernel's VmHWM, reset before each measure
-# through /proc/<pid>/clear_refs; each figure is a ratio against the port's
-# own idle RSS in the same run and against the statement size, since the
-# machine is shared and noisy.
+# Works in a scratch database: everything it makes lives in the schemas
+# mem_bench (source and targets) and mem_bench_trellis (catalog), dropped
+# before and after. Each define is a WHERE with a long `NOT IN (...)` list of
+# small numbers (one token per two bytes: about the worst case for the
+# lexer and for the server's query tree). The port's peak RSS is the
+# kernel's VmHWM, reset through /proc/<pid>/clear_refs before each measure;
+# every figure is a ratio against the statement size or against the port's
+# idle RSS in the same run, since the machine is shared and noisy.
+# MEM_BENCH_SIZES (bytes, comma-separated) overrides the single sizes and
+# MEM_BENCH_BURST the number of statements at once (for profiling).
 
 defmodule StatementMemoryBench do
-  @sizes [64 * 1024, 256 * 1024, 1_000_000]
-  @burst 10
+  alias Trellis.Test.SimplePG
+
+  @sizes (System.get_env("MEM_BENCH_SIZES") || "1000000,4000000")
+         |> String.split(",")
+         |> Enum.map(&String.to_integer/1)
+  @burst String.to_integer(System.get_env("MEM_BENCH_BURST") || "10")
   @burst_size 1_000_000
+  @settle_ms 1_000
 
   def run do
     url = System.fetch_env!("TRELLIS_BENCH_URL")
-    trellis = Trellis.connect!(url: url, pool_size: @burst, timeout_ms: 300_000)
+    reset_schemas(url)
+
+    trellis =
+      Trellis.connect!(
+        url: url,
+        schema: "mem_bench_trellis",
+        pool_size: max(@burst, 1),
+        timeout_ms: 600_000
+      )
+
     :ok = Trellis.migrate(trellis)
     os_pid = trellis.port |> Port.info(:os_pid) |> elem(1)
-    setup_source(url)
-    # One small call first, so the idle figure includes an open session.
+    # One small call first, so the baseline includes an open session.
     {:ok, _} = Trellis.definitions(trellis)
-    idle = status_kb(os_pid, "VmRSS")
+    Process.sleep(@settle_ms)
+    baseline = status_kb(os_pid, "VmRSS")
 
-    rows =
+    singles =
       for size <- @sizes do
         statement = statement("mem_s#{size}", size)
-        reset_peak(os_pid)
-        before = status_kb(os_pid, "VmRSS")
-        {:ok, _} = Trellis.define(trellis, statement)
-        peak = status_kb(os_pid, "VmHWM")
-        Process.sleep(300)
-        after_kb = status_kb(os_pid, "VmRSS")
-        {size, before, peak, after_kb}
+
+        measure(os_pid, fn -> Trellis.define(trellis, statement) end)
+        |> Map.merge(%{size: byte_size(statement)})
       end
 
-    over_limit = Trellis.define(trellis, statement("mem_big", 4_000_000))
+    burst =
+      measure(os_pid, fn ->
+        1..@burst
+        |> Task.async_stream(
+          fn i -> Trellis.define(trellis, statement("mem_burst#{i}", @burst_size)) end,
+          max_concurrency: @burst,
+          timeout: :infinity
+        )
+        |> Enum.map(fn {:ok, result} -> result end)
+      end)
 
-    reset_peak(os_pid)
-    burst_before = status_kb(os_pid, "VmRSS")
-
-    1..@burst
-    |> Task.async_stream(
-      fn i -> {:ok, _} = Trellis.define(trellis, statement("mem_burst#{i}", @burst_size)) end,
-      max_concurrency: @burst,
-      timeout: :infinity
-    )
-    |> Stream.run()
-
-    burst_peak = status_kb(os_pid, "VmHWM")
-    Process.sleep(1_000)
-    burst_idle = status_kb(os_pid, "VmRSS")
+    IO.puts("idle RSS after connect (baseline): #{mb(baseline)}\n")
 
     IO.puts(
-      "| statement | RSS before | peak | peak - before | (peak - before) / size | RSS 300 ms after |"
+      "| statement | result | peak - RSS before | / statement size | idle RSS after | / baseline |"
     )
 
     IO.puts("| --- | --- | --- | --- | --- | --- |")
 
-    for {size, before, peak, after_kb} <- rows do
+    for row <- singles do
       IO.puts(
-        "| #{mb(size / 1024)} | #{mb(before)} | #{mb(peak)} | #{mb(peak - before)} | " <>
-          "#{fmt((peak - before) * 1024 / size)}x | #{mb(after_kb)} |"
+        "| #{mb(row.size / 1024)} | #{outcome(row.result)} | #{mb(row.peak - row.before)} | " <>
+          "#{fmt((row.peak - row.before) * 1024 / row.size)}x | #{mb(row.idle)} | " <>
+          "#{fmt(row.idle / baseline)}x |"
       )
     end
 
-    IO.puts("""
+    burst_bytes = @burst * @burst_size
+    burst_outcomes = burst.result |> Enum.map(&outcome/1) |> Enum.frequencies() |> inspect()
 
-    | measure | value |
-    | --- | --- |
-    | idle RSS after connect | #{mb(idle)} |
-    | 4 MB statement | #{inspect_result(over_limit)} |
-    | #{@burst} concurrent #{mb(@burst_size / 1024)} statements: RSS before | #{mb(burst_before)} |
-    | the same: peak | #{mb(burst_peak)} (#{fmt((burst_peak - burst_before) * 1024 / (@burst * @burst_size))}x their total size) |
-    | the same: idle RSS 1 s after | #{mb(burst_idle)} |
-    """)
+    IO.puts(
+      "| #{@burst} x #{mb(@burst_size / 1024)} at once | #{burst_outcomes} | " <>
+        "#{mb(burst.peak - burst.before)} | #{fmt((burst.peak - burst.before) * 1024 / burst_bytes)}x " <>
+        "(of #{mb(burst_bytes / 1024)}) | #{mb(burst.idle)} | #{fmt(burst.idle / baseline)}x |"
+    )
 
     Trellis.shutdown(trellis)
-    drop_tables(url)
+    reset_schemas(url)
+    # A profiler wrapped around the port (heaptrack) needs time to write.
+    Process.sleep(String.to_integer(System.get_env("MEM_BENCH_LINGER_MS") || "0"))
   end
 
-  # TRANSFORM <name> FROM mem_source SELECT v AS v WHERE v NOT IN (0, 1, 2, ...)
-  # padded to `size` bytes: about one token per three bytes.
+  # Runs `fun` and reads the peak RSS during it and the RSS once the port
+  # has been idle for @settle_ms.
+  defp measure(os_pid, fun) do
+    reset_peak(os_pid)
+    before = status_kb(os_pid, "VmRSS")
+    result = fun.()
+    peak = status_kb(os_pid, "VmHWM")
+    Process.sleep(@settle_ms)
+    %{result: result, before: before, peak: peak, idle: status_kb(os_pid, "VmRSS")}
+  end
+
+  # TRANSFORM mem_bench.<name> FROM mem_bench.source SELECT v AS v
+  # WHERE v NOT IN (0, 1, 2, ...), padded to `size` bytes.
   defp statement(name, size) do
-    head = "TRANSFORM #{name} FROM mem_source SELECT v AS v WHERE v NOT IN ("
-
-    body =
-      Stream.iterate(0, &(&1 + 1))
-      |> Stream.map(&Integer.to_string(rem(&1, 100)))
-      |> Enum.reduce_while({[], byte_size(head) + 1}, fn n, {acc, len} ->
-        if len + byte_size(n) + 2 > size,
-          do: {:halt, {acc, len}},
-          else: {:cont, {[n | acc], len + byte_size(n) + 2}}
-      end)
-      |> elem(0)
-      |> Enum.reverse()
-      |> Enum.join(", ")
-
+    head = "TRANSFORM mem_bench.#{name} FROM mem_bench.source SELECT v AS v WHERE v NOT IN ("
+    items = div(size - byte_size(head) - 1, 4)
+    body = Enum.map_join(1..items, ", ", &Integer.to_string(rem(&1, 90) + 10))
     head <> body <> ")"
   end
 
-  defp setup_source(url) do
-    pg = Trellis.Test.SimplePG.connect!(url)
-    Trellis.Test.SimplePG.query!(pg, "DROP TABLE IF EXISTS mem_source CASCADE")
-    Trellis.Test.SimplePG.query!(pg, "CREATE TABLE mem_source (id int PRIMARY KEY, v int)")
-    Trellis.Test.SimplePG.close(pg)
-  end
+  defp reset_schemas(url) do
+    pg = SimplePG.connect!(url)
 
-  defp drop_tables(_url), do: :ok
+    SimplePG.query!(pg, """
+    DROP SCHEMA IF EXISTS mem_bench, mem_bench_trellis CASCADE;
+    CREATE SCHEMA mem_bench;
+    CREATE TABLE mem_bench.source (id int PRIMARY KEY, v int);
+    """)
+
+    SimplePG.close(pg)
+  end
 
   defp reset_peak(os_pid), do: File.write!("/proc/#{os_pid}/clear_refs", "5")
 
@@ -127,10 +142,8 @@ defmodule StatementMemoryBench do
     end)
   end
 
-  defp inspect_result({:error, %Trellis.Error{code: code, message: message}}),
-    do: "refused: :#{code}, \"#{message}\""
-
-  defp inspect_result(other), do: "accepted (#{inspect(other, limit: 3)})"
+  defp outcome({:ok, _}), do: "defined"
+  defp outcome({:error, %Trellis.Error{code: code, message: message}}), do: "#{code}: #{message}"
 
   defp mb(kb), do: "#{fmt(kb / 1024)} MB"
   defp fmt(x), do: :erlang.float_to_binary(x / 1, decimals: 1)

@@ -38,6 +38,8 @@ void Session::RequestCancel() {
 // it sat idle counts as broken, though libpq has not noticed yet.
 bool Session::broken() const { return !conn_->Usable(); }
 
+bool Session::holds_grown_buffers() const { return conn_->buffers_grown(); }
+
 Result<ServerInfo> Session::Info() {
   auto rows = conn_->Query("SELECT current_setting('server_version')");
   if (!rows.ok()) return rows.status();

@@ -205,6 +205,15 @@ void WorkerPool::WorkerLoop(std::shared_ptr<Shared> shared) {
       call->session = nullptr;
     }
     shared->done(call, std::move(result));
+    // libpq never shrinks the buffers a large statement or row grew, so such
+    // a session is closed now, not kept idle; the next call opens a new one.
+    if (session->holds_grown_buffers()) {
+      spdlog::debug("closing a database session whose buffers a large call grew");
+      session.reset();
+      open_sessions.Add(-1);
+      std::lock_guard lock(shared->mu);
+      --shared->sessions;
+    }
     bool pool_idle = false;
     {
       std::lock_guard lock(shared->mu);

@@ -54,10 +54,25 @@ bool FrameReader::Feed(std::string_view bytes) {
 std::optional<std::string> FrameReader::Next() {
   if (consumed_ >= checked_) return std::nullopt;
   const uint32_t length = ReadBigEndian32(buffer_.data() + consumed_);
+  if (consumed_ == 0 && kFrameHeaderBytes + length == buffer_.size()) {
+    // The usual case, one frame and nothing after it: the buffer becomes
+    // the body rather than being copied (a frame may be a megabyte).
+    std::string body = std::move(buffer_);
+    body.erase(0, kFrameHeaderBytes);
+    buffer_ = std::string();
+    consumed_ = checked_ = 0;
+    return body;
+  }
   std::string body = buffer_.substr(consumed_ + kFrameHeaderBytes, length);
   consumed_ += kFrameHeaderBytes + length;
   if (consumed_ == buffer_.size()) {
-    buffer_.clear();
+    // A large frame grew the buffer; clear() alone would keep that memory
+    // for the life of the port.
+    if (buffer_.capacity() > kCompactBytes) {
+      std::string().swap(buffer_);
+    } else {
+      buffer_.clear();
+    }
     consumed_ = checked_ = 0;
   } else if (consumed_ >= kCompactBytes) {
     buffer_.erase(0, consumed_);

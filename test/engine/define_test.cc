@@ -62,6 +62,65 @@ TEST_CASE("define refuses bad definitions and creates nothing", "[engine][define
   CHECK(not_define.status().code() == Code::kValidation);
 }
 
+TEST_CASE("define refuses a volatile function wherever the expressions call it",
+          "[engine][define]") {
+  // The check reads the functions out of the query tree PostgreSQL stores
+  // for the expressions: calls hidden behind an operator, a cast or deep
+  // nesting count as much as a direct call.
+  EngineFixture f;
+  f.Sql(kWidgets);
+  f.Sql(R"sql(
+CREATE FUNCTION vol_add(int, int) RETURNS int LANGUAGE sql VOLATILE AS 'SELECT $1 + $2';
+CREATE OPERATOR #+# (LEFTARG = int, RIGHTARG = int, FUNCTION = vol_add);
+CREATE FUNCTION vol_eq(int, int) RETURNS boolean LANGUAGE sql VOLATILE AS 'SELECT $1 = $2';
+CREATE OPERATOR #=# (LEFTARG = int, RIGHTARG = int, FUNCTION = vol_eq);
+CREATE TYPE tag AS (v int);
+CREATE FUNCTION vol_tag(int) RETURNS tag LANGUAGE sql VOLATILE AS 'SELECT ROW($1)::tag';
+CREATE CAST (int AS tag) WITH FUNCTION vol_tag(int);
+CREATE FUNCTION calm_add(int, int) RETURNS int LANGUAGE sql STABLE AS 'SELECT $1 + $2';
+CREATE OPERATOR #~# (LEFTARG = int, RIGHTARG = int, FUNCTION = calm_add);
+)sql");
+  auto s = f.OpenSession();
+  struct Case {
+    const char* statement;
+    const char* function;
+  };
+  const Case refused[] = {
+      {"TRANSFORM t FROM widgets SELECT id::int #+# 1 AS r", "vol_add(integer,integer)"},
+      {"TRANSFORM t FROM widgets SELECT price AS p WHERE id::int #=# 3", "vol_eq(integer,integer)"},
+      {"TRANSFORM t FROM widgets SELECT price AS p WHERE id::int #=# ANY (ARRAY[1, 2])",
+       "vol_eq(integer,integer)"},
+      {"TRANSFORM t FROM widgets SELECT price AS p WHERE id IS DISTINCT FROM (id::int #+# 0)",
+       "vol_add(integer,integer)"},
+      {"TRANSFORM t FROM widgets SELECT id::int::tag AS r", "vol_tag(integer)"},
+      {"TRANSFORM t FROM widgets SELECT CAST(id::int AS tag) AS r", "vol_tag(integer)"},
+      {"TRANSFORM t FROM widgets SELECT coalesce(abs(length(name) * "
+       "(CASE WHEN id > 1 THEN ARRAY[1, (random() * 10)::int] END)[2]), 0) AS r",
+       "random()"},
+      {"TRANSFORM t FROM widgets SELECT nullif(id, abs(id::int #+# 1)) AS r",
+       "vol_add(integer,integer)"},
+      {"TRANSFORM t FROM widgets SELECT price AS p WHERE "
+       "(id, id) < (1, (SELECT 1)) IS NOT NULL AND nextval('s') > 0",
+       "subquer"},
+      {"TRANSFORM t FROM widgets SELECT gen_random_uuid() AS u, clock_timestamp() AS c",
+       "clock_timestamp(), gen_random_uuid()"},
+  };
+  f.Sql("CREATE SEQUENCE s");
+  for (const auto& c : refused) {
+    INFO(c.statement);
+    auto r = s->Apply(c.statement, true);
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.status().code() == Code::kValidation);
+    CHECK_THAT(r.status().message(), Catch::Contains(c.function));
+    CHECK(f.Scalar("SELECT to_regclass('t') IS NULL") == "t");
+  }
+  // Stable and immutable calls, through operators and casts too, are kept.
+  REQUIRE(s->Apply("TRANSFORM t FROM widgets SELECT id::int #~# 1 AS r, id::text::int AS i, "
+                   "now() AS n WHERE (id, id) < (100, 100)",
+                   true)
+              .ok());
+}
+
 TEST_CASE("identifiers are quoted: hostile names stay names", "[engine][define]") {
   EngineFixture f;
   f.Sql(R"sql(CREATE TABLE "Odd ""Table"";--" ("Key" int PRIMARY KEY, "Va""l" text);

@@ -48,6 +48,11 @@ class Session {
   void ResetCancel() { cancelled_ = false; }
   // True once the connection is unusable; the pool replaces such a session.
   bool broken() const;
+  // True once a message large enough to grow the connection's buffers for
+  // good (a long statement, a large row) went through it; closing the
+  // session is the only way to give that memory back. The pool closes such
+  // a session when its call ends.
+  bool holds_grown_buffers() const;
 
   const ConnectOptions& options() const { return options_; }
   // "<database>/<catalog schema>".

@@ -1,6 +1,7 @@
 #include "grammar/aggregate.h"
 
 #include <cstddef>
+#include <deque>
 #include <string>
 #include <vector>
 
@@ -38,135 +39,205 @@ std::optional<AggregateFunction> AggregateNamed(std::string_view name) {
   return std::nullopt;
 }
 
-// One function call among an expression's tokens: `name(...)` or
-// `qualifier.name(...)`. Token indexes: `start` is the first token of the
-// call (the qualifier, if any), `open` and `close` its parentheses.
-struct Call {
-  std::size_t start = 0;
-  std::size_t name = 0;
-  std::size_t open = 0;
-  std::size_t close = 0;
-  std::optional<AggregateFunction> aggregate;  // nullopt: some other function
+// An expression's tokens read again from the statement, one at a time, with
+// a short window kept behind and ahead: a long expression costs memory for
+// the calls open at once, not for its tokens. Token indexes count from the
+// expression's first token; past its end, At() is the kEnd token.
+class ExpressionTokens {
+ public:
+  // `begin` and `end` bound the part to read, e.g. an ExprSpan or the inside
+  // of a call's parentheses.
+  ExpressionTokens(std::string_view statement, std::size_t begin, std::size_t end)
+      : lexer_(statement.substr(0, end), begin) {}
+
+  // REQUIRES: i is at most kBehind less than the highest index asked for.
+  const Token& At(std::size_t i) {
+    while (first_ + window_.size() <= i) {
+      if (!window_.empty() && window_.back().kind == TokenKind::kEnd) return window_.back();
+      window_.push_back(lexer_.Next());
+      if (window_.size() > kBehind + kAhead) {
+        window_.pop_front();
+        ++first_;
+      }
+    }
+    return window_[i - first_];
+  }
+
+ private:
+  static constexpr std::size_t kBehind = 4;
+  static constexpr std::size_t kAhead = 3;
+  Lexer lexer_;
+  std::deque<Token> window_;
+  std::size_t first_ = 0;  // the index of window_.front()
 };
 
-// The calls in `tokens`, in the order they start. ScanExpression has
-// checked that the brackets balance.
-std::vector<Call> FindCalls(const std::vector<Token>& tokens) {
-  std::vector<std::size_t> closer(tokens.size(), 0);
-  std::vector<std::size_t> open;
-  for (std::size_t i = 0; i < tokens.size(); ++i) {
-    if (IsPunctuation(tokens[i], "(") || IsPunctuation(tokens[i], "[")) open.push_back(i);
-    if ((IsPunctuation(tokens[i], ")") || IsPunctuation(tokens[i], "]")) && !open.empty()) {
-      closer[open.back()] = i;
-      open.pop_back();
-    }
-  }
-  std::vector<Call> calls;
-  for (std::size_t i = 0; i + 1 < tokens.size(); ++i) {
-    if (!IsName(tokens[i]) || !IsPunctuation(tokens[i + 1], "(")) continue;
-    Call call{i, i, i + 1, closer[i + 1], std::nullopt};
-    const bool qualified = i >= 2 && IsPunctuation(tokens[i - 1], ".");
-    if (qualified) call.start = i - 2;
-    // Only the built-in aggregates are maintained: unqualified, or
-    // qualified by pg_catalog (and not itself part of a longer name).
-    const bool builtin = !qualified || (IsWord(tokens[i - 2], "pg_catalog") &&
-                                        (i < 3 || !IsPunctuation(tokens[i - 3], ".")));
-    if (builtin) call.aggregate = AggregateNamed(tokens[i].value);
-    calls.push_back(call);
-  }
-  return calls;
-}
+// A call, `name(...)` or `qualifier.name(...)`: token indexes of its first
+// token (the qualifier, if any) and of its parentheses, the byte offsets of
+// its name and parentheses, and the aggregate it names (nullopt: another
+// function).
+struct Call {
+  std::size_t start = 0;
+  std::size_t close = 0;
+  std::size_t name_begin = 0;
+  std::size_t open_end = 0;
+  std::size_t close_begin = 0;
+  std::optional<AggregateFunction> aggregate;
+};
 
-// Refuses OVER and FILTER after any call: `f(x) OVER (...)`,
-// `f(x) FILTER (WHERE ...)`.
-std::optional<ParseError> RefuseWindowAndFilter(const TokenCursor& cursor,
-                                                const std::vector<Token>& tokens,
-                                                const std::vector<Call>& calls) {
-  for (const Call& call : calls) {
-    const std::size_t after = call.close + 1;
-    if (after >= tokens.size()) continue;
-    if (IsWord(tokens[after], "over")) {
-      return cursor.UnsupportedAt(
-          tokens[after].begin,
-          "window functions (OVER) are not supported: a transform computes each row from its "
-          "own source row or group alone; compute window functions when you read the target");
+// The facts the checks below need about the calls of one expression, found
+// in one pass. "First" is in the order calls start (a call before the calls
+// in its arguments), the order the checks report in.
+struct CallFacts {
+  std::size_t token_count = 0;
+  // The first call followed by OVER, or by FILTER (: its error.
+  std::optional<ParseError> window_or_filter;
+  std::size_t window_or_filter_start = 0;
+  // The first call that is an aggregate or followed by OVER, and which.
+  std::optional<Call> aggregate_or_window;
+  bool aggregate_or_window_is_window = false;
+  // Aggregates: how many, the first, and the first inside another.
+  std::size_t aggregates = 0;
+  std::optional<Call> first_aggregate;
+  std::optional<std::size_t> nested_aggregate_begin;
+};
+
+CallFacts FindCalls(const TokenCursor& cursor, std::size_t begin, std::size_t end) {
+  ExpressionTokens tokens(cursor.Statement(), begin, end);
+  CallFacts facts;
+  // Calls not yet closed, innermost last, each with the bracket depth
+  // inside its parentheses: a closing bracket at that depth closes it. Other
+  // brackets are only counted (ScanExpression has checked that they match).
+  struct OpenCall {
+    Call call;
+    std::size_t depth;
+  };
+  std::vector<OpenCall> open;
+  std::size_t depth = 0;
+  std::size_t open_aggregates = 0;
+  for (std::size_t i = 0;; ++i) {
+    const Token& token = tokens.At(i);
+    if (token.kind == TokenKind::kEnd || token.kind == TokenKind::kError) {
+      facts.token_count = i;
+      break;
     }
-    if (IsWord(tokens[after], "filter") && after + 1 < tokens.size() &&
-        IsPunctuation(tokens[after + 1], "(")) {
-      return cursor.UnsupportedAt(
-          tokens[after].begin,
-          "FILTER on an aggregate is not supported: move the condition into the argument, as "
-          "in sum(CASE WHEN <condition> THEN amount END) or count(CASE WHEN <condition> THEN 1 "
-          "END), or into the transform's WHERE");
+    if (IsPunctuation(token, "(") || IsPunctuation(token, "[")) {
+      ++depth;
+      if (i == 0 || !IsPunctuation(token, "(") || !IsName(tokens.At(i - 1))) continue;
+      const std::size_t name = i - 1;
+      Call call;
+      call.start = name;
+      call.open_end = token.end;
+      call.name_begin = tokens.At(name).begin;
+      const bool qualified = name >= 2 && IsPunctuation(tokens.At(name - 1), ".");
+      if (qualified) call.start = name - 2;
+      // Only the built-in aggregates are maintained: unqualified, or
+      // qualified by pg_catalog (and not itself part of a longer name).
+      const bool builtin = !qualified || (IsWord(tokens.At(name - 2), "pg_catalog") &&
+                                          (name < 3 || !IsPunctuation(tokens.At(name - 3), ".")));
+      if (builtin) call.aggregate = AggregateNamed(tokens.At(name).value);
+      if (call.aggregate) {
+        ++facts.aggregates;
+        // The first aggregate to start inside another: every outer one
+        // that started earlier has closed with no aggregate inside.
+        if (open_aggregates > 0 && !facts.nested_aggregate_begin) {
+          facts.nested_aggregate_begin = call.name_begin;
+        }
+        ++open_aggregates;
+      }
+      open.push_back(OpenCall{call, depth});
+      continue;
     }
+    if (!IsPunctuation(token, ")") && !IsPunctuation(token, "]")) continue;
+    if (!open.empty() && open.back().depth == depth) {
+      Call call = open.back().call;
+      open.pop_back();
+      call.close = i;
+      call.close_begin = token.begin;
+      if (call.aggregate) --open_aggregates;
+      if (call.aggregate && !facts.first_aggregate) facts.first_aggregate = call;
+      if (facts.first_aggregate && call.start < facts.first_aggregate->start && call.aggregate) {
+        facts.first_aggregate = call;
+      }
+      const Token& after = tokens.At(i + 1);
+      const bool over = IsWord(after, "over");
+      const bool filter = IsWord(after, "filter") && IsPunctuation(tokens.At(i + 2), "(");
+      if ((over || filter) &&
+          (!facts.window_or_filter || call.start < facts.window_or_filter_start)) {
+        facts.window_or_filter_start = call.start;
+        facts.window_or_filter =
+            over ? cursor.UnsupportedAt(
+                       after.begin,
+                       "window functions (OVER) are not supported: a transform computes each "
+                       "row from its own source row or group alone; compute window functions "
+                       "when you read the target")
+                 : cursor.UnsupportedAt(
+                       after.begin,
+                       "FILTER on an aggregate is not supported: move the condition into the "
+                       "argument, as in sum(CASE WHEN <condition> THEN amount END) or "
+                       "count(CASE WHEN <condition> THEN 1 END), or into the transform's WHERE");
+      }
+      if ((call.aggregate || over) &&
+          (!facts.aggregate_or_window || call.start < facts.aggregate_or_window->start)) {
+        facts.aggregate_or_window = call;
+        facts.aggregate_or_window_is_window = over;
+      }
+    }
+    --depth;
   }
-  return std::nullopt;
+  return facts;
 }
 
 // Checks the argument list of aggregate `call` and returns its argument.
 std::variant<std::optional<std::string>, ParseError> ReadArgument(const TokenCursor& cursor,
-                                                                  const std::vector<Token>& tokens,
                                                                   const Call& call) {
   const std::string_view name = AggregateName(*call.aggregate);
-  const Token& open = tokens[call.open];
-  std::size_t first = call.open + 1;
-  if (first < call.close && IsWord(tokens[first], "distinct")) {
+  ExpressionTokens tokens(cursor.Statement(), call.open_end, call.close_begin);
+  std::size_t first = 0;
+  if (IsWord(tokens.At(first), "distinct")) {
     return cursor.UnsupportedAt(
-        tokens[first].begin,
+        tokens.At(first).begin,
         std::string(name) +
             "(DISTINCT ...) is not supported: an aggregate over distinct values cannot be kept "
             "from row changes; define a SELECT DISTINCT transform and aggregate its target in "
             "a second transform");
   }
-  if (first < call.close && IsWord(tokens[first], "all")) ++first;  // ALL is the default
-  if (first == call.close) {
-    return cursor.ErrorAt(open.begin, call.aggregate == AggregateFunction::kCount
-                                          ? "count needs an argument: count(*) or count(expression)"
-                                          : std::string(name) + " needs one argument: " +
-                                                std::string(name) + "(expression)");
+  if (IsWord(tokens.At(first), "all")) ++first;  // ALL is the default
+  if (tokens.At(first).kind == TokenKind::kEnd) {
+    return cursor.ErrorAt(
+        call.open_end - 1,
+        call.aggregate == AggregateFunction::kCount
+            ? "count needs an argument: count(*) or count(expression)"
+            : std::string(name) + " needs one argument: " + std::string(name) + "(expression)");
   }
+  const std::size_t argument_begin = tokens.At(first).begin;
+  const bool star = tokens.At(first).kind == TokenKind::kOperator &&
+                    tokens.At(first).value == "*" && tokens.At(first + 1).kind == TokenKind::kEnd;
+  const std::size_t star_begin = tokens.At(first).begin;
+  std::size_t argument_end = argument_begin;
   int depth = 0;
-  for (std::size_t i = first; i < call.close; ++i) {
-    const Token& token = tokens[i];
+  for (std::size_t i = first; tokens.At(i).kind != TokenKind::kEnd; ++i) {
+    const Token& token = tokens.At(i);
+    argument_end = token.end;
     if (IsPunctuation(token, "(") || IsPunctuation(token, "[")) ++depth;
     if (IsPunctuation(token, ")") || IsPunctuation(token, "]")) --depth;
     if (depth > 0) continue;
     if (IsPunctuation(token, ",")) {
       return cursor.ErrorAt(token.begin, std::string(name) + " takes one argument, found a second");
     }
-    if (IsWord(token, "order") && i + 1 < call.close && IsWord(tokens[i + 1], "by")) {
+    if (IsWord(token, "order") && IsWord(tokens.At(i + 1), "by")) {
       return cursor.UnsupportedAt(token.begin,
                                   "ORDER BY inside " + std::string(name) +
                                       "(...) is not supported: its result does not depend on "
                                       "the order of the rows; remove the ORDER BY");
     }
   }
-  if (first + 1 == call.close && tokens[first].kind == TokenKind::kOperator &&
-      tokens[first].value == "*") {
+  if (star) {
     if (call.aggregate == AggregateFunction::kCount) return std::optional<std::string>();
-    return cursor.ErrorAt(tokens[first].begin,
+    return cursor.ErrorAt(star_begin,
                           "only count takes *: write " + std::string(name) + "(expression)");
   }
-  const std::string_view statement = cursor.Statement();
-  const std::size_t begin = tokens[first].begin;
   return std::optional<std::string>(
-      std::string(statement.substr(begin, tokens[call.close - 1].end - begin)));
-}
-
-// Refuses an aggregate call inside another's argument.
-std::optional<ParseError> RefuseNested(const TokenCursor& cursor, const std::vector<Token>& tokens,
-                                       const std::vector<const Call*>& aggregates) {
-  for (const Call* outer : aggregates) {
-    for (const Call* inner : aggregates) {
-      if (inner->start > outer->open && inner->close < outer->close) {
-        return cursor.UnsupportedAt(
-            tokens[inner->name].begin,
-            "an aggregate of an aggregate is not supported: define a transform with the inner "
-            "aggregate and aggregate its target in a second transform");
-      }
-    }
-  }
-  return std::nullopt;
+      std::string(cursor.Statement().substr(argument_begin, argument_end - argument_begin)));
 }
 
 }  // namespace
@@ -193,21 +264,21 @@ std::string_view AggregateName(AggregateFunction function) {
 
 std::variant<std::optional<AggregateCall>, ParseError> ReadAggregate(const TokenCursor& cursor,
                                                                      const ExprSpan& expr) {
-  const std::vector<Token>& tokens = expr.tokens;
-  const std::vector<Call> calls = FindCalls(tokens);
-  if (auto error = RefuseWindowAndFilter(cursor, tokens, calls)) return *error;
-  std::vector<const Call*> aggregates;
-  for (const Call& call : calls) {
-    if (call.aggregate) aggregates.push_back(&call);
-  }
-  if (aggregates.empty()) return std::optional<AggregateCall>();
-  if (auto error = RefuseNested(cursor, tokens, aggregates)) return *error;
-  const Call& call = *aggregates.front();
-  auto argument = ReadArgument(cursor, tokens, call);
-  if (auto* error = std::get_if<ParseError>(&argument)) return *error;
-  if (aggregates.size() > 1 || call.start != 0 || call.close + 1 != tokens.size()) {
+  const CallFacts facts = FindCalls(cursor, expr.position, expr.end());
+  if (facts.window_or_filter) return *facts.window_or_filter;
+  if (facts.aggregates == 0) return std::optional<AggregateCall>();
+  if (facts.nested_aggregate_begin) {
     return cursor.UnsupportedAt(
-        tokens[call.name].begin,
+        *facts.nested_aggregate_begin,
+        "an aggregate of an aggregate is not supported: define a transform with the inner "
+        "aggregate and aggregate its target in a second transform");
+  }
+  const Call& call = *facts.first_aggregate;
+  auto argument = ReadArgument(cursor, call);
+  if (auto* error = std::get_if<ParseError>(&argument)) return *error;
+  if (facts.aggregates > 1 || call.start != 0 || call.close + 1 != facts.token_count) {
+    return cursor.UnsupportedAt(
+        call.name_begin,
         "an aggregate must be a column of its own, as in sum(amount) AS total; compute "
         "expressions over aggregates (sum(a) / count(*), coalesce(sum(a), 0)) in a projection "
         "over this transform's target");
@@ -218,20 +289,17 @@ std::variant<std::optional<AggregateCall>, ParseError> ReadAggregate(const Token
 
 std::optional<ParseError> RefuseAggregates(const TokenCursor& cursor, const ExprSpan& expr,
                                            std::string_view clause) {
-  const std::vector<Token>& tokens = expr.tokens;
-  for (const Call& call : FindCalls(tokens)) {
-    const bool window = call.close + 1 < tokens.size() && IsWord(tokens[call.close + 1], "over");
-    if (!call.aggregate && !window) continue;
-    return cursor.ErrorAt(
-        tokens[call.name].begin,
-        std::string(window ? "window functions" : "aggregate functions") + " are not allowed in " +
-            std::string(clause) +
-            (clause == "WHERE" ? ": WHERE picks source rows before they are grouped; to keep "
-                                 "only some groups, filter this transform's target in a "
-                                 "projection over it"
-                               : ": group by columns or expressions of one source row"));
-  }
-  return std::nullopt;
+  const CallFacts facts = FindCalls(cursor, expr.position, expr.end());
+  if (!facts.aggregate_or_window) return std::nullopt;
+  const bool window = facts.aggregate_or_window_is_window;
+  return cursor.ErrorAt(
+      facts.aggregate_or_window->name_begin,
+      std::string(window ? "window functions" : "aggregate functions") + " are not allowed in " +
+          std::string(clause) +
+          (clause == "WHERE" ? ": WHERE picks source rows before they are grouped; to keep "
+                               "only some groups, filter this transform's target in a "
+                               "projection over it"
+                             : ": group by columns or expressions of one source row"));
 }
 
 }  // namespace trellis::grammar

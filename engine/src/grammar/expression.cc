@@ -42,7 +42,9 @@ std::variant<ExprSpan, ParseError> ScanExpression(TokenCursor& cursor, std::stri
     std::string Mark() const { return std::string(1, mark); }
   };
   std::vector<Opener> open;
-  std::vector<Token> tokens;
+  std::vector<Token> first_tokens;
+  std::size_t token_count = 0;
+  std::size_t end = 0;
   bool after_dot = false;
   while (true) {
     const Token& token = cursor.Peek();
@@ -78,14 +80,16 @@ std::variant<ExprSpan, ParseError> ScanExpression(TokenCursor& cursor, std::stri
       }
     }
     after_dot = token.kind == TokenKind::kPunctuation && token.value == ".";
-    tokens.push_back(token);
+    if (first_tokens.size() < ExprSpan::kKeptTokens) first_tokens.push_back(token);
+    ++token_count;
+    end = token.end;
     cursor.Advance();
   }
-  if (tokens.empty()) return cursor.Expected(what);
-  const std::size_t begin = tokens.front().begin;
+  if (token_count == 0) return cursor.Expected(what);
+  const std::size_t begin = first_tokens.front().begin;
   const std::string_view statement = cursor.Statement();
-  return ExprSpan{std::string(statement.substr(begin, tokens.back().end - begin)), begin,
-                  std::move(tokens)};
+  return ExprSpan{std::string(statement.substr(begin, end - begin)), begin, token_count,
+                  std::move(first_tokens)};
 }
 
 }  // namespace trellis::grammar

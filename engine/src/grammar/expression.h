@@ -16,11 +16,21 @@ namespace trellis::grammar {
 
 // An expression's exact source text, from its first token to its last (so
 // surrounding whitespace and comments are not part of it), the byte offset
-// of its first token, and its tokens (positions are the statement's).
+// of its first token, and how many tokens it has. Only its first few tokens
+// are kept (positions are the statement's): enough for the shape checks (a
+// bare column reference, `*`, the GROUP BY forms), while an expression may
+// be a million tokens long. Checks that need every token read them again
+// from the statement (Lexer's range form), one at a time.
 struct ExprSpan {
+  static constexpr std::size_t kKeptTokens = 8;
+
   std::string text;
   std::size_t position = 0;
-  std::vector<Token> tokens;
+  std::size_t token_count = 0;
+  std::vector<Token> first_tokens;  // min(token_count, kKeptTokens) tokens
+
+  // One past the last byte of the expression in the statement.
+  std::size_t end() const { return position + text.size(); }
 };
 
 // True when the cursor is on a keyword that ends an expression written at

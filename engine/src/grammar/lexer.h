@@ -41,6 +41,10 @@ struct Token {
 class Lexer {
  public:
   explicit Lexer(std::string_view text) : text_(text) {}
+  // Reads `text` from byte `begin` on, which must be where a token begins
+  // (or whitespace before one); positions stay offsets into `text`. To read
+  // a part of a statement again, pass the statement cut where the part ends.
+  Lexer(std::string_view text, std::size_t begin) : text_(text), pos_(begin) {}
   Token Next();
 
  private:

@@ -20,10 +20,13 @@ bool IsDot(const Token& token) {
   return token.kind == TokenKind::kPunctuation && token.value == ".";
 }
 
-// The last token of `tokens` if they are a bare column reference: names
+// The last token of `expr` if it is a bare column reference: names
 // separated by dots, the first not a word PostgreSQL reserves (`true`,
 // `current_date` and the like are values, not columns).
-const Token* ColumnReferenceName(const std::vector<Token>& tokens) {
+const Token* ColumnReferenceName(const ExprSpan& expr) {
+  static_assert(2 * kMaxColumnReferenceParts - 1 <= ExprSpan::kKeptTokens);
+  const std::vector<Token>& tokens = expr.first_tokens;
+  if (expr.token_count != tokens.size()) return nullptr;  // longer than any reference
   if (tokens.size() % 2 == 0 || tokens.size() > 2 * kMaxColumnReferenceParts - 1) return nullptr;
   for (std::size_t i = 0; i < tokens.size(); ++i) {
     const Token& token = tokens[i];
@@ -38,7 +41,9 @@ const Token* ColumnReferenceName(const std::vector<Token>& tokens) {
 }
 
 // `*` or `t.*`.
-bool IsStar(const std::vector<Token>& tokens) {
+bool IsStar(const ExprSpan& expr) {
+  const std::vector<Token>& tokens = expr.first_tokens;
+  if (expr.token_count != tokens.size()) return false;
   const Token& last = tokens.back();
   return last.kind == TokenKind::kOperator && last.value == "*" &&
          (tokens.size() == 1 || (tokens.size() == 3 && IsDot(tokens[1])));
@@ -51,7 +56,7 @@ std::variant<ParsedSelectItem, ParseError> ParseSelectItem(TokenCursor& cursor,
   auto scanned = ScanExpression(cursor, what);
   if (auto* error = std::get_if<ParseError>(&scanned)) return *error;
   ExprSpan& expr = std::get<ExprSpan>(scanned);
-  if (IsStar(expr.tokens)) {
+  if (IsStar(expr)) {
     return cursor.UnsupportedAt(expr.position,
                                 "SELECT * is not supported: list the columns the target keeps "
                                 "(its columns are fixed when it is defined)");
@@ -67,7 +72,7 @@ std::variant<ParsedSelectItem, ParseError> ParseSelectItem(TokenCursor& cursor,
     if (auto* error = std::get_if<ParseError>(&alias)) return *error;
     parsed.item.alias = std::get<std::string>(std::move(alias));
   } else {
-    const Token* column = ColumnReferenceName(expr.tokens);
+    const Token* column = ColumnReferenceName(expr);
     if (column == nullptr) {
       return cursor.Expected(
           "AS and a column alias after the expression (only a bare column reference is named "

@@ -207,7 +207,7 @@ class TransformParser {
   // One GROUP BY item is one expression of a source row: not a position,
   // not a grouping set, not an aggregate.
   std::optional<ParseError> CheckGroupingExpression(const ExprSpan& expr) const {
-    const std::vector<Token>& tokens = expr.tokens;
+    const std::vector<Token>& tokens = expr.first_tokens;
     const Token& first = tokens.front();
     const bool call =
         tokens.size() > 1 && tokens[1].kind == TokenKind::kPunctuation && tokens[1].value == "(";
@@ -221,7 +221,7 @@ class TransformParser {
                                    "ROLLUP, CUBE and GROUPING SETS are not supported: define "
                                    "one transform per grouping");
     }
-    if (tokens.size() == 2 && first.kind == TokenKind::kPunctuation && first.value == "(") {
+    if (expr.token_count == 2 && first.kind == TokenKind::kPunctuation && first.value == "(") {
       return cursor_.UnsupportedAt(first.begin,
                                    "GROUP BY () is not supported: leave GROUP BY out for one "
                                    "row over the whole table");
@@ -232,7 +232,7 @@ class TransformParser {
                                    "GROUP BY ALL and GROUP BY DISTINCT are not supported: "
                                    "write GROUP BY and the expressions");
     }
-    if (tokens.size() == 1 && first.kind == TokenKind::kNumber) {
+    if (expr.token_count == 1 && first.kind == TokenKind::kNumber) {
       return cursor_.UnsupportedAt(first.begin,
                                    "GROUP BY " + first.value +
                                        " (a position in the SELECT list) is not supported: "

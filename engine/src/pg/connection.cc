@@ -6,6 +6,7 @@
 #include <poll.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <functional>
 #include <regex>
@@ -135,8 +136,16 @@ Connection::~Connection() {
 
 namespace {
 
-// The rows of a finished statement, or its error.
-Result<Rows> Collect(PGconn* conn, ResultPtr res) {
+// The size of row `r` of `res` on the wire: its cells and their lengths.
+std::size_t RowBytes(const PGresult* res, int r) {
+  std::size_t bytes = 0;
+  for (int c = 0; c < PQnfields(res); ++c) bytes += 4 + PQgetlength(res, r, c);
+  return bytes;
+}
+
+// The rows of a finished statement, or its error. `largest_row` is raised to
+// the size of its largest row.
+Result<Rows> Collect(PGconn* conn, ResultPtr res, std::size_t& largest_row) {
   ExecStatusType st = res ? PQresultStatus(res.get()) : PGRES_FATAL_ERROR;
   if (st != PGRES_TUPLES_OK && st != PGRES_COMMAND_OK) return StatusFromResult(conn, res.get());
   Rows rows;
@@ -146,6 +155,7 @@ Result<Rows> Collect(PGconn* conn, ResultPtr res) {
   for (int c = 0; c < ncols; ++c) rows.columns.emplace_back(PQfname(res.get(), c));
   rows.rows.resize(nrows);
   for (int r = 0; r < nrows; ++r) {
+    largest_row = std::max(largest_row, RowBytes(res.get(), r));
     auto& row = rows.rows[r];
     row.reserve(ncols);
     for (int c = 0; c < ncols; ++c) {
@@ -163,8 +173,56 @@ Result<Rows> Collect(PGconn* conn, ResultPtr res) {
 
 }  // namespace
 
+void Connection::NoteOutgoing(std::string_view sql, const Params& params) {
+  std::size_t bound = 0;  // the parameters travel together, in one Bind message
+  for (const auto& p : params) bound += 4 + (p ? p->size() : 0);
+  NoteMessage(std::max(sql.size(), bound));
+}
+
 Result<Rows> Connection::Query(std::string_view sql, const Params& params) {
-  return Collect(conn_, RunParams(conn_, sql, params));
+  NoteOutgoing(sql, params);
+  return Collect(conn_, RunParams(conn_, sql, params), largest_message_);
+}
+
+Status Connection::QueryEach(std::string_view sql, const Params& params,
+                             const std::function<Status(const RowView&)>& on_row) {
+  NoteOutgoing(sql, params);
+  std::vector<const char*> values;
+  values.reserve(params.size());
+  for (const auto& p : params) values.push_back(p ? p->c_str() : nullptr);
+  std::string text(sql);
+  if (!PQsendQueryParams(conn_, text.c_str(), static_cast<int>(params.size()), nullptr,
+                         values.data(), nullptr, nullptr, 0)) {
+    return StatusFromResult(conn_, nullptr);
+  }
+  // Refused only when a result has already arrived: then the rows come
+  // together, which is slower on memory but still correct.
+  (void)PQsetSingleRowMode(conn_);
+  Status outcome;
+  RowView cells;
+  // libpq needs every result read before the next statement, so reading
+  // goes on after a failure; the first failure is the outcome.
+  while (PGresult* raw = PQgetResult(conn_)) {
+    ResultPtr res(raw);
+    const ExecStatusType st = PQresultStatus(raw);
+    if (st == PGRES_SINGLE_TUPLE || st == PGRES_TUPLES_OK) {
+      for (int r = 0; r < PQntuples(raw) && outcome.ok(); ++r) {
+        NoteMessage(RowBytes(raw, r));
+        cells.clear();
+        for (int c = 0; c < PQnfields(raw); ++c) {
+          if (PQgetisnull(raw, r, c)) {
+            cells.emplace_back(std::nullopt);
+          } else {
+            cells.emplace_back(std::string_view(PQgetvalue(raw, r, c), PQgetlength(raw, r, c)));
+          }
+        }
+        outcome = on_row(cells);
+      }
+    } else if (st != PGRES_COMMAND_OK && outcome.ok()) {
+      outcome = StatusFromResult(conn_, raw);
+    }
+  }
+  return outcome;
 }
 
 Result<Rows> Connection::QueryPrepared(std::string_view sql, const Params& params) {
@@ -182,16 +240,22 @@ Result<Rows> Connection::QueryPrepared(std::string_view sql, const Params& param
       prepared_.clear();
     }
     std::string text(sql);
-    auto prepared = Collect(conn_, ResultPtr(PQprepare(conn_, name, text.c_str(),
-                                                       static_cast<int>(params.size()), nullptr)));
+    NoteMessage(text.size());
+    auto prepared = Collect(
+        conn_,
+        ResultPtr(PQprepare(conn_, name, text.c_str(), static_cast<int>(params.size()), nullptr)),
+        largest_message_);
     if (!prepared.ok()) return prepared.status();
     prepared_.emplace(name, std::move(text));
   }
+  NoteOutgoing({}, params);
   std::vector<const char*> values;
   values.reserve(params.size());
   for (const auto& p : params) values.push_back(p ? p->c_str() : nullptr);
-  return Collect(conn_, ResultPtr(PQexecPrepared(conn_, name, static_cast<int>(params.size()),
-                                                 values.data(), nullptr, nullptr, 0)));
+  return Collect(conn_,
+                 ResultPtr(PQexecPrepared(conn_, name, static_cast<int>(params.size()),
+                                          values.data(), nullptr, nullptr, 0)),
+                 largest_message_);
 }
 
 Status Connection::Exec(std::string_view sql, const Params& params) {
@@ -200,6 +264,7 @@ Status Connection::Exec(std::string_view sql, const Params& params) {
 }
 
 Status Connection::ExecScript(std::string_view sql) {
+  NoteMessage(sql.size());
   std::string text(sql);
   ResultPtr res(PQexec(conn_, text.c_str()));
   ExecStatusType st = res ? PQresultStatus(res.get()) : PGRES_FATAL_ERROR;

@@ -3,6 +3,8 @@
 // heavy lifting happens in SQL, so results are small.
 #pragma once
 
+#include <cstddef>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -59,6 +61,28 @@ class Connection {
   // Runs several statements separated by ';' (simple protocol, no params).
   Status ExecScript(std::string_view sql);
 
+  // One row of a streamed result: each cell as text, nullopt for NULL. The
+  // views are valid during the callback only.
+  using RowView = std::vector<std::optional<std::string_view>>;
+  // Runs a query and hands its rows to `on_row` one at a time as they
+  // arrive (libpq's single-row mode), so a large result never sits in
+  // memory whole. Once `on_row` returns an error, the remaining rows are
+  // read and dropped and that error is returned.
+  Status QueryEach(std::string_view sql, const Params& params,
+                   const std::function<Status(const RowView&)>& on_row);
+
+  // libpq grows a connection's input and output buffers to hold its largest
+  // message and never shrinks them while the connection lives. A session
+  // through which a message over this size passed (a long statement, a
+  // large row) holds that memory until it is closed: the pool closes such
+  // a session once its call ends (port/src/worker_pool.h). Far above what
+  // the engine's own traffic needs (pages of keys, plan statements).
+  static constexpr std::size_t kGrownBufferBytes = std::size_t{256} << 10;  // 256 KiB
+  // The largest message sent or received so far, in bytes (close to the
+  // wire size: statement text, parameters, one row's cells).
+  std::size_t largest_message() const { return largest_message_; }
+  bool buffers_grown() const { return largest_message_ > kGrownBufferBytes; }
+
   // Asks the server to cancel the statement running now, if any. Thread-safe.
   void RequestCancel();
 
@@ -83,6 +107,12 @@ class Connection {
   std::unordered_map<std::string, std::string> prepared_;
   std::mutex cancel_mu_;
   PGcancel* cancel_ = nullptr;  // guarded by cancel_mu_
+  std::size_t largest_message_ = 0;
+
+  void NoteMessage(std::size_t bytes) {
+    if (bytes > largest_message_) largest_message_ = bytes;
+  }
+  void NoteOutgoing(std::string_view sql, const Params& params);
 };
 
 // RAII transaction: BEGIN on Begin(), ROLLBACK on destruction unless Commit().
