@@ -111,7 +111,8 @@ defmodule StatementMemoryBench do
     head = "TRANSFORM mem_bench.#{name} FROM mem_bench.source SELECT v AS v WHERE v NOT IN ("
     items = div(size - byte_size(head) - 1, 4)
     body = Enum.map_join(1..items, ", ", &Integer.to_string(rem(&1, 90) + 10))
-    head <> body <> ")"
+    text = head <> body <> ")"
+    text <> String.duplicate(" ", size - byte_size(text))
   end
 
   defp reset_schemas(url) do

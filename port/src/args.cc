@@ -74,14 +74,15 @@ Result<protocol::Value> RequireValue(const protocol::Map& args, std::string_view
 }
 
 Result<std::string> RequireString(const protocol::Map& args, std::string_view name,
-                                  std::size_t max_bytes) {
+                                  std::size_t max_bytes, std::string_view fix) {
   const protocol::Value* value = FindPresent(args, name);
   if (!value) return Missing(name, "a string");
   if (!value->is_string()) return WrongType(name, "a string", *value);
   if (value->as_string().size() > max_bytes) {
     return Status::Validation("argument \"" + std::string(name) + "\" is " +
                               std::to_string(value->as_string().size()) +
-                              " bytes, over its limit of " + std::to_string(max_bytes) + " bytes");
+                              " bytes, over its limit of " + std::to_string(max_bytes) + " bytes" +
+                              (fix.empty() ? "" : "; " + std::string(fix)));
   }
   return CheckedText(*value, name);
 }

@@ -31,9 +31,10 @@ std::string_view TypeName(const protocol::Value& value);
 Result<protocol::Value> RequireValue(const protocol::Map& args, std::string_view name);
 
 // `max_bytes` bounds the string's length; a longer one is a validation error
-// naming the limit.
+// naming the limit, followed by `fix` when one is given.
 Result<std::string> RequireString(const protocol::Map& args, std::string_view name,
-                                  std::size_t max_bytes = std::numeric_limits<std::size_t>::max());
+                                  std::size_t max_bytes = std::numeric_limits<std::size_t>::max(),
+                                  std::string_view fix = {});
 Result<std::string> OptionalString(const protocol::Map& args, std::string_view name,
                                    std::string fallback);
 

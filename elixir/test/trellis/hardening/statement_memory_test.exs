@@ -28,7 +28,15 @@ defmodule Trellis.Hardening.StatementMemoryTest do
   defp statement(name, size) do
     head = "TRANSFORM #{name} FROM source SELECT v AS v WHERE v NOT IN ("
     items = div(size - byte_size(head) - 1, 4)
-    head <> Enum.map_join(1..items, ", ", &Integer.to_string(rem(&1, 90) + 10)) <> ")"
+    text = head <> Enum.map_join(1..items, ", ", &Integer.to_string(rem(&1, 90) + 10)) <> ")"
+    text <> String.duplicate(" ", size - byte_size(text))
+  end
+
+  # 1 MB defines take a while on a loaded machine.
+  defp connect!(url, opts \\ []) do
+    {:ok, trellis} = Trellis.connect([url: url, timeout_ms: 300_000] ++ opts)
+    on_exit(fn -> Trellis.shutdown(trellis) end)
+    trellis
   end
 
   defp kb(os_pid, field) do
@@ -50,9 +58,7 @@ defmodule Trellis.Hardening.StatementMemoryTest do
 
   test "a 1 MB statement peaks at a small multiple of its size; ten at once leave no lasting memory",
        %{url: url} do
-    # Ten 1 MB defines at once take a while on a loaded machine.
-    {:ok, trellis} = Trellis.connect(url: url, pool_size: @burst, timeout_ms: 300_000)
-    on_exit(fn -> Trellis.shutdown(trellis) end)
+    trellis = connect!(url, pool_size: @burst)
     :ok = Trellis.migrate(trellis)
     {:ok, _} = Trellis.definitions(trellis)
     {:os_pid, os_pid} = Port.info(trellis.port, :os_pid)
@@ -87,5 +93,24 @@ defmodule Trellis.Hardening.StatementMemoryTest do
     Process.sleep(1_000)
     idle = kb(os_pid, "VmRSS")
     assert idle - baseline < 15 * 1024, "idle #{idle} kB after the burst, #{baseline} kB before"
+  end
+
+  test "a statement over 1 MiB is refused naming the limit and the fix, and defines nothing",
+       %{url: url} do
+    trellis = connect!(url)
+    :ok = Trellis.migrate(trellis)
+    statement = statement("too_long", 1_048_577)
+    assert byte_size(statement) == 1_048_577
+
+    assert {:error, %Trellis.Error{code: :validation, message: message}} =
+             Trellis.define(trellis, statement)
+
+    assert message ==
+             ~s(argument "statement" is 1048577 bytes, over its limit of 1048576 bytes; ) <>
+               "write a shorter definition: long lists of values belong in a table, not in " <>
+               "the statement"
+
+    assert {:ok, []} = Trellis.definitions(trellis)
+    assert {:ok, _} = Trellis.define(trellis, statement("long_enough", 1_048_576))
   end
 end
