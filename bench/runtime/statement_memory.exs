@@ -16,7 +16,7 @@
 # MEM_BENCH_BURST the number of statements at once (for profiling).
 
 defmodule StatementMemoryBench do
-  alias Trellis.Test.SimplePG
+  alias Trellis.Test.{OsMemory, SimplePG}
 
   @sizes (System.get_env("MEM_BENCH_SIZES") || "1000000,4000000")
          |> String.split(",")
@@ -42,7 +42,7 @@ defmodule StatementMemoryBench do
     # One small call first, so the baseline includes an open session.
     {:ok, _} = Trellis.definitions(trellis)
     Process.sleep(@settle_ms)
-    baseline = status_kb(os_pid, "VmRSS")
+    baseline = OsMemory.rss_kb(os_pid)
 
     singles =
       for size <- @sizes do
@@ -97,12 +97,12 @@ defmodule StatementMemoryBench do
   # Runs `fun` and reads the peak RSS during it and the RSS once the port
   # has been idle for @settle_ms.
   defp measure(os_pid, fun) do
-    reset_peak(os_pid)
-    before = status_kb(os_pid, "VmRSS")
+    OsMemory.reset_peak(os_pid)
+    before = OsMemory.rss_kb(os_pid)
     result = fun.()
-    peak = status_kb(os_pid, "VmHWM")
+    peak = OsMemory.peak_kb(os_pid)
     Process.sleep(@settle_ms)
-    %{result: result, before: before, peak: peak, idle: status_kb(os_pid, "VmRSS")}
+    %{result: result, before: before, peak: peak, idle: OsMemory.rss_kb(os_pid)}
   end
 
   # TRANSFORM mem_bench.<name> FROM mem_bench.source SELECT v AS v
@@ -125,22 +125,6 @@ defmodule StatementMemoryBench do
     """)
 
     SimplePG.close(pg)
-  end
-
-  defp reset_peak(os_pid), do: File.write!("/proc/#{os_pid}/clear_refs", "5")
-
-  defp status_kb(os_pid, field) do
-    prefix = field <> ":"
-
-    "/proc/#{os_pid}/status"
-    |> File.read!()
-    |> String.split("\n")
-    |> Enum.find_value(fn line ->
-      case String.split(line) do
-        [^prefix, kb, "kB"] -> String.to_integer(kb)
-        _ -> nil
-      end
-    end)
   end
 
   defp outcome({:ok, _}), do: "defined"

@@ -7,7 +7,7 @@ defmodule Trellis.Hardening.StatementMemoryTest do
   # still far below what it took before the fixes.
   use ExUnit.Case, async: false
 
-  alias Trellis.Test.{Database, SimplePG}
+  alias Trellis.Test.{Database, OsMemory, SimplePG}
 
   @moduletag :port
   @moduletag timeout: 600_000
@@ -39,23 +39,6 @@ defmodule Trellis.Hardening.StatementMemoryTest do
     trellis
   end
 
-  defp kb(os_pid, field) do
-    prefix = field <> ":"
-
-    "/proc/#{os_pid}/status"
-    |> File.read!()
-    |> String.split("\n")
-    |> Enum.find_value(fn line ->
-      case String.split(line) do
-        [^prefix, kb, "kB"] -> String.to_integer(kb)
-        _ -> nil
-      end
-    end)
-  end
-
-  # Resets the kernel's peak RSS (VmHWM) of the process to its RSS now.
-  defp reset_peak(os_pid), do: File.write!("/proc/#{os_pid}/clear_refs", "5")
-
   test "a 1 MB statement peaks at a small multiple of its size; ten at once leave no lasting memory",
        %{url: url} do
     trellis = connect!(url, pool_size: @burst)
@@ -63,20 +46,20 @@ defmodule Trellis.Hardening.StatementMemoryTest do
     {:ok, _} = Trellis.definitions(trellis)
     {:os_pid, os_pid} = Port.info(trellis.port, :os_pid)
     Process.sleep(500)
-    baseline = kb(os_pid, "VmRSS")
+    baseline = OsMemory.rss_kb(os_pid)
 
     # One statement: ~11x its size now; 107x before the expression check
     # streamed the query tree and the parser stopped keeping every token.
-    reset_peak(os_pid)
-    before = kb(os_pid, "VmRSS")
+    OsMemory.reset_peak(os_pid)
+    before = OsMemory.rss_kb(os_pid)
     assert {:ok, _} = Trellis.define(trellis, statement("single", @size))
-    peak = kb(os_pid, "VmHWM")
+    peak = OsMemory.peak_kb(os_pid)
     assert (peak - before) * 1024 < 30 * @size, "peak #{peak - before} kB over #{before} kB"
 
     # Ten at once: ~4x their total now (~49x before), and the idle port
     # comes back within a few MB of where it was; before, each of the ten
     # pool sessions kept the buffers libpq had grown for its statement.
-    reset_peak(os_pid)
+    OsMemory.reset_peak(os_pid)
 
     results =
       1..@burst
@@ -87,11 +70,11 @@ defmodule Trellis.Hardening.StatementMemoryTest do
       |> Enum.map(fn {:ok, result} -> result end)
 
     assert Enum.all?(results, &match?({:ok, _}, &1)), inspect(results, limit: 3)
-    burst_peak = kb(os_pid, "VmHWM")
+    burst_peak = OsMemory.peak_kb(os_pid)
     assert (burst_peak - before) * 1024 < 10 * @burst * @size, "burst peak #{burst_peak} kB"
 
     Process.sleep(1_000)
-    idle = kb(os_pid, "VmRSS")
+    idle = OsMemory.rss_kb(os_pid)
     assert idle - baseline < 15 * 1024, "idle #{idle} kB after the burst, #{baseline} kB before"
   end
 
