@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test: the C++ suites (CTest), a bounded fuzzing run, the
 # ExUnit suite through the real trellis-port against a throwaway Postgres,
-# and a formatting check (clang-format, mix format).
+# the Ecto host app, the packaging stage (release binaries, musl, aarch64,
+# installing the package), and a formatting check (clang-format, mix format).
 # Each suite starts its own cluster through build/test/testkit/trellis-testkit.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -22,6 +23,8 @@ export TRELLIS_REQUIRE_PORT=1
 
 echo "== Ecto host app (scripts/test-ecto.sh)"
 "$root/scripts/test-ecto.sh" || status=1
+
+echo "== Packaging (scripts/test-packaging.sh)"; "$root/scripts/test-packaging.sh" || status=1
 
 echo "== Formatting (clang-format, mix format)"
 (cd "$root" && find protocol engine port test bench \( -name '*.cc' -o -name '*.h' \) -print0 |

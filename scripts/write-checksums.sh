@@ -1,11 +1,16 @@
 #!/usr/bin/env bash
 # Writes the package's checksum file (an Elixir map, read as data by
 # lib/trellis/port_binary/checksum.ex) for the given binaries, keyed by their
-# file names.
+# file names, in name order (so the file depends only on the binaries, not on
+# the order they are given in: release.sh and publish.sh must agree).
 # Usage: scripts/write-checksums.sh <checksum-file> <binary>...
 set -euo pipefail
 dest="${1:?usage: write-checksums.sh <checksum-file> <binary>...}"
 shift
+binaries=()
+while IFS=$'\t' read -r _ path; do binaries+=("$path"); done < <(
+  for binary in "$@"; do printf '%s\t%s\n' "$(basename "$binary")" "$binary"; done | LC_ALL=C sort)
+set -- "${binaries[@]}"
 {
   echo "%{"
   n=0
