@@ -56,13 +56,19 @@ FROM pg_catalog.pg_class c WHERE c.oid = $1::oid)sql",
 // Stores draft `t` (its sources registered): the transform row, its inputs,
 // its target key and its columns, each typed as the created target says.
 // Sets t.id.
-Status Store(pg::Connection& conn, const std::string& schema, const std::string& definition,
+Status Store(pg::Connection& conn, const std::string& schema, std::string definition,
              catalog::Transform& t) {
+  // Moved in rather than listed (a list copies each value twice): the
+  // definition and its WHERE may be a megabyte each, and every copy counts
+  // in the port's peak memory (bench/README.md, "Memory of a large statement").
+  pg::Params row{t.target_schema, t.target_name, t.kind};
+  row.push_back(std::move(definition));
+  row.push_back(t.where_sql);
   auto inserted = conn.Query(sql::WithSchema(R"sql(
 INSERT INTO {schema}.transforms (target_schema, target_name, kind, definition, where_sql)
 VALUES ($1, $2, $3, $4, $5) RETURNING id)sql",
                                              schema),
-                             {t.target_schema, t.target_name, t.kind, definition, t.where_sql});
+                             row);
   if (!inserted.ok()) return inserted.status();
   auto new_id = sql::ScalarInt64(inserted.value());
   if (!new_id.ok()) return new_id.status();
