@@ -18,14 +18,14 @@ Status WrongType(std::string_view name, std::string_view expected, const protoco
 // A string argument reaches libpq as a C string in UTF-8: a NUL byte would
 // cut it short there (and name another object), invalid UTF-8 would come
 // back as a database error naming no argument.
-Result<std::string> CheckedText(const protocol::Value& value, std::string_view name) {
+Result<std::string_view> CheckedText(const protocol::Value& value, std::string_view name) {
   const std::string& text = value.as_string();
   if (auto fault = protocol::FindTextFault(text)) {
     return Status::Validation("argument \"" + std::string(name) + "\" contains " + fault->what +
                               " at byte " + std::to_string(fault->position) +
                               "; send UTF-8 text without NUL bytes");
   }
-  return text;
+  return std::string_view(text);
 }
 
 // The argument, or nullptr when it is absent or nil (an optional argument's
@@ -73,8 +73,8 @@ Result<protocol::Value> RequireValue(const protocol::Map& args, std::string_view
   return *value;
 }
 
-Result<std::string> RequireString(const protocol::Map& args, std::string_view name,
-                                  std::size_t max_bytes, std::string_view fix) {
+Result<std::string_view> RequireStringView(const protocol::Map& args, std::string_view name,
+                                           std::size_t max_bytes, std::string_view fix) {
   const protocol::Value* value = FindPresent(args, name);
   if (!value) return Missing(name, "a string");
   if (!value->is_string()) return WrongType(name, "a string", *value);
@@ -87,12 +87,21 @@ Result<std::string> RequireString(const protocol::Map& args, std::string_view na
   return CheckedText(*value, name);
 }
 
+Result<std::string> RequireString(const protocol::Map& args, std::string_view name,
+                                  std::size_t max_bytes, std::string_view fix) {
+  auto text = RequireStringView(args, name, max_bytes, fix);
+  if (!text.ok()) return text.status();
+  return std::string(text.value());
+}
+
 Result<std::string> OptionalString(const protocol::Map& args, std::string_view name,
                                    std::string fallback) {
   const protocol::Value* value = FindPresent(args, name);
   if (!value) return fallback;
   if (!value->is_string()) return WrongType(name, "a string", *value);
-  return CheckedText(*value, name);
+  auto text = CheckedText(*value, name);
+  if (!text.ok()) return text.status();
+  return std::string(text.value());
 }
 
 Result<int64_t> RequireInt(const protocol::Map& args, std::string_view name, int64_t min,

@@ -35,6 +35,10 @@ Result<protocol::Value> RequireValue(const protocol::Map& args, std::string_view
 Result<std::string> RequireString(const protocol::Map& args, std::string_view name,
                                   std::size_t max_bytes = std::numeric_limits<std::size_t>::max(),
                                   std::string_view fix = {});
+// RequireString without the copy, for arguments that may be megabytes (a
+// statement). The view is valid as long as `args`.
+Result<std::string_view> RequireStringView(const protocol::Map& args, std::string_view name,
+                                           std::size_t max_bytes, std::string_view fix = {});
 Result<std::string> OptionalString(const protocol::Map& args, std::string_view name,
                                    std::string fallback);
 

@@ -19,7 +19,7 @@ constexpr std::string_view kShorterStatement =
 
 Result<protocol::Value> RunStatement(Session& session, const protocol::Map& args,
                                      bool define_only) {
-  auto statement = RequireString(args, "statement", kMaxStatementBytes, kShorterStatement);
+  auto statement = RequireStringView(args, "statement", kMaxStatementBytes, kShorterStatement);
   if (!statement.ok()) return statement.status();
   auto result = session.Apply(statement.value(), define_only);
   if (!result.ok()) return result.status();
