@@ -134,7 +134,7 @@ TEST_CASE("templates fill named slots and refuse a missing one", "[plan]") {
 
 TEST_CASE("a kind the engine does not run is not bound", "[plan]") {
   Transform t = FixtureProjection();
-  t.kind = "group_by";
+  t.kind = "join";
   auto plan = trellis::plan::Bind(t, "trellis");
   REQUIRE_FALSE(plan.ok());
   CHECK(plan.status().code() == trellis::Code::kInternal);

@@ -17,7 +17,10 @@ Result<ResolvedAddress> ResolveAddress(pg::Connection& conn, const std::string& 
     if (reading.target.schema && *reading.target.schema != t->target_schema) continue;
     if (reading.column) {
       bool found = false;
-      for (const auto& c : t->columns) found = found || c.name == *reading.column;
+      // A group target's hidden state columns are the engine's, not the user's.
+      for (const auto& c : t->columns) {
+        found = found || (c.name == *reading.column && c.role != ColumnRole::kHidden);
+      }
       if (!found) {
         return Status::NotFound("transform " + sql::Ident(t->name()) + " has no column " +
                                 sql::Ident(*reading.column));

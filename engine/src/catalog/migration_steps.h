@@ -27,4 +27,8 @@ extern const std::string_view kV3Charging;
 // its build cursor (migration_v4_jobs.cc).
 extern const std::string_view kV4Jobs;
 
+// 4 -> 5: the columns each transform input reads from capture rows
+// (migration_v5_routing.cc).
+extern const std::string_view kV5Routing;
+
 }  // namespace trellis::catalog::steps

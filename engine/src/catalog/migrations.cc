@@ -22,6 +22,7 @@ const std::vector<std::vector<std::string_view>>& Steps() {
       {steps::kV2Catalog, steps::kV2Capture, steps::kV2Jobs},
       {steps::kV3Charging},
       {steps::kV4Jobs},
+      {steps::kV5Routing},
   };
   return steps;
 }

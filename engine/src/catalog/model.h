@@ -37,6 +37,10 @@ struct Input {
   std::optional<int> joined_to;             // the ordinal this input joins to
   std::vector<std::string> join_columns;    // this input's side of the equalities
   std::vector<std::string> joined_columns;  // input joined_to's side, same order
+  // The source columns the transform reads from this input's capture rows
+  // besides the key (a GROUP BY's group columns); each is in
+  // source.routing_columns.
+  std::vector<std::string> routed_columns;
 };
 
 // One column of the target's key, in key order (catalog table
@@ -61,6 +65,9 @@ struct Column {
   std::optional<PauseKind> paused_kind;
   std::optional<std::string> paused_reason;
   ColumnRole role = ColumnRole::kValue;
+  // Stable for the column's life: later columns get higher ones, and no
+  // other column ever takes it (a group plan names hidden columns by it).
+  int ordinal = 0;
 };
 
 struct Transform {

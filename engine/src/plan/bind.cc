@@ -1,5 +1,6 @@
 #include "plan/bind.h"
 
+#include "plan/group_plan.h"
 #include "plan/projection_plan.h"
 
 namespace trellis::plan {
@@ -11,11 +12,7 @@ Result<catalog::Transform> BindDefinition(const grammar::TransformStmt& stmt,
         "JOIN transforms are parsed but not executed by this version of Trellis; define a "
         "projection (SELECT ... [WHERE ...]) over one table");
   }
-  if (!stmt.group_by.empty() || stmt.distinct) {
-    return Status::Unsupported(
-        "GROUP BY and SELECT DISTINCT transforms are parsed but not executed by this version of "
-        "Trellis; define a projection (SELECT ... [WHERE ...]) over one table");
-  }
+  if (stmt.Groups()) return GroupPlan::Draft(stmt, inputs);
   return ProjectionPlan::Draft(stmt, inputs);
 }
 
@@ -24,6 +21,7 @@ Result<std::unique_ptr<TransformPlan>> Bind(const catalog::Transform& t,
   if (t.kind == "projection") {
     return std::unique_ptr<TransformPlan>(std::make_unique<ProjectionPlan>(t, schema));
   }
+  if (t.kind == "group_by") return GroupPlan::Bind(t, schema);
   return Status::Internal("transform " + t.name() + " has kind " + t.kind +
                           ", which this engine cannot run");
 }

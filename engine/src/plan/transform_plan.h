@@ -147,6 +147,14 @@ class TransformPlan {
   // CREATE TABLE of the empty target with its columns and their types (no
   // key: the first build makes it, AddKeySql()).
   virtual std::string CreateTargetSql() const = 0;
+  // The source columns each input's capture rows must carry beyond the
+  // source's key, input by input (a GROUP BY's group expressions read
+  // them), found with the database. Define routes them through capture
+  // (capture/routing.h: a source's layout is the union of its readers') and
+  // stores them in transform_inputs.routed_columns. None by default.
+  virtual Result<std::vector<std::vector<std::string>>> RoutedColumns(pg::Connection&) const {
+    return std::vector<std::vector<std::string>>{};
+  }
 
   // Every statement this plan renders, named, including each range variant:
   // what the golden tests compare.

@@ -39,16 +39,18 @@ SELECT line FROM (
     'INSERT INTO %s.transforms (id, target_schema, target_name, kind, definition, where_sql, '
     'created_at, source_index_optional, key_indexed) VALUES (%s, %L, %L, %L, %L, %L, %L, %L, '
     'EXISTS (SELECT 1 FROM pg_catalog.pg_constraint WHERE conrelid = %L::regclass AND '
-    'contype = ''p''));',
+    'contype = %L));',
     $1::text, id, target_schema, target_name, kind, definition, where_sql, created_at,
-    source_index_optional, format('%I.%I', target_schema, target_name))
+    source_index_optional, format('%I.%I', target_schema, target_name),
+    -- A group target is keyed by a unique constraint (UNIQUE NULLS NOT DISTINCT).
+    CASE kind WHEN 'group_by' THEN 'u' ELSE 'p' END)
   FROM transforms
   UNION ALL
   SELECT 4, i.transform_id, i.ordinal, format(
     'INSERT INTO %s.transform_inputs (transform_id, ordinal, source_id, alias, role, joined_to, '
-    'join_columns, joined_columns) VALUES (%s, %s, %s, %L, %L, %L, %L, %L);',
+    'join_columns, joined_columns, routed_columns) VALUES (%s, %s, %s, %L, %L, %L, %L, %L, %L);',
     $1::text, i.transform_id, i.ordinal, i.source_id, i.alias, i.role, i.joined_to,
-    i.join_columns, i.joined_columns)
+    i.join_columns, i.joined_columns, i.routed_columns)
   FROM {schema}.transform_inputs i WHERE i.transform_id IN (SELECT id FROM transforms)
   UNION ALL
   SELECT 5, k.transform_id, k.ordinal, format(

@@ -41,6 +41,8 @@ Result<TransformStatus> ReadStatus(pg::Connection& conn, const std::string& sche
   s.paused_reason = t->paused_reason;
   s.paused_at_us = t->paused_at_us;
   for (const auto& c : t->columns) {
+    // A group target's hidden state columns are the engine's, not the user's.
+    if (c.role == catalog::ColumnRole::kHidden) continue;
     ColumnStatus column{c.name, std::string(WireName(c.state)), std::nullopt, c.paused_reason};
     if (c.paused_kind) column.paused_kind = std::string(WireName(*c.paused_kind));
     s.columns.push_back(std::move(column));

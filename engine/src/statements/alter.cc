@@ -12,6 +12,7 @@
 #include "grammar/render.h"
 #include "plan/bind.h"
 #include "sql/quote.h"
+#include "statements/alter_group.h"
 #include "statements/expression_check.h"
 
 namespace trellis::statements {
@@ -92,6 +93,10 @@ Result<ApplyResult> AlterAddColumn(pg::Connection& conn, const std::string& sche
   auto a = Begin(conn, schema, stmt.target);
   if (!a.ok()) return a.status();
   const catalog::Transform& t = a->transform;
+  if (t.kind == "group_by") {
+    TRELLIS_RETURN_IF_ERROR(AlterGroupAddColumn(conn, schema, t, stmt.column));
+    return Finish(a.value());
+  }
   const std::string& name = stmt.column.alias;
   if (HasColumn(t, name) || IsKey(t, name)) {
     return Status::AlreadyExists("transform " + sql::Ident(t.name()) + " already has a column " +
@@ -120,6 +125,10 @@ Result<ApplyResult> AlterDropColumn(pg::Connection& conn, const std::string& sch
   auto a = Begin(conn, schema, stmt.target);
   if (!a.ok()) return a.status();
   const catalog::Transform& t = a->transform;
+  if (t.kind == "group_by") {
+    TRELLIS_RETURN_IF_ERROR(AlterGroupDropColumn(conn, schema, t, stmt.column));
+    return Finish(a.value());
+  }
   if (IsKey(t, stmt.column)) {
     return Status::Validation("column " + sql::Ident(stmt.column) + " is the key of transform " +
                               sql::Ident(t.name()) + " and cannot be dropped");
@@ -148,6 +157,10 @@ Result<ApplyResult> AlterColumn(pg::Connection& conn, const std::string& schema,
   auto a = Begin(conn, schema, stmt.target);
   if (!a.ok()) return a.status();
   const catalog::Transform& t = a->transform;
+  if (t.kind == "group_by") {
+    TRELLIS_RETURN_IF_ERROR(AlterGroupColumn(conn, schema, t, stmt.column));
+    return Finish(a.value());
+  }
   const std::string& name = stmt.column.alias;
   auto existing = std::find_if(t.columns.begin(), t.columns.end(),
                                [&](const catalog::Column& c) { return c.name == name; });

@@ -1,5 +1,6 @@
 #include "statements/define.h"
 
+#include "capture/routing.h"
 #include "capture/sources.h"
 #include "catalog/locks.h"
 #include "catalog/migrations.h"
@@ -64,9 +65,11 @@ Status Store(pg::Connection& conn, const std::string& schema, std::string defini
   pg::Params row{t.target_schema, t.target_name, t.kind};
   row.push_back(std::move(definition));
   row.push_back(t.where_sql);
+  row.push_back(std::string(t.source_index_optional ? "true" : "false"));
   auto inserted = conn.Query(sql::WithSchema(R"sql(
-INSERT INTO {schema}.transforms (target_schema, target_name, kind, definition, where_sql)
-VALUES ($1, $2, $3, $4, $5) RETURNING id)sql",
+INSERT INTO {schema}.transforms
+  (target_schema, target_name, kind, definition, where_sql, source_index_optional)
+VALUES ($1, $2, $3, $4, $5, $6::boolean) RETURNING id)sql",
                                              schema),
                              row);
   if (!inserted.ok()) return inserted.status();
@@ -81,8 +84,9 @@ VALUES ($1, $2, $3, $4, $5) RETURNING id)sql",
     TRELLIS_RETURN_IF_ERROR(
         conn.Exec(sql::WithSchema(R"sql(
 INSERT INTO {schema}.transform_inputs
-  (transform_id, ordinal, source_id, alias, role, joined_to, join_columns, joined_columns)
-VALUES ($1::int, $2::int, $3::int, $4, $5, $6::int, $7::text[], $8::text[]))sql",
+  (transform_id, ordinal, source_id, alias, role, joined_to, join_columns, joined_columns,
+   routed_columns)
+VALUES ($1::int, $2::int, $3::int, $4, $5, $6::int, $7::text[], $8::text[], $9::text[]))sql",
                                   schema),
                   {id, std::to_string(input.ordinal), std::to_string(input.source.id), input.alias,
                    std::string(catalog::InputRoleName(input.role)), joined_to,
@@ -91,7 +95,8 @@ VALUES ($1::int, $2::int, $3::int, $4, $5, $6::int, $7::text[], $8::text[]))sql"
                        : std::optional<std::string>(sql::ArrayLiteral(input.join_columns)),
                    input.joined_columns.empty()
                        ? std::nullopt
-                       : std::optional<std::string>(sql::ArrayLiteral(input.joined_columns))}));
+                       : std::optional<std::string>(sql::ArrayLiteral(input.joined_columns)),
+                   sql::ArrayLiteral(input.routed_columns)}));
   }
   // Types as the target has them (the types PostgreSQL inferred).
   constexpr std::string_view kTypeOf =
@@ -107,14 +112,14 @@ VALUES ($1::int, $2::int, $3::text, $4::text, )sql" +
                   {id, std::to_string(i + 1), t.key[i].name, t.key[i].expr, target}));
   }
   for (size_t i = 0; i < t.columns.size(); ++i) {
-    TRELLIS_RETURN_IF_ERROR(
-        conn.Exec(sql::WithSchema(R"sql(
+    TRELLIS_RETURN_IF_ERROR(conn.Exec(
+        sql::WithSchema(R"sql(
 INSERT INTO {schema}.transform_columns (transform_id, ordinal, name, expr, sql_type, role)
 VALUES ($1::int, $2::int, $3::text, $4::text, )sql" +
-                                      std::string(kTypeOf) + ", $6)",
-                                  schema),
-                  {id, std::to_string(i + 1), t.columns[i].name, t.columns[i].expr, target,
-                   std::string(catalog::ColumnRoleName(t.columns[i].role))}));
+                            std::string(kTypeOf) + ", $6)",
+                        schema),
+        {id, std::to_string(t.columns[i].ordinal ? t.columns[i].ordinal : i + 1), t.columns[i].name,
+         t.columns[i].expr, target, std::string(catalog::ColumnRoleName(t.columns[i].role))}));
   }
   return Status::OK();
 }
@@ -150,8 +155,10 @@ Result<std::string> Define(pg::Connection& conn, const std::string& schema,
                  {source->oid});
   if (!registered.ok()) return registered.status();
   const std::string source_table = sql::Qualified(source->schema_name, source->table_name);
+  // A kind that routes columns (capture/routing.h) may regenerate capture too.
+  const bool may_route = registered->empty() || t.kind != "projection";
   TRELLIS_RETURN_IF_ERROR(conn.Exec("LOCK TABLE " + source_table + " IN " +
-                                    (registered->empty() ? "SHARE ROW EXCLUSIVE" : "ACCESS SHARE") +
+                                    (may_route ? "SHARE ROW EXCLUSIVE" : "ACCESS SHARE") +
                                     " MODE"));
   // No staging batch runs across this define's commit (catalog/locks.h):
   // one that loaded the transforms before it would miss the new one.
@@ -199,6 +206,16 @@ Result<std::string> Define(pg::Connection& conn, const std::string& schema,
   auto ensured = capture::EnsureSource(conn, schema, source.value());
   if (!ensured.ok()) return ensured.status();
   t.inputs.front().source.id = ensured->id;
+  // The columns the plan reads from capture rows join the source's routing
+  // layout (the union of every reader's).
+  auto routed = plan.RoutedColumns(conn);
+  if (!routed.ok()) return routed.status();
+  if (!routed->empty() && !routed->front().empty()) {
+    catalog::Source source_row = ensured.value();
+    auto positions = capture::EnsureRoutingColumns(conn, schema, source_row, routed->front());
+    if (!positions.ok()) return positions.status();
+    t.inputs.front().routed_columns = routed->front();
+  }
   TRELLIS_RETURN_IF_ERROR(Store(conn, schema, grammar::Render(stmt), t));
 
   // A source with no rows (the usual case in a migration) is built now: the

@@ -57,7 +57,7 @@ defmodule Trellis.Engine.StatementsTest do
       {"TRANSFORM t FROM widgets SELECT price AS p WHERE clock_timestamp() > now()", :validation,
        "volatile"},
       {"TRANSFORM widgets FROM widgets SELECT price AS p", :already_exists, "widgets"},
-      {"TRANSFORM t FROM widgets SELECT name AS n GROUP BY name", :unsupported, "GROUP BY"},
+      {"TRANSFORM t FROM widgets SELECT price AS p GROUP BY name", :validation, "GROUP BY"},
       {"TRANSFORM t FROM widgets SELECT price p", :validation, "position"},
       {"PAUSE TRANSFORM t", :not_found, "no transform"}
     ]

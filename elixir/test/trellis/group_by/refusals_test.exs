@@ -13,7 +13,11 @@ defmodule Trellis.GroupBy.RefusalsTest do
     %{url: url, pg: pg} = Database.open!("group_refusals")
 
     SimplePG.query!(pg, """
-    CREATE TABLE orders (id int PRIMARY KEY, customer_id int, amount numeric, paid bool);
+    CREATE TABLE orders (id int PRIMARY KEY, customer_id int, amount numeric, paid bool,
+                         label text);
+    CREATE FUNCTION text_add(text, text) RETURNS text LANGUAGE sql IMMUTABLE
+      AS 'SELECT $1 || $2';
+    CREATE AGGREGATE sum(text) (SFUNC = text_add, STYPE = text);
     INSERT INTO orders SELECT g, g % 7, g, g % 2 = 0 FROM generate_series(1, 20) g;
     """)
 
@@ -49,9 +53,24 @@ defmodule Trellis.GroupBy.RefusalsTest do
       {"*", :unsupported, "SELECT * is not supported"},
       {"sum(*) AS s", :validation, "only count takes *"},
       {"customer_id WHERE count(*) > 1", :validation, "not allowed in WHERE"},
-      # Parsed, but not run until the group plan lands.
-      {"customer_id, sum(amount) AS total GROUP BY customer_id", :unsupported, "GROUP BY"},
-      {"DISTINCT customer_id", :unsupported, "SELECT DISTINCT"}
+      # Checked against the database at define.
+      {"sum(amount) AS total GROUP BY customer_id", :validation,
+       "GROUP BY expression customer_id is not a column of the target"},
+      {"customer_id, paid, count(*) AS n GROUP BY customer_id", :validation, "paid"},
+      {"customer_id % 2 AS parity, count(*) AS n GROUP BY customer_id", :validation,
+       "GROUP BY expression customer_id is not a column"},
+      {"customer_id, count(*) AS __trellis_n GROUP BY customer_id", :validation,
+       "starts with __trellis_"},
+      {"customer_id, sum(random()) AS s GROUP BY customer_id", :validation, "volatile"},
+      {"customer_id, sum(amount) AS s WHERE amount / 0 > random() GROUP BY customer_id",
+       :validation, "volatile"},
+      {"customer_id, max(note) AS m GROUP BY customer_id", :validation, "note"},
+      {"1 AS one, count(*) AS n", :validation, "is not an aggregate, and without GROUP BY"},
+      {"customer_id, string_agg(label, ',') AS s GROUP BY customer_id", :validation,
+       "is neither an aggregate Trellis maintains"},
+      {"upper('x') AS c, count(*) AS n GROUP BY upper('x')", :validation,
+       "no GROUP BY expression reads a column"},
+      {"sum(label) AS s", :validation, "not one of PostgreSQL's built-in aggregates"}
     ]
 
     for {select, code, words} <- cases do

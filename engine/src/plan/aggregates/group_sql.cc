@@ -106,62 +106,122 @@ std::string KeysMatch(const std::vector<std::string>& left, const std::vector<st
   return sql::Join(parts, " AND ");
 }
 
-std::string RecomputeGroupsSql(const GroupShape& shape, std::string_view dirty) {
+std::string FreshGroupsSql(const GroupShape& shape, std::string_view filter) {
   const std::vector<StateColumn> columns = StateColumns(shape);
-  std::vector<std::string> recomputes;
-  for (const auto& c : columns) recomputes.push_back(c.Recompute() + " AS " + sql::Ident(c.name));
-  const std::vector<std::string> names = Names(columns);
+  std::vector<std::string> items;
+  for (const auto& key : shape.keys) {
+    items.push_back("(" + key.expr + ") AS " + sql::Ident(key.column));
+  }
+  for (const auto& c : columns) items.push_back(c.Recompute() + " AS " + sql::Ident(c.name));
+  std::string where = WhereOrTrue(shape);
+  if (!filter.empty()) where += " AND " + std::string(filter);
+  const std::string grouping =
+      shape.keys.empty() ? "" : "\n  GROUP BY " + sql::Join(KeyExprs(shape), ", ");
+  return Render("SELECT {items}\n  FROM {source}\n  WHERE {where}{grouping}",
+                {{"items", sql::Join(items, ", ")},
+                 {"source", SourceFrom(shape)},
+                 {"where", where},
+                 {"grouping", grouping}});
+}
+
+std::vector<std::string> StateColumnNames(const GroupShape& shape) {
+  return Names(StateColumns(shape));
+}
+
+std::string RecomputeGroupsSql(const GroupShape& shape, std::string_view dirty) {
+  const std::vector<std::string> names = StateColumnNames(shape);
   if (shape.keys.empty()) {
-    return Render(
-        "UPDATE {target} SET ({names}) = (SELECT {recomputes} FROM {source} WHERE {where})",
-        {{"target", shape.target},
-         {"names", sql::Join(names, ", ")},
-         {"recomputes", sql::Join(recomputes, ", ")},
-         {"source", SourceFrom(shape)},
-         {"where", WhereOrTrue(shape)}});
+    // The one row, when `dirty` lists anything (always, without `dirty`).
+    return Render(R"sql(WITH written AS (
+  UPDATE {target} SET ({names}) = ({fresh}){when}
+  RETURNING 1
+)
+SELECT (SELECT count(*) FROM written), 0::bigint)sql",
+                  {{"target", shape.target},
+                   {"names", sql::Join(names, ", ")},
+                   {"fresh", FreshGroupsSql(shape, "")},
+                   {"when", dirty.empty() ? ""
+                                          : "\n  WHERE EXISTS (SELECT 1 FROM " +
+                                                std::string(dirty) + " AS d)"}});
   }
   const std::string t = Dot(kTargetAlias);
-  std::vector<std::string> key_items;
-  for (const auto& key : shape.keys) {
-    key_items.push_back("(" + key.expr + ") AS " + sql::Ident(key.column));
-  }
-  std::vector<std::string> all = KeyColumns(shape, "");
-  all.insert(all.end(), names.begin(), names.end());
-  std::vector<std::string> sets;
-  for (const auto& n : names) sets.push_back(n + " = EXCLUDED." + n);
+  const std::string filter = "EXISTS (SELECT 1 FROM __trellis_dirty AS " +
+                             std::string(kDirtyAlias) + " WHERE " +
+                             Match(shape, DirtyKeys(shape), KeyExprs(shape)) + ")";
   return Render(
-      R"sql(WITH fresh AS (
-  SELECT {key_items}, {recomputes}
-  FROM {source}
-  WHERE {where} AND EXISTS (SELECT 1 FROM {dirty} AS {k} WHERE {dirty_match_source})
-  GROUP BY {key_exprs}
+      R"sql(WITH __trellis_dirty AS MATERIALIZED (
+  SELECT * FROM {dirty} AS d
+), fresh AS (
+  {fresh}
 ), gone AS (
-  DELETE FROM {target} AS {t} USING {dirty} AS {k}
+  DELETE FROM {target} AS {t} USING __trellis_dirty AS {k}
   WHERE {dirty_match_target}
     AND NOT EXISTS (SELECT 1 FROM fresh AS {f} WHERE {fresh_match_target})
+  RETURNING 1
+), written AS (
+  {upsert}
+  RETURNING 1
 )
-INSERT INTO {target} AS {t} ({all}) SELECT {all} FROM fresh
-ON CONFLICT ({keys}) DO UPDATE SET {sets}
-WHERE ({t_names}) IS DISTINCT FROM ({excluded_names}))sql",
-      {{"key_items", sql::Join(key_items, ", ")},
-       {"recomputes", sql::Join(recomputes, ", ")},
-       {"source", SourceFrom(shape)},
-       {"where", WhereOrTrue(shape)},
-       {"dirty", std::string(dirty)},
-       {"dirty_match_source", Match(shape, DirtyKeys(shape), KeyExprs(shape))},
-       {"key_exprs", sql::Join(KeyExprs(shape), ", ")},
+SELECT (SELECT count(*) FROM written), (SELECT count(*) FROM gone))sql",
+      {{"dirty", std::string(dirty)},
+       {"fresh", FreshGroupsSql(shape, filter)},
        {"target", shape.target},
        {"dirty_match_target", Match(shape, DirtyKeys(shape), KeyColumns(shape, t))},
        {"fresh_match_target",
         Match(shape, KeyColumns(shape, Dot(kFreshAlias)), KeyColumns(shape, t))},
-       {"all", sql::Join(all, ", ")},
-       {"keys", sql::Join(KeyColumns(shape, ""), ", ")},
-       {"sets", sql::Join(sets, ", ")},
-       {"t_names", sql::Join(Prefixed(t, names), ", ")},
-       {"excluded_names", sql::Join(Prefixed("EXCLUDED.", names), ", ")},
+       {"upsert", UpsertFreshSql(shape)},
        {"t", std::string(kTargetAlias)},
        {"k", std::string(kDirtyAlias)},
        {"f", std::string(kFreshAlias)}});
+}
+
+std::string UpsertFreshSql(const GroupShape& shape) {
+  const std::string t = Dot(kTargetAlias);
+  const std::vector<std::string> names = StateColumnNames(shape);
+  std::vector<std::string> all = KeyColumns(shape, "");
+  all.insert(all.end(), names.begin(), names.end());
+  std::vector<std::string> sets;
+  for (const auto& n : names) sets.push_back(n + " = EXCLUDED." + n);
+  return Render(R"sql(INSERT INTO {target} AS {t} ({all}) SELECT {all} FROM fresh
+  ON CONFLICT ({keys}) DO UPDATE SET {sets}
+  WHERE ({t_names}) IS DISTINCT FROM ({excluded_names}))sql",
+                {{"target", shape.target},
+                 {"t", std::string(kTargetAlias)},
+                 {"all", sql::Join(all, ", ")},
+                 {"keys", sql::Join(KeyColumns(shape, ""), ", ")},
+                 {"sets", sql::Join(sets, ", ")},
+                 {"t_names", sql::Join(Prefixed(t, names), ", ")},
+                 {"excluded_names", sql::Join(Prefixed("EXCLUDED.", names), ", ")}});
+}
+
+std::string RecomputeAllGroupsSql(const GroupShape& shape) {
+  if (shape.keys.empty()) return RecomputeGroupsSql(shape, "");
+  // Every target row is matched against every fresh group: a hash anti-join
+  // on one-element arrays, whose equality treats two NULLs as equal (the
+  // NULL-safe OR form would be a nested loop over both tables).
+  std::vector<std::string> same;
+  for (const auto& key : shape.keys) {
+    const std::string column = sql::Ident(key.column);
+    same.push_back("ARRAY[" + Dot(kFreshAlias) + column + "] = ARRAY[" + Dot(kTargetAlias) +
+                   column + "]");
+  }
+  return Render(R"sql(WITH fresh AS (
+  {fresh}
+), gone AS (
+  DELETE FROM {target} AS {t}
+  WHERE NOT EXISTS (SELECT 1 FROM fresh AS {f} WHERE {same})
+  RETURNING 1
+), written AS (
+  {upsert}
+  RETURNING 1
+)
+SELECT (SELECT count(*) FROM written), (SELECT count(*) FROM gone))sql",
+                {{"fresh", FreshGroupsSql(shape, "")},
+                 {"target", shape.target},
+                 {"same", sql::Join(same, " AND ")},
+                 {"upsert", UpsertFreshSql(shape)},
+                 {"t", std::string(kTargetAlias)},
+                 {"f", std::string(kFreshAlias)}});
 }
 
 std::string FoldChangesSql(const GroupShape& shape, std::string_view changes) {

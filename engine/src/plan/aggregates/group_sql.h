@@ -51,12 +51,32 @@ std::string KeysMatch(const std::vector<std::string>& left, const std::vector<st
 // The name of the i-th (from 1) key column of a `dirty` relation.
 std::string DirtyKeyColumn(std::size_t i);
 
+// The groups' fresh rows: a SELECT of the key columns and every state
+// column's recompute over the source rows that pass the WHERE and
+// `filter` (SQL over a source row; empty for none), grouped by the keys. A
+// transform without GROUP BY gets its one row, also over no rows.
+std::string FreshGroupsSql(const GroupShape& shape, std::string_view filter);
+
+// The quoted names of StateColumns(shape), in order.
+std::vector<std::string> StateColumnNames(const GroupShape& shape);
+
+// An upsert of the CTE `fresh` (as FreshGroupsSql gives it) into the target
+// on its key, rewriting a group only when a value changed (no dead tuples,
+// no trigger churn downstream).
+std::string UpsertFreshSql(const GroupShape& shape);
+
 // Recomputes the groups whose keys `dirty` lists (a relation with one column
-// per key, named DirtyKeyColumn(1), ...; names no expression can mean): upserts those that have
-// rows and deletes those that lost their last row. Correct for every aggregate, in any order, any
-// number of times: the path for rebuilds and corrections. A transform without GROUP BY recomputes
-// its one row (`dirty` unused).
+// per key, named DirtyKeyColumn(1), ...; names no expression can mean):
+// upserts those that have rows and deletes those that lost their last row.
+// Correct for every aggregate, in any order, any number of times: the path
+// for drains, rebuilds and corrections. Returns one row (written, deleted).
+// A transform without GROUP BY recomputes its one row (`dirty` unused).
 std::string RecomputeGroupsSql(const GroupShape& shape, std::string_view dirty);
+
+// Recomputes every group: upserts each group the source has, deletes every
+// target row whose group is gone. A rebuild (after a TRUNCATE, a RESUME, an
+// ALTER). Returns one row (written, deleted).
+std::string RecomputeAllGroupsSql(const GroupShape& shape);
 
 // Folds the change rows of `changes` (relation `ch`: sign, the key
 // columns, and the arguments as named by each AggregateInput's

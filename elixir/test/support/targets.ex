@@ -1,0 +1,28 @@
+defmodule Trellis.Test.Targets do
+  @moduledoc false
+
+  # Comparing a target with the query it must equal, once the engine has
+  # caught up with every write committed so far.
+
+  alias Trellis.Test.SimplePG
+
+  @doc "Waits until every write committed before the call is in every target."
+  @spec converge!(Trellis.t(), pos_integer) :: :ok
+  def converge!(trellis, timeout_ms \\ 60_000) do
+    :ok =
+      Trellis.await_converged(trellis, Trellis.watermark_token!(trellis), timeout_ms: timeout_ms)
+  end
+
+  @doc """
+  The number of rows in which the results of two queries differ, counted with
+  multiplicity both ways (EXCEPT ALL), as text: "0" when they are equal.
+  """
+  @spec differences(SimplePG.t(), String.t(), String.t()) :: String.t()
+  def differences(pg, left, right) do
+    SimplePG.scalar!(
+      pg,
+      "SELECT count(*) FROM ((#{left} EXCEPT ALL #{right}) " <>
+        "UNION ALL (#{right} EXCEPT ALL #{left})) d"
+    )
+  end
+end

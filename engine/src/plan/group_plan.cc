@@ -1,0 +1,391 @@
+#include "plan/group_plan.h"
+
+#include <algorithm>
+#include <variant>
+
+#include "capture/routing.h"
+#include "grammar/parser.h"
+#include "grammar/render.h"
+#include "plan/aggregates/group_check.h"
+#include "plan/key_sql.h"
+#include "sql/flat_rows.h"
+#include "sql/quote.h"
+
+namespace trellis::plan {
+namespace {
+
+// The group keys of staged capture rows. Each row version's routed values
+// are turned back into a row of the source's type (json_populate_record
+// runs each column type's input function on its text), and the GROUP BY
+// expressions are evaluated over it under the source's alias, inside a
+// subquery of their own so that no name of the statement around them can
+// capture a column reference.
+constexpr std::string_view kDirtyGroups =
+    R"sql(SELECT DISTINCT {transform_id} AS transform_id, __trellis_g.key
+FROM consumed AS __trellis_s, {routing_rows},
+LATERAL (SELECT ARRAY[{key_texts}] AS key
+         FROM pg_catalog.json_populate_record(NULL::{source_table},
+                pg_catalog.json_object(ARRAY[{names}]::text[], ARRAY[{values}]::text[])) AS {alias}
+) AS __trellis_g
+WHERE __trellis_s.source_id = {source_id} AND __trellis_s.op <> 'T')sql";
+
+// Without GROUP BY every change dirties the one row.
+constexpr std::string_view kDirtyWholeTable =
+    R"sql(SELECT DISTINCT {transform_id} AS transform_id, ARRAY['true']::text[] AS key
+FROM consumed AS __trellis_s
+WHERE __trellis_s.source_id = {source_id} AND __trellis_s.op <> 'T')sql";
+
+// No key cuts a group transform's input into ranges (see RecomputeRange).
+constexpr std::string_view kNoKey = "SELECT NULL::text[] WHERE false";
+
+// The planner's row estimate of the source: only a progress figure here.
+constexpr std::string_view kEstimateRows =
+    "SELECT greatest(c.reltuples, 0)::bigint FROM pg_class c WHERE c.oid = {source}::regclass";
+
+}  // namespace
+
+std::string StatePrefix(int ordinal) {
+  return std::string(aggregates::kHiddenPrefix) + std::to_string(ordinal) + "_";
+}
+
+GroupPlan::GroupPlan(const catalog::Transform& t, const std::string& schema,
+                     std::vector<KeyColumn> key)
+    : TransformPlan(t.id, t.name(), sql::Qualified(t.target_schema, t.target_name), std::move(key)),
+      schema_(schema),
+      source_id_(t.source.id),
+      source_table_(sql::Qualified(t.source.schema_name, t.source.table_name)),
+      alias_(t.source_alias) {}
+
+Result<std::unique_ptr<TransformPlan>> GroupPlan::Bind(const catalog::Transform& t,
+                                                       const std::string& schema) {
+  auto parsed = grammar::Parse(t.definition);
+  const auto* statement = std::get_if<grammar::Statement>(&parsed);
+  const auto* stmt = statement ? std::get_if<grammar::TransformStmt>(statement) : nullptr;
+  if (!stmt) {
+    return Status::Internal("the stored definition of transform " + t.name() +
+                            " is not a TRANSFORM statement");
+  }
+  const bool whole_table = stmt->group_by.empty() && !stmt->distinct;
+  std::vector<KeyColumn> key;
+  for (const auto& k : t.key) key.push_back(KeyColumn{k.name, k.sql_type, k.expr, !whole_table});
+  std::unique_ptr<GroupPlan> plan(new GroupPlan(t, schema, std::move(key)));
+  plan->whole_table_ = whole_table;
+  plan->stmt_ = *stmt;
+
+  aggregates::GroupShape& shape = plan->shape_;
+  shape.target = plan->target();
+  shape.source = plan->source_table_;
+  shape.alias = t.source_alias;
+  shape.where = t.where_sql;
+  if (!whole_table) {
+    for (const auto& k : t.key) shape.keys.push_back(aggregates::GroupKey{k.name, k.expr, true});
+  }
+  for (const auto& k : t.key) plan->visible_.push_back(k.expr + " AS " + sql::Ident(k.name));
+  auto has_column = [&](const std::string& name) {
+    return std::any_of(t.columns.begin(), t.columns.end(),
+                       [&](const catalog::Column& c) { return c.name == name; });
+  };
+  for (const auto& item : stmt->select) {
+    if (!item.aggregate) continue;
+    auto column = std::find_if(t.columns.begin(), t.columns.end(),
+                               [&](const catalog::Column& c) { return c.name == item.alias; });
+    if (column == t.columns.end()) {
+      return Status::Internal("transform " + t.name() + " has no catalog column " + item.alias);
+    }
+    // A paused column keeps what it has: no statement writes it.
+    if (column->state != ColumnState::kLive) continue;
+    plan->visible_.push_back("(" + item.expr + ") AS " + sql::Ident(item.alias));
+    const std::string prefix = StatePrefix(column->ordinal);
+    const std::string argument = item.aggregate->argument.value_or("");
+    shape.aggregates.push_back(aggregates::AggregateInput{
+        *item.aggregate, item.alias, prefix, argument,
+        std::string(aggregates::kChangeAlias) + "." + sql::Ident(prefix + "arg"),
+        // Define keeps a running sum only for arguments it sums exactly.
+        has_column(prefix + "sum")});
+  }
+
+  const catalog::Input& input = t.inputs.front();
+  const auto& layout = input.source.routing_columns;
+  for (const auto& column : input.routed_columns) {
+    auto at = std::find(layout.begin(), layout.end(), column);
+    if (at == layout.end()) {
+      return Status::Internal("column " + column + " read by transform " + t.name() +
+                              " is not in the routing layout of its source");
+    }
+    plan->routed_columns_.push_back(column);
+    plan->routed_positions_.push_back(static_cast<size_t>(at - layout.begin()) + 1);
+  }
+  // A draft (define time, t.id 0) has its routed columns found later.
+  if (!whole_table && plan->routed_columns_.empty() && t.id != 0) {
+    return Status::Internal("transform " + t.name() + " routes no source column");
+  }
+  return std::unique_ptr<TransformPlan>(std::move(plan));
+}
+
+Result<catalog::Transform> GroupPlan::Draft(const grammar::TransformStmt& stmt,
+                                            const std::vector<capture::ResolvedTable>& inputs) {
+  return Draft(stmt, inputs, {}, 1);
+}
+
+Result<catalog::Transform> GroupPlan::Draft(const grammar::TransformStmt& stmt,
+                                            const std::vector<capture::ResolvedTable>& inputs,
+                                            const std::map<std::string, int>& ordinals,
+                                            int next_ordinal) {
+  const std::string& name = stmt.target.name;
+  const std::string hidden(aggregates::kHiddenPrefix);
+  const std::string qualifier = stmt.source.Qualifier();
+  if (qualifier.rfind(hidden, 0) == 0) {
+    return aggregates::Refusal(name, "the alias " + sql::Ident(qualifier) + " starts with " +
+                                         hidden +
+                                         ", which Trellis keeps for its own names; choose another");
+  }
+  const bool whole_table = stmt.group_by.empty() && !stmt.distinct;
+  const capture::ResolvedTable& source = inputs.front();
+  catalog::Transform t;
+  t.target_schema = stmt.target.schema.value_or("");
+  t.target_name = name;
+  t.kind = "group_by";
+  t.definition = grammar::Render(stmt);
+  t.where_sql = stmt.where;
+  t.key_indexed = false;
+  t.source_index_optional = stmt.without_source_index;
+  t.source = catalog::Source{
+      0, source.schema_name, source.table_name, source.key_columns, source.key_types, {}};
+  t.source_alias = qualifier;
+  t.inputs.push_back(catalog::Input{1, t.source, qualifier, catalog::InputRole::kFrom, {}, {}, {}});
+
+  aggregates::GroupShape shape;
+  for (const auto& item : stmt.select) {
+    if (item.alias.rfind(hidden, 0) == 0) {
+      return aggregates::Refusal(name, "the column name " + sql::Ident(item.alias) +
+                                           " starts with " + hidden +
+                                           ", which Trellis keeps for its hidden columns; choose "
+                                           "another name");
+    }
+    if (item.aggregate && !stmt.distinct) {
+      auto known = ordinals.find(item.alias);
+      const int ordinal = known != ordinals.end() ? known->second : next_ordinal++;
+      catalog::Column column;
+      column.name = item.alias;
+      column.expr = item.expr;
+      column.role = catalog::ColumnRole::kAggregate;
+      column.ordinal = ordinal;
+      t.columns.push_back(std::move(column));
+      const std::string prefix = StatePrefix(ordinal);
+      // Running sums are kept for every sum and avg; the delta path decides
+      // from the argument's type whether they are exact (SumsExactly).
+      shape.aggregates.push_back(aggregates::AggregateInput{
+          *item.aggregate, item.alias, prefix, item.aggregate->argument.value_or(""),
+          std::string(aggregates::kChangeAlias) + "." + sql::Ident(prefix + "arg"), true});
+    } else if (whole_table) {
+      return aggregates::Refusal(
+          name, "the column " + sql::Ident(item.alias) +
+                    " is not an aggregate, and without GROUP BY every column is one; add GROUP "
+                    "BY " +
+                    item.expr + " for a row per value");
+    } else {
+      t.key.push_back(catalog::KeyColumn{item.alias, item.expr, ""});
+    }
+  }
+  if (whole_table)
+    t.key.push_back(catalog::KeyColumn{std::string(kWholeTableKey), "true", "boolean"});
+  // The hidden state after every ordinal in use.
+  int next = next_ordinal;
+  for (const auto& c : t.columns) next = std::max(next, c.ordinal + 1);
+  for (const auto& c : aggregates::StateColumns(shape)) {
+    if (!ordinals.empty() && c.name == aggregates::kRowCountColumn) continue;  // ALTER: kept
+    if (std::any_of(t.columns.begin(), t.columns.end(),
+                    [&](const catalog::Column& v) { return v.name == c.name; })) {
+      continue;
+    }
+    catalog::Column column;
+    column.name = c.name;
+    column.expr = c.Recompute();
+    column.role = catalog::ColumnRole::kHidden;
+    column.ordinal = next++;
+    t.columns.push_back(std::move(column));
+  }
+  return t;
+}
+
+Status GroupPlan::CheckDefinition(pg::Connection& conn, const ExpressionCheck& check) const {
+  auto version = conn.Query("SELECT current_setting('server_version_num')::int >= 150000");
+  if (!version.ok()) return version.status();
+  if (version->text(0, 0) != "t") {
+    return Status::Unsupported(
+        "GROUP BY, SELECT DISTINCT and aggregate transforms need PostgreSQL 15 or later (their "
+        "targets are keyed by UNIQUE NULLS NOT DISTINCT, so that a NULL group is one group); "
+        "upgrade the server or define a projection");
+  }
+  // The grouped query first: an item that is an aggregate Trellis does not
+  // maintain (string_agg) is named as such, not as a per-row expression.
+  TRELLIS_RETURN_IF_ERROR(aggregates::CheckGroupedQuery(conn, stmt_, FromClause()));
+  // Expressions evaluated per source row: GROUP BY expressions, aggregate
+  // arguments, DISTINCT items, the WHERE.
+  std::vector<std::string> per_row;
+  for (const auto& item : stmt_.select) {
+    if (!item.aggregate) per_row.push_back(item.expr);
+    if (item.aggregate && item.aggregate->argument) per_row.push_back(*item.aggregate->argument);
+  }
+  for (const auto& g : stmt_.group_by) per_row.push_back(g);
+  auto checked = check(FromClause(), per_row, stmt_.where);
+  if (!checked.ok()) return checked.status();
+  if (whole_table_) return Status::OK();
+  auto routed = RoutedColumns(conn);
+  if (!routed.ok()) return routed.status();
+  if (routed->front().empty()) {
+    return aggregates::Refusal(name(), "no GROUP BY expression reads a column of " + source_table_ +
+                                           ", so every row is in one group; drop the GROUP BY to "
+                                           "aggregate over the whole table");
+  }
+  return Status::OK();
+}
+
+std::string GroupPlan::CreateTargetSql() const {
+  std::string fresh = aggregates::FreshGroupsSql(shape_, "");
+  if (whole_table_) {
+    fresh = "SELECT true AS " + sql::Ident(kWholeTableKey) + ", f.* FROM (" + fresh + ") AS f";
+  }
+  return "CREATE TABLE " + target() + " AS " + fresh + "\nWITH NO DATA";
+}
+
+Result<std::vector<std::vector<std::string>>> GroupPlan::RoutedColumns(pg::Connection& conn) const {
+  if (whole_table_) return std::vector<std::vector<std::string>>{{}};
+  std::vector<std::string> exprs;
+  for (const auto& k : shape_.keys) exprs.push_back(k.expr);
+  auto read = aggregates::ColumnsRead(conn, source_table_, FromClause(), exprs);
+  if (!read.ok()) return read.status();
+  return std::vector<std::vector<std::string>>{read.value()};
+}
+
+std::string GroupPlan::FromClause() const { return source_table_ + " AS " + sql::Ident(alias_); }
+
+std::vector<DirtyKeys> GroupPlan::DirtyKeySql() const {
+  Slots slots{{"transform_id", std::to_string(transform_id())},
+              {"source_id", std::to_string(source_id_)}};
+  if (whole_table_) return {DirtyKeys{source_id_, Render(kDirtyWholeTable, slots)}};
+  std::vector<std::string> key_texts;
+  for (const auto& k : shape_.keys) key_texts.push_back("(" + k.expr + ")::text");
+  std::vector<std::string> names;
+  std::vector<std::string> values;
+  for (size_t i = 0; i < routed_columns_.size(); ++i) {
+    names.push_back(sql::Literal(routed_columns_[i]));
+    values.push_back("__trellis_r.c" + std::to_string(i + 1));
+  }
+  slots["routing_rows"] = capture::RoutingRows("__trellis_s", routed_positions_, "__trellis_r");
+  slots["key_texts"] = sql::Join(key_texts, ", ");
+  slots["source_table"] = source_table_;
+  slots["names"] = sql::Join(names, ", ");
+  slots["values"] = sql::Join(values, ", ");
+  slots["alias"] = sql::Ident(alias_);
+  return {DirtyKeys{source_id_, Render(kDirtyGroups, slots)}};
+}
+
+std::string GroupPlan::RecomputeKeysFrom(const std::string& keys_from) const {
+  if (whole_table_) {
+    return aggregates::RecomputeGroupsSql(shape_, "(SELECT 1 FROM " + keys_from + ")");
+  }
+  std::vector<std::string> decoded;
+  const auto& key = target_key();
+  for (size_t i = 0; i < key.size(); ++i) {
+    decoded.push_back("k.c" + std::to_string(i + 1) + "::" + key[i].type + " AS " +
+                      aggregates::DirtyKeyColumn(i + 1));
+  }
+  return aggregates::RecomputeGroupsSql(
+      shape_, "(SELECT DISTINCT " + sql::Join(decoded, ", ") + " FROM " + keys_from + ")");
+}
+
+std::string GroupPlan::RecomputePagesSql() const {
+  const size_t n = target_key().size();
+  return RecomputeKeysFrom(sql::Ident(schema_) + ".pages AS p, " +
+                           sql::FlatRows("p.keys", "p.id", n, n, "k") +
+                           " WHERE p.id = ANY($1::bigint[])");
+}
+
+std::string GroupPlan::RecomputeKeysSql() const {
+  const size_t n = target_key().size();
+  return RecomputeKeysFrom("(SELECT 1 AS id, $1::text[] AS keys) AS p, " +
+                           sql::FlatRows("p.keys", "p.id", n, n, "k"));
+}
+
+Bound GroupPlan::RecomputeRange(const KeyRange&,
+                                const std::optional<std::vector<std::string>>&) const {
+  return Bound{aggregates::RecomputeAllGroupsSql(shape_), {}};
+}
+
+Bound GroupPlan::AppendRange(const KeyRange&) const {
+  std::vector<std::string> columns = KeyNames(target_key(), "");
+  const std::vector<std::string> state = aggregates::StateColumnNames(shape_);
+  if (whole_table_) {
+    // The hidden key after the state, so the fresh row's columns line up.
+    std::vector<std::string> all = state;
+    all.insert(all.end(), columns.begin(), columns.end());
+    return Bound{Render("INSERT INTO {target} ({columns})\nSELECT *, true FROM ({fresh}) AS f",
+                        {{"target", target()},
+                         {"columns", sql::Join(all, ", ")},
+                         {"fresh", aggregates::FreshGroupsSql(shape_, "")}}),
+                 {}};
+  }
+  columns.insert(columns.end(), state.begin(), state.end());
+  return Bound{Render("INSERT INTO {target} ({columns})\n{fresh}",
+                      {{"target", target()},
+                       {"columns", sql::Join(columns, ", ")},
+                       {"fresh", aggregates::FreshGroupsSql(shape_, "")}}),
+               {}};
+}
+
+std::string GroupPlan::AddKeySql() const {
+  // PostgreSQL 15's NULLS NOT DISTINCT: a group whose key is NULL is one
+  // group, as GROUP BY makes it, and ON CONFLICT finds it.
+  return Render("ALTER TABLE {target} ADD UNIQUE {nulls}({keys})",
+                {{"target", target()},
+                 {"nulls", whole_table_ ? "" : "NULLS NOT DISTINCT "},
+                 {"keys", sql::Join(KeyNames(target_key(), ""), ", ")}});
+}
+
+Bound GroupPlan::KeyAfter(const std::optional<std::string>&, long) const {
+  return Bound{std::string(kNoKey), {}};
+}
+
+Bound GroupPlan::MiddleKey(const KeyRange&) const { return Bound{std::string(kNoKey), {}}; }
+
+Bound GroupPlan::SampleBoundaries(double, long, long) const {
+  return Bound{std::string(kNoKey), {}};
+}
+
+std::string GroupPlan::EstimateKeysSql() const {
+  return Render(kEstimateRows, {{"source", sql::Literal(source_table_)}});
+}
+
+std::string GroupPlan::DefinitionQuerySql() const {
+  std::string grouping;
+  if (!whole_table_) {
+    std::vector<std::string> exprs;
+    for (const auto& k : shape_.keys) exprs.push_back("(" + k.expr + ")");
+    grouping = " GROUP BY " + sql::Join(exprs, ", ");
+  }
+  return Render("SELECT {visible} FROM {from} WHERE {where}{grouping}",
+                {{"visible", sql::Join(visible_, ", ")},
+                 {"from", FromClause()},
+                 {"where", shape_.where ? "(" + *shape_.where + ")" : "true"},
+                 {"grouping", grouping}});
+}
+
+std::vector<NamedStatement> GroupPlan::Statements() const {
+  std::vector<NamedStatement> out;
+  for (const auto& d : DirtyKeySql()) {
+    out.push_back({"dirty_keys_" + std::to_string(d.source_id), d.sql});
+  }
+  out.push_back({"recompute_pages", RecomputePagesSql()});
+  out.push_back({"recompute_keys", RecomputeKeysSql()});
+  out.push_back({"recompute_range_all", RecomputeRange(KeyRange{}, std::nullopt).text});
+  out.push_back({"append_range_all", AppendRange(KeyRange{}).text});
+  out.push_back({"create_target", CreateTargetSql()});
+  out.push_back({"add_key", AddKeySql()});
+  out.push_back({"key_after", KeyAfter(std::nullopt, 1).text});
+  out.push_back({"estimate_keys", EstimateKeysSql()});
+  out.push_back({"definition_query", DefinitionQuerySql()});
+  return out;
+}
+
+}  // namespace trellis::plan

@@ -1,0 +1,122 @@
+// The plan of a GROUP BY transform (issue 11; spec/engine.md "Aggregates"):
+// one target row per group of the source rows that pass the WHERE, keyed by
+// the group expressions under a UNIQUE NULLS NOT DISTINCT constraint. Also
+// SELECT DISTINCT (a group per distinct row, kept with a hidden row count)
+// and aggregates without GROUP BY (one row over the whole table, present
+// with count 0 when the table is empty, as SQL says; its key is a hidden
+// constant column).
+//
+// Maintenance is by group: staging turns each captured row version into
+// the key of its group (old and new versions of an UPDATE both, so a row
+// moving between groups dirties both), and a drain recomputes the dirty
+// groups from the source. Correct for every aggregate, in any order and
+// any number of times, which is what lets the drain, rebuilds and the
+// first build share the projection's machinery unchanged.
+#pragma once
+
+#include <map>
+#include <vector>
+
+#include "capture/sources.h"
+#include "catalog/model.h"
+#include "grammar/ast.h"
+#include "plan/aggregates/group_sql.h"
+#include "plan/template.h"
+#include "plan/transform_plan.h"
+#include "trellis/status.h"
+
+namespace trellis::plan {
+
+class GroupPlan final : public TransformPlan {
+ public:
+  // Fails (internal) when the catalog rows do not make a group transform
+  // (a stored definition that does not parse, a routed column missing from
+  // the source's layout): define never stores such rows.
+  static Result<std::unique_ptr<TransformPlan>> Bind(const catalog::Transform& t,
+                                                     const std::string& schema);
+
+  // Define time (plan::BindDefinition): the draft catalog rows of a grouping
+  // statement over `inputs` (the FROM table). The keys are the SELECT items
+  // that are not aggregates (every item of a SELECT DISTINCT; the hidden
+  // constant `__trellis_all` without GROUP BY); the columns are the
+  // aggregates, in SELECT order at ordinals 1..n, then their hidden state
+  // columns and the hidden row count. Refuses, without the database, names
+  // the engine keeps for itself and a non-aggregate item without GROUP BY.
+  static Result<catalog::Transform> Draft(const grammar::TransformStmt& stmt,
+                                          const std::vector<capture::ResolvedTable>& inputs);
+  // The same for ALTER: aggregates named in `ordinals` keep their ordinal
+  // (their hidden columns keep their names), new ones are numbered from
+  // `next_ordinal`, and hidden columns follow.
+  static Result<catalog::Transform> Draft(const grammar::TransformStmt& stmt,
+                                          const std::vector<capture::ResolvedTable>& inputs,
+                                          const std::map<std::string, int>& ordinals,
+                                          int next_ordinal);
+
+  // PostgreSQL 15 or later; the grouped query as the server groups it
+  // (aggregate/group_check.h); every per-row expression through `check`;
+  // the group expressions read a column.
+  Status CheckDefinition(pg::Connection& conn, const ExpressionCheck& check) const override;
+  // CREATE TABLE ... AS the groups' recompute WITH NO DATA: the keys, each
+  // aggregate with its hidden state, the hidden row count, typed as
+  // PostgreSQL types them.
+  std::string CreateTargetSql() const override;
+  // The source columns the group expressions read: staging evaluates the
+  // expressions over them to find each change's groups.
+  Result<std::vector<std::vector<std::string>>> RoutedColumns(pg::Connection& conn) const override;
+
+  std::string_view kind() const override { return "group_by"; }
+  std::string FromClause() const override;
+  std::vector<DirtyKeys> DirtyKeySql() const override;
+  std::string RecomputePagesSql() const override;
+  std::string RecomputeKeysSql() const override;
+  // Group transforms are built and rebuilt as one range (one GROUP BY over
+  // the source, which PostgreSQL parallelises itself): `range` is always
+  // unbounded, since KeyAfter, MiddleKey and SampleBoundaries give no key.
+  // `only_columns` is ignored: a group's columns are recomputed together.
+  Bound RecomputeRange(const KeyRange& range,
+                       const std::optional<std::vector<std::string>>& only_columns) const override;
+  Bound AppendRange(const KeyRange& range) const override;
+  std::string AddKeySql() const override;
+  Bound KeyAfter(const std::optional<std::string>& after, long offset) const override;
+  Bound MiddleKey(const KeyRange& range) const override;
+  Bound SampleBoundaries(double percent, long per_boundary, long count) const override;
+  std::string EstimateKeysSql() const override;
+  std::string DefinitionQuerySql() const override;
+  std::vector<NamedStatement> Statements() const override;
+
+  // The shape the statements are rendered from (tests, source index gaps).
+  const aggregates::GroupShape& shape() const { return shape_; }
+  // True for aggregates without GROUP BY: one row over the whole table.
+  bool whole_table() const { return whole_table_; }
+
+ private:
+  GroupPlan(const catalog::Transform& t, const std::string& schema, std::vector<KeyColumn> key);
+
+  // The recompute of the groups listed by `keys_from` (a FROM list whose
+  // rows carry the keys as text in k.c1..cn).
+  std::string RecomputeKeysFrom(const std::string& keys_from) const;
+
+  std::string schema_;
+  grammar::TransformStmt stmt_;  // the stored definition, parsed
+  int source_id_ = 0;
+  std::string source_table_;  // quoted, qualified
+  std::string alias_;         // unquoted
+  bool whole_table_ = false;
+  aggregates::GroupShape shape_;
+  // The definition's visible columns, as the definition query names them.
+  std::vector<std::string> visible_;
+  // The source columns the group expressions read, and their 1-based
+  // positions in the source's routing layout.
+  std::vector<std::string> routed_columns_;
+  std::vector<size_t> routed_positions_;
+};
+
+// The name of the hidden key column of a transform without GROUP BY.
+inline constexpr std::string_view kWholeTableKey = "__trellis_all";
+
+// The prefix of the hidden state columns of the aggregate column with
+// catalog ordinal `ordinal`: "__trellis_<ordinal>_" (short, and unique in
+// the target at any column name length).
+std::string StatePrefix(int ordinal);
+
+}  // namespace trellis::plan

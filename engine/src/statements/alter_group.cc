@@ -1,0 +1,259 @@
+#include "statements/alter_group.h"
+
+#include <algorithm>
+#include <variant>
+
+#include "capture/sources.h"
+#include "catalog/states.h"
+#include "grammar/parser.h"
+#include "grammar/render.h"
+#include "plan/aggregates/rules.h"
+#include "plan/bind.h"
+#include "plan/group_plan.h"
+#include "sql/quote.h"
+#include "statements/expression_check.h"
+
+namespace trellis::statements {
+namespace {
+
+namespace agg = plan::aggregates;
+
+std::string Target(const catalog::Transform& t) {
+  return sql::Qualified(t.target_schema, t.target_name);
+}
+
+// The stored definition, parsed.
+Result<grammar::TransformStmt> StoredStatement(const catalog::Transform& t) {
+  auto parsed = grammar::Parse(t.definition);
+  const auto* statement = std::get_if<grammar::Statement>(&parsed);
+  const auto* stmt = statement ? std::get_if<grammar::TransformStmt>(statement) : nullptr;
+  if (!stmt) return Status::Internal("the stored definition of " + t.name() + " does not parse");
+  return *stmt;
+}
+
+bool IsKey(const catalog::Transform& t, const std::string& name) {
+  return std::any_of(t.key.begin(), t.key.end(),
+                     [&](const catalog::KeyColumn& k) { return k.name == name; });
+}
+
+const catalog::Column* FindAggregate(const catalog::Transform& t, const std::string& name) {
+  for (const auto& c : t.columns) {
+    if (c.name == name && c.role == catalog::ColumnRole::kAggregate) return &c;
+  }
+  return nullptr;
+}
+
+Status RefuseKey(const catalog::Transform& t, const std::string& name) {
+  return Status::Validation("column " + sql::Ident(name) + " is a group key of transform " +
+                            sql::Ident(t.name()) +
+                            "; the groups are fixed when it is defined: define a new transform "
+                            "to group differently");
+}
+
+Status RequireAggregate(const catalog::Transform& t, const grammar::SelectItem& column) {
+  if (column.aggregate) return Status::OK();
+  return Status::Validation("a column of GROUP BY transform " + sql::Ident(t.name()) +
+                            " is an aggregate (count, sum, avg, min, max, bool_and, bool_or); " +
+                            column.expr +
+                            " is not one: group by it in a new transform, or aggregate it");
+}
+
+// The statement as it will be, checked like a define: its draft rows, with
+// every existing aggregate keeping its ordinal (so its hidden columns keep
+// their names), and the plan bound from them.
+struct Checked {
+  catalog::Transform draft;
+  std::unique_ptr<plan::TransformPlan> plan;
+};
+
+Result<Checked> Check(pg::Connection& conn, const std::string& schema, const catalog::Transform& t,
+                      const grammar::TransformStmt& stmt) {
+  auto source = capture::ResolveTable(
+      conn, grammar::QualifiedName{t.source.schema_name, t.source.table_name});
+  if (!source.ok()) return source.status();
+  std::map<std::string, int> ordinals;
+  int top = 0;
+  for (const auto& c : t.columns) {
+    top = std::max(top, c.ordinal);
+    if (c.role == catalog::ColumnRole::kAggregate) ordinals[c.name] = c.ordinal;
+  }
+  auto draft = plan::GroupPlan::Draft(stmt, {source.value()}, ordinals, top + 1);
+  if (!draft.ok()) return draft.status();
+  draft->target_schema = t.target_schema;
+  auto bound = plan::Bind(draft.value(), schema);
+  if (!bound.ok()) return bound.status();
+  TRELLIS_RETURN_IF_ERROR(bound.value()->CheckDefinition(
+      conn, [&](const std::string& from, const std::vector<std::string>& exprs,
+                const std::optional<std::string>& where) {
+        return CheckExpressions(conn, t.name(), from, exprs, where);
+      }));
+  return Checked{std::move(draft.value()), std::move(bound.value())};
+}
+
+// The draft's columns of aggregate `name`: the aggregate, then its hidden
+// state.
+std::vector<catalog::Column> ColumnsOf(const catalog::Transform& draft, const std::string& name) {
+  std::vector<catalog::Column> out;
+  for (const auto& c : draft.columns) {
+    if (c.name == name) out.push_back(c);
+  }
+  if (out.empty()) return out;
+  const std::string prefix = plan::StatePrefix(out.front().ordinal);
+  for (const auto& c : draft.columns) {
+    if (c.role == catalog::ColumnRole::kHidden && c.name.rfind(prefix, 0) == 0) out.push_back(c);
+  }
+  return out;
+}
+
+// Adds the target columns of aggregate `name` that the target lacks, typed
+// as PostgreSQL types their recomputes, changes the visible column's type
+// (emptying it for the rebuild) when it differs, and records them in the
+// catalog at the draft's ordinals.
+Status AddStateColumns(pg::Connection& conn, const std::string& schema, const catalog::Transform& t,
+                       const Checked& checked, const std::string& name) {
+  agg::GroupShape only = static_cast<const plan::GroupPlan&>(*checked.plan).shape();
+  std::erase_if(only.aggregates,
+                [&](const agg::AggregateInput& input) { return input.column != name; });
+  const std::vector<catalog::Column> columns = ColumnsOf(checked.draft, name);
+  std::vector<std::string> names;
+  for (const auto& c : columns) names.push_back(c.name);
+  TRELLIS_RETURN_IF_ERROR(conn.Exec("CREATE TEMPORARY TABLE trellis_new_state AS " +
+                                    agg::FreshGroupsSql(only, "") + "\nWITH NO DATA"));
+  auto typed = conn.Query(R"sql(
+SELECT n.attname, format_type(n.atttypid, n.atttypmod), o.attname IS NOT NULL,
+       o.atttypid = n.atttypid AND o.atttypmod = n.atttypmod
+FROM pg_attribute n
+LEFT JOIN pg_attribute o ON o.attrelid = $2::regclass AND o.attname = n.attname
+  AND NOT o.attisdropped
+WHERE n.attrelid = 'pg_temp.trellis_new_state'::regclass AND n.attnum > 0
+  AND n.attname = ANY($1::text[]) ORDER BY n.attnum)sql",
+                          {sql::ArrayLiteral(names), Target(t)});
+  if (!typed.ok()) return typed.status();
+  TRELLIS_RETURN_IF_ERROR(conn.Exec("DROP TABLE pg_temp.trellis_new_state"));
+  std::vector<std::string> changes;
+  for (size_t r = 0; r < typed->size(); ++r) {
+    const std::string column = sql::Ident(typed->text(r, 0));
+    const std::string type = typed->text(r, 1);
+    if (typed->text(r, 2) != "t") {
+      changes.push_back("ADD COLUMN " + column + " " + type);
+    } else if (typed->text(r, 3) != "t") {
+      changes.push_back("ALTER COLUMN " + column + " TYPE " + type + " USING NULL");
+    }
+  }
+  if (!changes.empty()) {
+    TRELLIS_RETURN_IF_ERROR(conn.Exec("ALTER TABLE " + Target(t) + " " + sql::Join(changes, ", ")));
+  }
+  for (const auto& c : columns) {
+    TRELLIS_RETURN_IF_ERROR(
+        conn.Exec(sql::WithSchema(R"sql(
+INSERT INTO {schema}.transform_columns (transform_id, ordinal, name, expr, sql_type, role)
+SELECT $1::int, $2::int, $3::text, $4::text, format_type(a.atttypid, a.atttypmod), $6::text
+FROM pg_attribute a
+WHERE a.attrelid = $5::regclass AND a.attname = $3::name AND NOT a.attisdropped)sql",
+                                  schema),
+                  {std::to_string(t.id), std::to_string(c.ordinal), c.name, c.expr, Target(t),
+                   std::string(catalog::ColumnRoleName(c.role))}));
+  }
+  return Status::OK();
+}
+
+// Drops the hidden state columns of aggregate column `c`, from the target
+// and the catalog.
+Status DropHiddenState(pg::Connection& conn, const std::string& schema, const catalog::Transform& t,
+                       const catalog::Column& c) {
+  const std::string prefix = plan::StatePrefix(c.ordinal);
+  std::vector<std::string> drops;
+  std::vector<std::string> names;
+  for (const auto& column : t.columns) {
+    if (column.role == catalog::ColumnRole::kHidden && column.name.rfind(prefix, 0) == 0) {
+      drops.push_back("DROP COLUMN " + sql::Ident(column.name));
+      names.push_back(column.name);
+    }
+  }
+  if (drops.empty()) return Status::OK();
+  TRELLIS_RETURN_IF_ERROR(conn.Exec("ALTER TABLE " + Target(t) + " " + sql::Join(drops, ", ")));
+  return conn.Exec(sql::WithSchema("DELETE FROM {schema}.transform_columns WHERE transform_id = "
+                                   "$1::int AND name = ANY($2::text[])",
+                                   schema),
+                   {std::to_string(t.id), sql::ArrayLiteral(names)});
+}
+
+}  // namespace
+
+Status AlterGroupAddColumn(pg::Connection& conn, const std::string& schema,
+                           const catalog::Transform& t, const grammar::SelectItem& column) {
+  if (IsKey(t, column.alias) ||
+      std::any_of(t.columns.begin(), t.columns.end(),
+                  [&](const catalog::Column& c) { return c.name == column.alias; })) {
+    return Status::AlreadyExists("transform " + sql::Ident(t.name()) + " already has a column " +
+                                 sql::Ident(column.alias));
+  }
+  TRELLIS_RETURN_IF_ERROR(RequireAggregate(t, column));
+  auto stmt = StoredStatement(t);
+  if (!stmt.ok()) return stmt.status();
+  stmt->select.push_back(column);
+  auto checked = Check(conn, schema, t, stmt.value());
+  if (!checked.ok()) return checked.status();
+  TRELLIS_RETURN_IF_ERROR(AddStateColumns(conn, schema, t, checked.value(), column.alias));
+  TRELLIS_RETURN_IF_ERROR(catalog::RecordDefinition(conn, schema, t.id, grammar::Render(*stmt)));
+  return catalog::RequestRebuild(conn, schema, t.id, std::vector<std::string>{column.alias});
+}
+
+Status AlterGroupDropColumn(pg::Connection& conn, const std::string& schema,
+                            const catalog::Transform& t, const std::string& column) {
+  if (IsKey(t, column)) return RefuseKey(t, column);
+  const catalog::Column* c = FindAggregate(t, column);
+  if (!c) {
+    return Status::NotFound("transform " + sql::Ident(t.name()) + " has no column " +
+                            sql::Ident(column));
+  }
+  auto stmt = StoredStatement(t);
+  if (!stmt.ok()) return stmt.status();
+  std::erase_if(stmt->select, [&](const grammar::SelectItem& i) { return i.alias == column; });
+  if (stmt->select.empty() || (stmt->group_by.empty() && !stmt->distinct &&
+                               std::none_of(stmt->select.begin(), stmt->select.end(),
+                                            [](const auto& i) { return i.aggregate; }))) {
+    return Status::Validation("column " + sql::Ident(column) + " is the last aggregate of " +
+                              sql::Ident(t.name()) + "; DROP TRANSFORM it instead");
+  }
+  TRELLIS_RETURN_IF_ERROR(DropHiddenState(conn, schema, t, *c));
+  TRELLIS_RETURN_IF_ERROR(
+      conn.Exec("ALTER TABLE " + Target(t) + " DROP COLUMN " + sql::Ident(column)));
+  TRELLIS_RETURN_IF_ERROR(conn.Exec(
+      sql::WithSchema(
+          "DELETE FROM {schema}.transform_columns WHERE transform_id = $1::int AND name = $2",
+          schema),
+      {std::to_string(t.id), column}));
+  return catalog::RecordDefinition(conn, schema, t.id, grammar::Render(*stmt));
+}
+
+Status AlterGroupColumn(pg::Connection& conn, const std::string& schema,
+                        const catalog::Transform& t, const grammar::SelectItem& column) {
+  if (IsKey(t, column.alias)) return RefuseKey(t, column.alias);
+  const catalog::Column* c = FindAggregate(t, column.alias);
+  if (!c) {
+    return Status::NotFound("transform " + sql::Ident(t.name()) + " has no column " +
+                            sql::Ident(column.alias));
+  }
+  TRELLIS_RETURN_IF_ERROR(RequireAggregate(t, column));
+  auto stmt = StoredStatement(t);
+  if (!stmt.ok()) return stmt.status();
+  for (auto& item : stmt->select) {
+    if (item.alias == column.alias) item = column;
+  }
+  auto checked = Check(conn, schema, t, stmt.value());
+  if (!checked.ok()) return checked.status();
+  // The old state goes; the new state (its hidden columns named by the same
+  // ordinal) comes, and a rebuild fills it.
+  TRELLIS_RETURN_IF_ERROR(DropHiddenState(conn, schema, t, *c));
+  TRELLIS_RETURN_IF_ERROR(conn.Exec(
+      sql::WithSchema(
+          "DELETE FROM {schema}.transform_columns WHERE transform_id = $1::int AND name = $2",
+          schema),
+      {std::to_string(t.id), column.alias}));
+  TRELLIS_RETURN_IF_ERROR(AddStateColumns(conn, schema, t, checked.value(), column.alias));
+  TRELLIS_RETURN_IF_ERROR(catalog::RecordDefinition(conn, schema, t.id, grammar::Render(*stmt)));
+  return catalog::RequestRebuild(conn, schema, t.id, std::vector<std::string>{column.alias});
+}
+
+}  // namespace trellis::statements

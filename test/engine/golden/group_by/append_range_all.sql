@@ -1,0 +1,5 @@
+INSERT INTO "app"."order totals" ("customer_id", "region", "n", "total", "__trellis_2_sum", "__trellis_2_n", "mean", "__trellis_3_sum", "__trellis_3_n", "last", "__trellis_rows")
+SELECT (o.customer_id) AS "customer_id", (lower(region)) AS "region", count(*) AS "n", sum((amount)) AS "total", coalesce(sum((amount)), 0) AS "__trellis_2_sum", count((amount)) AS "__trellis_2_n", avg((amount)) AS "mean", coalesce(sum((amount)), 0) AS "__trellis_3_sum", count((amount)) AS "__trellis_3_n", max((placed_at)) AS "last", count(*) AS "__trellis_rows"
+  FROM "public"."orders" AS "o"
+  WHERE (o.status <> 'void')
+  GROUP BY (o.customer_id), (lower(region))

@@ -1,0 +1,1 @@
+SELECT o.customer_id AS "customer_id", lower(region) AS "region", (count(*)) AS "n", (sum(amount)) AS "total", (avg(amount)) AS "mean", (max(placed_at)) AS "last" FROM "public"."orders" AS "o" WHERE (o.status <> 'void') GROUP BY (o.customer_id), (lower(region))

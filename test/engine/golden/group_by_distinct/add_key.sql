@@ -1,0 +1,1 @@
+ALTER TABLE "app"."order totals" ADD UNIQUE NULLS NOT DISTINCT ("region")
