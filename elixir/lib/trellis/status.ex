@@ -111,10 +111,10 @@ defmodule Trellis.Status do
       held_keys: m["held_keys"] || 0,
       capture_failure: Trellis.CaptureFailure.from_wire(m["capture_failure"]),
       paused_upstream_columns: m["paused_upstream_columns"] || [],
-      # The engine sends no entries in these two until the GROUP BY/JOIN and
-      # partition work fills them; each entry is then decoded by its struct
-      # (Trellis.SourceIndexGap, Trellis.CorrectingNode), added with it.
-      source_index_gaps: m["source_index_gaps"] || [],
+      source_index_gaps:
+        Enum.map(m["source_index_gaps"] || [], &Trellis.SourceIndexGap.from_wire/1),
+      # The engine sends no entries here until the partition work fills it;
+      # each entry is then decoded by Trellis.CorrectingNode, added with it.
       correcting: m["correcting"] || []
     }
   end

@@ -7,6 +7,7 @@
 #include "catalog/model.h"
 #include "grammar/address.h"
 #include "grammar/render.h"
+#include "reads/source_index_gaps.h"
 #include "sql/quote.h"
 #include "sql/row_reader.h"
 
@@ -89,11 +90,13 @@ SELECT (SELECT count(*) FROM {schema}.pages WHERE transform_id = $1::int),
   if (auto message = row.OptionalText(7)) {
     s.capture_failure = CaptureFailureStatus{"disruption", row.OptionalInt64(8), *message};
   }
-  // paused_upstream_columns (chains), source_index_gaps (GROUP BY and JOIN
-  // plans) and correcting (partitioned sources) are filled by their issues'
-  // code; until then they are empty, which is what they are for a
-  // projection of one plain table.
+  // paused_upstream_columns (chains) and correcting (partitioned sources)
+  // are filled by their issues' code; until then they are empty, which is
+  // what they are for a projection of one plain table.
   if (!row.status().ok()) return row.status();
+  auto gaps = ReadSourceIndexGaps(conn, t.value());
+  if (!gaps.ok()) return gaps.status();
+  s.source_index_gaps = std::move(gaps.value());
   auto failure = conn.Query(sql::WithSchema(R"sql(
 SELECT unit_kind, failure_class, (extract(epoch FROM since) * 1000000)::bigint, attempts,
        sqlstate, message, parts

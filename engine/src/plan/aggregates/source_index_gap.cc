@@ -51,13 +51,19 @@ Unqualified Unqualify(const std::string& expr, const std::string& alias) {
 
 }  // namespace
 
-std::string IndexFixSql(const std::string& source, const std::string& alias,
-                        const std::vector<GroupingExpression>& keys) {
+std::vector<std::string> IndexParts(const std::string& alias,
+                                    const std::vector<GroupingExpression>& keys) {
   std::vector<std::string> parts;
   for (const auto& key : keys) {
     const Unqualified bare = Unqualify(key.expr, alias);
     parts.push_back(bare.column ? bare.text : "(" + bare.text + ")");
   }
+  return parts;
+}
+
+std::string IndexFixSql(const std::string& source, const std::string& alias,
+                        const std::vector<GroupingExpression>& keys) {
+  const std::vector<std::string> parts = IndexParts(alias, keys);
   return Render("CREATE INDEX CONCURRENTLY ON {source} ({parts})",
                 {{"source", source}, {"parts", sql::Join(parts, ", ")}});
 }

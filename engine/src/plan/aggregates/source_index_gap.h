@@ -14,6 +14,13 @@ struct GroupingExpression {
   std::string type;  // its type, format_type() text
 };
 
+// What an index must cover to close the gap, in order: a bare column
+// reference becomes the column (quoted), any other expression is bracketed,
+// with the source's qualifier (`alias.`) taken out, since an index
+// expression names columns bare.
+std::vector<std::string> IndexParts(const std::string& alias,
+                                    const std::vector<GroupingExpression>& keys);
+
 // `CREATE INDEX CONCURRENTLY ON <source> (<columns or (expressions)>)`, ready
 // to run: CONCURRENTLY because the source is live and a plain CREATE INDEX
 // blocks its writers for the whole build. A bare column reference becomes the
