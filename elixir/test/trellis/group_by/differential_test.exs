@@ -1,0 +1,146 @@
+defmodule Trellis.GroupBy.DifferentialTest do
+  # Randomized differential tests of GROUP BY transforms (issue 11): 4
+  # concurrent writers doing random inserts, group-moving updates, key
+  # changes, deletes, multi-row statements and an occasional TRUNCATE, drain
+  # work over a fleet of two handles; then await_converged, and every target
+  # equals a fresh run of its definition's query. Seeded: the seed is printed
+  # on failure and replayed with TRELLIS_SEED=<n>.
+  use ExUnit.Case, async: false
+
+  alias Trellis.Test.{Database, GroupWorkload, SimplePG}
+  import Trellis.Test.Targets
+
+  @moduletag :port
+  @moduletag timeout: 600_000
+
+  # name, definition, the target's visible columns, the query they must equal
+  @transforms [
+    # several group columns, NULL group keys
+    {"g_multi",
+     "TRANSFORM g_multi FROM facts SELECT g1, g2, count(*) AS c, sum(i) AS si, sum(n) AS sn, " <>
+       "avg(n) AS an, count(f) AS cf GROUP BY g1, g2", "g1, g2, c, si, sn, an, cf",
+     "SELECT g1, g2, count(*), sum(i), sum(n), avg(n), count(f) FROM facts GROUP BY g1, g2"},
+    # a WHERE rows move across
+    {"g_where",
+     "TRANSFORM g_where FROM facts AS x SELECT x.g1, sum(x.n) AS sn, count(*) AS c, " <>
+       "bool_or(x.b) AS bo, bool_and(x.b) AS ba WHERE x.flag AND x.n > 10 GROUP BY x.g1",
+     "g1, sn, c, bo, ba",
+     "SELECT g1, sum(n), count(*), bool_or(b), bool_and(b) FROM facts WHERE flag AND n > 10 " <>
+       "GROUP BY g1"},
+    # min/max over values that get deleted and updated
+    {"g_extremes",
+     "TRANSFORM g_extremes FROM facts SELECT g2, min(ts) AS first, max(ts) AS last, " <>
+       "min(n) AS lo, max(f) AS hi, max(i) AS top GROUP BY g2", "g2, first, last, lo, hi, top",
+     "SELECT g2, min(ts), max(ts), min(n), max(f), max(i) FROM facts GROUP BY g2"},
+    # a grouped expression
+    {"g_bucket",
+     "TRANSFORM g_bucket FROM facts SELECT i % 7 AS bucket, count(*) AS c, max(n) AS top " <>
+       "GROUP BY i % 7", "bucket, c, top",
+     "SELECT i % 7, count(*), max(n) FROM facts GROUP BY i % 7"},
+    # the whole table, and SELECT DISTINCT
+    {"g_all",
+     "TRANSFORM g_all FROM facts SELECT count(*) AS c, sum(i) AS s, max(ts) AS last, " <>
+       "avg(i) AS mean", "c, s, last, mean",
+     "SELECT count(*), sum(i), max(ts), avg(i) FROM facts"},
+    {"g_distinct", "TRANSFORM g_distinct FROM facts SELECT DISTINCT g2, b", "g2, b",
+     "SELECT DISTINCT g2, b FROM facts"}
+  ]
+
+  setup do
+    seed = String.to_integer(System.get_env("TRELLIS_SEED") || "#{:rand.uniform(1_000_000)}")
+    IO.puts("group differential seed #{seed} (replay with TRELLIS_SEED=#{seed})")
+    url = Database.create!("group_differential")
+    pg = SimplePG.connect!(url)
+    on_exit(fn -> SimplePG.close(pg) end)
+    %{url: url, pg: pg, seed: seed}
+  end
+
+  # As a deploy does it: migrate from a handle that runs nothing, then start
+  # the fleet.
+  defp fleet(url, first, second) do
+    migrator = Trellis.connect!(url: url)
+    :ok = Trellis.migrate(migrator)
+    :ok = Trellis.shutdown(migrator)
+    {Trellis.connect!([url: url] ++ first), Trellis.connect!([url: url] ++ second)}
+  end
+
+  defp define_all(handle) do
+    for {_name, statement, _columns, _query} <- @transforms do
+      {:ok, {:transform_defined, _}} = Trellis.define(handle, statement)
+    end
+  end
+
+  defp writers(url, seed, count, rounds) do
+    Enum.map(1..count, fn w ->
+      Task.async(fn -> GroupWorkload.run(url, w - 1, seed, rounds) end)
+    end)
+  end
+
+  defp assert_equal(handle, pg, seed) do
+    converge!(handle, 240_000)
+
+    for {name, _statement, columns, query} <- @transforms do
+      assert differences(pg, "SELECT #{columns} FROM #{name}", query) == "0",
+             "#{name} differs from its definition (seed #{seed}; rerun with TRELLIS_SEED=#{seed})"
+    end
+  end
+
+  test "4 writers, 5000 random writes, a fleet of two handles: every target equals its query",
+       %{url: url, pg: pg, seed: seed} do
+    GroupWorkload.create_source!(pg)
+    {a, b} = fleet(url, [staging: true, drain_threads: 2], drain_threads: 2)
+    define_all(a)
+    converge!(a)
+
+    url |> writers(seed, 4, 1250) |> Task.await_many(480_000)
+
+    assert_equal(a, pg, seed)
+    assert {:ok, %Trellis.Status{backlog_pages: 0}} = Trellis.status(b, "g_multi")
+    Trellis.shutdown(a)
+    Trellis.shutdown(b)
+  end
+
+  test "killing the port that stages while group pages drain applies nothing twice",
+       %{url: url, pg: pg, seed: seed} do
+    GroupWorkload.create_source!(pg)
+    # Both handles ask for staging: the second waits as the standby.
+    {a, b} = fleet(url, [staging: true, drain_threads: 2], staging: true, drain_threads: 1)
+    define_all(a)
+    converge!(a)
+    wait_until(fn -> Trellis.has_live_staging_worker(b) == {:ok, true} end)
+
+    running = writers(url, seed, 3, 400)
+    # Kill it once pages are waiting, so drains are under way.
+    wait_until(fn ->
+      SimplePG.scalar!(pg, "SELECT count(*) FROM trellis.pages") != "0"
+    end)
+
+    os_pid = a.port |> Port.info(:os_pid) |> elem(1)
+    {_, 0} = System.cmd("kill", ["-9", "#{os_pid}"])
+    Task.await_many(running, 240_000)
+    GroupWorkload.run(url, 9, seed, 60, truncate: false)
+
+    assert_equal(b, pg, seed)
+    Trellis.shutdown(b)
+  end
+
+  test "first builds racing writers on the same groups", %{url: url, pg: pg, seed: seed} do
+    GroupWorkload.create_source!(pg, 60_000)
+    {a, b} = fleet(url, [staging: true, drain_threads: 2], drain_threads: 2)
+    running = writers(url, seed, 3, 300)
+    define_all(a)
+    Task.await_many(running, 240_000)
+
+    assert_equal(b, pg, seed)
+    Trellis.shutdown(a)
+    Trellis.shutdown(b)
+  end
+
+  defp wait_until(fun, tries \\ 800) do
+    cond do
+      fun.() -> :ok
+      tries == 0 -> flunk("condition not met in time")
+      true -> Process.sleep(25) && wait_until(fun, tries - 1)
+    end
+  end
+end
