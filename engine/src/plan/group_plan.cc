@@ -241,6 +241,21 @@ Status GroupPlan::CheckDefinition(pg::Connection& conn, const ExpressionCheck& c
   return Status::OK();
 }
 
+Result<std::string> GroupPlan::CheckColumn(pg::Connection& conn, const ExpressionCheck& check,
+                                           const grammar::SelectItem& item) const {
+  if (!item.aggregate) {
+    return aggregates::Refusal(name(),
+                               "a column of a GROUP BY transform is an aggregate (count, "
+                               "sum, avg, min, max, bool_and, bool_or); " +
+                                   item.expr + " is not one");
+  }
+  if (item.aggregate->argument) {
+    auto checked = check(FromClause(), {*item.aggregate->argument}, std::nullopt);
+    if (!checked.ok()) return checked.status();
+  }
+  return aggregates::AggregateType(conn, name(), FromClause(), item.expr);
+}
+
 std::string GroupPlan::CreateTargetSql() const {
   std::string fresh = aggregates::FreshGroupsSql(shape_, "");
   if (whole_table_) {

@@ -56,6 +56,12 @@ class GroupPlan final : public TransformPlan {
   // (aggregate/group_check.h); every per-row expression through `check`;
   // the group expressions read a column.
   Status CheckDefinition(pg::Connection& conn, const ExpressionCheck& check) const override;
+  // A new column of a group target is an aggregate: its argument is a row
+  // expression, and it takes the type PostgreSQL gives the aggregate.
+  // (ALTER of a group transform also adds the column's hidden state:
+  // statements/alter_group.h.)
+  Result<std::string> CheckColumn(pg::Connection& conn, const ExpressionCheck& check,
+                                  const grammar::SelectItem& item) const override;
   // CREATE TABLE ... AS the groups' recompute WITH NO DATA: the keys, each
   // aggregate with its hidden state, the hidden row count, typed as
   // PostgreSQL types them.

@@ -120,6 +120,18 @@ Status CheckGroupedQuery(pg::Connection& conn, const grammar::TransformStmt& stm
   return Status::OK();
 }
 
+Result<std::string> AggregateType(pg::Connection& conn, const std::string& transform,
+                                  const std::string& from, const std::string& expr) {
+  TRELLIS_RETURN_IF_ERROR(CreateView(conn, transform, "SELECT (" + expr + ") AS c FROM " + from));
+  auto type = conn.Query(
+      "SELECT format_type(atttypid, atttypmod) FROM pg_attribute WHERE attrelid = $1::regclass "
+      "AND attname = 'c'",
+      {std::string("pg_temp.") + kView});
+  if (!type.ok()) return type.status();
+  TRELLIS_RETURN_IF_ERROR(DropView(conn));
+  return type->text(0, 0);
+}
+
 Result<std::vector<std::string>> ColumnsRead(pg::Connection& conn, const std::string& table,
                                              const std::string& from,
                                              const std::vector<std::string>& exprs) {

@@ -32,6 +32,10 @@ Result<std::vector<std::string>> ColumnsRead(pg::Connection& conn, const std::st
                                              const std::string& from,
                                              const std::vector<std::string>& exprs);
 
+// The type PostgreSQL gives the aggregate `expr` over `from`.
+Result<std::string> AggregateType(pg::Connection& conn, const std::string& transform,
+                                  const std::string& from, const std::string& expr);
+
 // The refusal of a definition: a validation error naming the transform.
 Status Refusal(const std::string& transform, const std::string& what);
 
