@@ -20,8 +20,8 @@ CREATE TABLE events_low PARTITION OF events FOR VALUES FROM (0) TO (100);
 CREATE TABLE events_high PARTITION OF events FOR VALUES FROM (100) TO (200);
 )sql");
   auto s = f.OpenSession();
-  // Registered directly: define refuses a partitioned source until capture
-  // covers its partitions (define_test.cc).
+  // Registered directly, as define would: EnsureSource captures the
+  // partitions under the table, and AddRelation again changes nothing.
   trellis::catalog::Source source;
   {
     auto tx = trellis::pg::Transaction::Begin(f.conn());
@@ -34,7 +34,8 @@ CREATE TABLE events_high PARTITION OF events FOR VALUES FROM (100) TO (200);
     for (const char* partition : {"events_low", "events_high"}) {
       REQUIRE(trellis::capture::AddRelation(
                   f.conn(), "trellis", source,
-                  f.Scalar(std::string("SELECT '") + partition + "'::regclass::oid"), table->oid)
+                  f.Scalar(std::string("SELECT '") + partition + "'::regclass::oid"), table->oid,
+                  partition)
                   .ok());
     }
     REQUIRE(tx.value()->Commit().ok());
@@ -81,8 +82,9 @@ TEST_CASE("the disruption check and RESUME cover a source's every relation",
       "INSERT INTO items SELECT g, g FROM generate_series(1, 10) g;");
   auto s = f.OpenSession();
   REQUIRE(s->Apply("TRANSFORM t FROM items SELECT v AS v", true).ok());
-  // A child made after the define (define refuses a parent that has one):
-  // its rows are rows of `items`, and writes naming it fire its triggers.
+  // A child made after the define, captured here directly (the staging
+  // worker would, staging/relation_sync.h): its rows are rows of `items`,
+  // and writes naming it fire its triggers.
   f.Sql("CREATE TABLE items_child () INHERITS (items)");
   {
     auto tx = trellis::pg::Transaction::Begin(f.conn());
@@ -93,7 +95,7 @@ TEST_CASE("the disruption check and RESUME cover a source's every relation",
     REQUIRE(source.ok());
     REQUIRE(trellis::capture::AddRelation(f.conn(), "trellis", source.value(),
                                           f.Scalar("SELECT 'items_child'::regclass::oid"),
-                                          table->oid)
+                                          table->oid, "public.items_child")
                 .ok());
     REQUIRE(tx.value()->Commit().ok());
   }

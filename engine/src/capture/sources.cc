@@ -1,6 +1,7 @@
 #include "capture/sources.h"
 
 #include "capture/functions.h"
+#include "capture/relations.h"
 #include "capture/triggers.h"
 #include "grammar/render.h"
 #include "sql/quote.h"
@@ -87,16 +88,20 @@ VALUES ($1::oid, $2, $3, $4::text[], $5::text[], $4::text[]) RETURNING id)sql",
           schema),
       {std::to_string(source.id), table.oid}));
   TRELLIS_RETURN_IF_ERROR(Install(conn, schema, source, table.oid));
+  // Partitions and inheritance children: writes naming them fire their own
+  // triggers (capture/relations.h).
+  TRELLIS_RETURN_IF_ERROR(CaptureRelationsUnder(conn, schema, source, table.oid));
   return source;
 }
 
 Status AddRelation(pg::Connection& conn, const std::string& schema, const catalog::Source& source,
-                   const std::string& relid, const std::string& parent_relid) {
+                   const std::string& relid, const std::string& parent_relid,
+                   const std::string& node) {
   TRELLIS_RETURN_IF_ERROR(conn.Exec(sql::WithSchema(R"sql(
-INSERT INTO {schema}.source_relations (source_id, relid, parent_relid)
-VALUES ($1::int, $2::oid, $3::oid) ON CONFLICT (source_id, relid) DO NOTHING)sql",
+INSERT INTO {schema}.source_relations (source_id, relid, parent_relid, node)
+VALUES ($1::int, $2::oid, $3::oid, $4) ON CONFLICT (source_id, relid) DO NOTHING)sql",
                                                     schema),
-                                    {std::to_string(source.id), relid, parent_relid}));
+                                    {std::to_string(source.id), relid, parent_relid, node}));
   return InstallTriggers(conn, schema, source.id, relid);
 }
 

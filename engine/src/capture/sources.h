@@ -28,7 +28,8 @@ struct ResolvedTable {
 Result<ResolvedTable> ResolveTable(pg::Connection& conn, const grammar::QualifiedName& name);
 
 // The registered source for `table`, registering it and installing its
-// capture when no transform read it yet.
+// capture when no transform read it yet, on the table and on every relation
+// under it (partitions, inheritance children).
 // REQUIRES: inside a transaction.
 Result<catalog::Source> EnsureSource(pg::Connection& conn, const std::string& schema,
                                      const ResolvedTable& table);
@@ -38,8 +39,10 @@ Result<catalog::Source> EnsureSource(pg::Connection& conn, const std::string& sc
 // which fires its own triggers, not the parent's, for writes that name it.
 // Released and reinstalled with the source.
 // REQUIRES: inside a transaction.
+// `node` is its quoted qualified name, kept for status after it is dropped.
 Status AddRelation(pg::Connection& conn, const std::string& schema, const catalog::Source& source,
-                   const std::string& relid, const std::string& parent_relid);
+                   const std::string& relid, const std::string& parent_relid,
+                   const std::string& node);
 
 // Reinstalls the capture of `source` after a disruption, on the table under
 // its current name (a rename since the define is followed and recorded) and

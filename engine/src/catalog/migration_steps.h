@@ -30,5 +30,8 @@ extern const std::string_view kV4Jobs;
 // 4 -> 5: the columns each transform input reads from capture rows
 // (migration_v5_routing.cc).
 extern const std::string_view kV5Routing;
+// 5 -> 6: corrections of targets for partitions and inheritance children
+// that appear under a source or leave it (migration_v6_relations.cc).
+extern const std::string_view kV6Relations;
 
 }  // namespace trellis::catalog::steps

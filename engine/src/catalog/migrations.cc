@@ -23,6 +23,7 @@ const std::vector<std::vector<std::string_view>>& Steps() {
       {steps::kV3Charging},
       {steps::kV4Jobs},
       {steps::kV5Routing},
+      {steps::kV6Relations},
   };
   return steps;
 }

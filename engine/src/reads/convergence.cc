@@ -2,6 +2,7 @@
 
 #include <thread>
 
+#include "capture/relations.h"
 #include "catalog/migrations.h"
 #include "catalog/states.h"
 #include "grammar/address.h"
@@ -105,7 +106,12 @@ Result<bool> AwaitLevel(pg::Connection& conn, const std::string& schema, const s
   while (true) {
     auto pending = conn.Query(catalog::StateSql(kPendingCapture, schema), {token});
     if (!pending.ok()) return pending.status();
-    if (pending->text(0, 0) == "f") break;
+    // A partition attached (or a child made to inherit) before the token and
+    // not captured yet may hold writes capture has not seen: the staging
+    // worker captures it and corrects the targets (staging/relation_sync.h).
+    auto out_of_step = conn.Query(capture::RelationsOutOfStepSql(schema));
+    if (!out_of_step.ok()) return out_of_step.status();
+    if (pending->text(0, 0) == "f" && out_of_step->text(0, 0) == "f") break;
     if (++polls % kCheckBlockedEvery == 0) {
       TRELLIS_RETURN_IF_ERROR(CheckBlocked(conn, schema, std::nullopt));
     }

@@ -7,6 +7,7 @@
 #include "plan/bind.h"
 #include "sql/quote.h"
 #include "sql/row_reader.h"
+#include "staging/ledger_pages.h"
 #include "workers/locks.h"
 
 namespace trellis::staging {
@@ -27,7 +28,6 @@ Result<std::string> StageSql(const std::string& schema,
     }
   }
   if (dirty.empty()) dirty = "SELECT NULL::int AS transform_id, NULL::text[] AS key WHERE false";
-  const std::string buckets = std::to_string(workers::kBuckets);
   return sql::WithSchema(R"sql(
 WITH consumed AS (
   DELETE FROM {schema}.capture
@@ -36,24 +36,7 @@ WITH consumed AS (
                          schema) +
          std::string(capture::kRoutingWidthSql) + R"sql( AS width
 ), dirty AS ()sql" +
-         dirty + R"sql(
-), bucketed AS (
-  SELECT transform_id, key, abs(hashtext(key::text) % )sql" +
-         buckets + R"sql() AS bucket FROM dirty
-), numbered AS (
-  -- Pages are cut in bucket order: a big backlog's pages then cover few
-  -- buckets each, so drains of one transform lock disjoint buckets and run
-  -- side by side instead of queueing on every bucket.
-  SELECT transform_id, key, bucket,
-         (row_number() OVER (PARTITION BY transform_id ORDER BY bucket, key) - 1) / $2::int AS chunk
-  FROM bucketed
-), paged AS (
-  INSERT INTO )sql" +
-         sql::Ident(schema) + R"sql(.pages (transform_id, buckets, keys, key_count)
-  SELECT transform_id, array_agg(DISTINCT bucket ORDER BY bucket), array_agg(key), count(*)
-  FROM numbered GROUP BY transform_id, chunk
-  RETURNING 1
-)
+         dirty + "\n), " + PageDirtyKeysSql(schema, 2) + R"sql(
 SELECT (SELECT count(*) FROM consumed),
        ARRAY(SELECT DISTINCT source_id FROM consumed WHERE op = 'T'),
        (SELECT count(*) FROM paged))sql";

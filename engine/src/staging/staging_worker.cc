@@ -5,6 +5,7 @@
 #include "catalog/states.h"
 #include "log/component_log.h"
 #include "sql/quote.h"
+#include "staging/relation_sync.h"
 #include "staging/stage_batch.h"
 #include "trellis/engine_metrics.h"
 #include "workers/locks.h"
@@ -49,6 +50,9 @@ Result<bool> StagingWorker::Step(pg::Connection& conn) {
     auto found = capture::PauseDisruptedReaders(conn, options().schema);
     if (!found.ok()) return found.status();
     TRELLIS_RETURN_IF_ERROR(tx.value()->Commit());
+    // Partitions and children that appeared under a source or left it.
+    auto synced = SyncRelations(conn, options().schema);
+    if (!synced.ok()) return synced.status();
     last_capture_check_ = now;
   }
   auto consumed = StageBatch(conn, options().schema, kBatchRows, kPageKeys);

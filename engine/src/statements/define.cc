@@ -14,42 +14,23 @@
 namespace trellis::statements {
 namespace {
 
-// Refuses a source whose writes do not all fire its own triggers: a
-// partitioned table or an inheritance parent (a write that names a
-// partition or child fires that table's triggers, not the parent's), and a
-// partition or child (a write through the parent fires the parent's). The
-// joins and partitions issue captures them; until then define says so.
-Status RefuseInheritance(pg::Connection& conn, const capture::ResolvedTable& table,
-                         const std::string& shown) {
+// Refuses a partition or an inheritance child as a source: a write made
+// through its parent fires the parent's triggers, not its own. A
+// partitioned table or an inheritance parent is accepted: capture covers
+// every relation under it (capture/relations.h).
+Status RefusePartOfParent(pg::Connection& conn, const capture::ResolvedTable& table,
+                          const std::string& shown) {
   auto rows = conn.Query(R"sql(
-SELECT c.relkind = 'p',
-       EXISTS (SELECT 1 FROM pg_catalog.pg_inherits i WHERE i.inhparent = c.oid),
-       c.relispartition,
-       EXISTS (SELECT 1 FROM pg_catalog.pg_inherits i WHERE i.inhrelid = c.oid)
+SELECT c.relispartition OR EXISTS (SELECT 1 FROM pg_catalog.pg_inherits i WHERE i.inhrelid = c.oid)
 FROM pg_catalog.pg_class c WHERE c.oid = $1::oid)sql",
                          {table.oid});
   if (!rows.ok()) return rows.status();
   if (rows->empty()) return Status::NotFound("source table " + shown + " does not exist");
-  const std::string fix =
-      "; Trellis does not capture partitioned or inherited tables yet: define the transform over "
-      "a table without partitions or inheritance";
   if (rows->text(0, 0) == "t") {
     return Status::Validation("source table " + shown +
-                              " is partitioned, and writes that name a partition would not reach "
-                              "the target" +
-                              fix);
-  }
-  if (rows->text(0, 1) == "t") {
-    return Status::Validation("source table " + shown +
-                              " has inheritance children, and writes that name a child would not "
-                              "reach the target" +
-                              fix);
-  }
-  if (rows->text(0, 2) == "t" || rows->text(0, 3) == "t") {
-    return Status::Validation("source table " + shown +
                               " is a partition or inheritance child, and writes made through its "
-                              "parent would not reach the target" +
-                              fix);
+                              "parent would not reach the target; define the transform over the "
+                              "parent (with a WHERE for the rows you want)");
   }
   return Status::OK();
 }
@@ -138,7 +119,7 @@ Result<std::string> Define(pg::Connection& conn, const std::string& schema,
 
   auto source = capture::ResolveTable(conn, stmt.source.table);
   if (!source.ok()) return source.status();
-  TRELLIS_RETURN_IF_ERROR(RefuseInheritance(conn, source.value(), shown_source));
+  TRELLIS_RETURN_IF_ERROR(RefusePartOfParent(conn, source.value(), shown_source));
   // The plan of the statement's kind binds it to its inputs: the draft
   // catalog rows, or the refusal of a kind or key it cannot run.
   auto draft = plan::BindDefinition(stmt, {source.value()});

@@ -1,0 +1,130 @@
+#include "capture/relations.h"
+
+#include "capture/sources.h"
+#include "capture/triggers.h"
+#include "sql/quote.h"
+#include "sql/row_reader.h"
+
+namespace trellis::capture {
+namespace {
+
+// The relations under every source's table, at any depth, each with the
+// parent it hangs from. pg_inherits has no cycles, so the recursion ends.
+constexpr std::string_view kTree = R"sql(
+WITH RECURSIVE tree(source_id, relid, parent_relid) AS (
+  SELECT s.id, i.inhrelid, i.inhparent
+  FROM {schema}.sources s JOIN pg_catalog.pg_inherits i ON i.inhparent = s.relid
+  UNION ALL
+  SELECT t.source_id, i.inhrelid, i.inhparent
+  FROM tree t JOIN pg_catalog.pg_inherits i ON i.inhparent = t.relid
+), captured AS (
+  -- The relations capture covers besides each source's own table, for the
+  -- sources whose table still exists (a source that is gone is a
+  -- disruption, capture/disruption.h).
+  SELECT r.source_id, r.relid, r.node FROM {schema}.source_relations r
+  JOIN {schema}.sources s ON s.id = r.source_id
+  JOIN pg_catalog.pg_class sc ON sc.oid = s.relid
+  WHERE r.relid <> s.relid
+), changes AS (
+  SELECT t.source_id, t.relid, t.parent_relid,
+         format('%I.%I', n.nspname, c.relname) AS node, 'added' AS change
+  FROM tree t
+  JOIN pg_catalog.pg_class c ON c.oid = t.relid
+  JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+  WHERE NOT EXISTS (SELECT 1 FROM {schema}.source_relations r WHERE r.relid = t.relid)
+  UNION ALL
+  SELECT k.source_id, k.relid, NULL::oid,
+         CASE WHEN c.oid IS NULL THEN coalesce(k.node, k.relid::text)
+              ELSE format('%I.%I', n.nspname, c.relname) END,
+         CASE WHEN c.oid IS NULL THEN 'dropped' ELSE 'detached' END
+  FROM captured k
+  LEFT JOIN pg_catalog.pg_class c ON c.oid = k.relid
+  LEFT JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+  WHERE NOT EXISTS (SELECT 1 FROM tree t WHERE t.source_id = k.source_id AND t.relid = k.relid)
+))sql";
+
+}  // namespace
+
+std::string_view ChangeName(RelationChange change) {
+  switch (change) {
+    case RelationChange::kAdded:
+      return "added";
+    case RelationChange::kDetached:
+      return "detached";
+    case RelationChange::kDropped:
+      return "dropped";
+  }
+  return "added";
+}
+
+Result<std::vector<RelationEvent>> FindRelationChanges(pg::Connection& conn,
+                                                       const std::string& schema) {
+  auto rows = conn.Query(sql::WithSchema(std::string(kTree) + R"sql(
+SELECT source_id, relid, parent_relid, node, change FROM changes ORDER BY source_id, relid)sql",
+                                         schema));
+  if (!rows.ok()) return rows.status();
+  std::vector<RelationEvent> out;
+  for (size_t r = 0; r < rows->size(); ++r) {
+    sql::RowReader row(rows.value(), r);
+    RelationEvent e;
+    e.source_id = row.Int(0);
+    e.relid = row.Text(1);
+    e.parent_relid = row.Text(2);
+    e.node = row.Text(3);
+    const std::string change = row.Text(4);
+    e.change = change == "added"      ? RelationChange::kAdded
+               : change == "detached" ? RelationChange::kDetached
+                                      : RelationChange::kDropped;
+    TRELLIS_RETURN_IF_ERROR(row.status());
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
+std::string RelationsOutOfStepSql(const std::string& schema) {
+  return sql::WithSchema(std::string(kTree) + "\nSELECT EXISTS (SELECT 1 FROM changes)", schema);
+}
+
+Status CaptureRelationsUnder(pg::Connection& conn, const std::string& schema,
+                             const catalog::Source& source, const std::string& table_relid) {
+  auto rows = conn.Query(sql::WithSchema(R"sql(
+WITH RECURSIVE tree(relid, parent_relid) AS (
+  SELECT inhrelid, inhparent FROM pg_catalog.pg_inherits WHERE inhparent = $1::oid
+  UNION ALL
+  SELECT i.inhrelid, i.inhparent FROM tree t JOIN pg_catalog.pg_inherits i ON i.inhparent = t.relid
+)
+SELECT t.relid, t.parent_relid, format('%I.%I', n.nspname, c.relname),
+       EXISTS (SELECT 1 FROM {schema}.source_relations r
+               WHERE r.relid = t.relid AND r.source_id <> $2::int)
+FROM tree t
+JOIN pg_catalog.pg_class c ON c.oid = t.relid
+JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+ORDER BY t.relid)sql",
+                                         schema),
+                         {table_relid, std::to_string(source.id)});
+  if (!rows.ok()) return rows.status();
+  for (size_t r = 0; r < rows->size(); ++r) {
+    if (rows->text(r, 3) == "t") {
+      return Status::Validation(
+          "table " + rows->text(r, 2) + " under source table " +
+          sql::Qualified(source.schema_name, source.table_name) +
+          " also inherits from another table a transform reads, and Trellis captures a table "
+          "for one source only: give it a single parent");
+    }
+    TRELLIS_RETURN_IF_ERROR(
+        AddRelation(conn, schema, source, rows->text(r, 0), rows->text(r, 1), rows->text(r, 2)));
+  }
+  return Status::OK();
+}
+
+Status ForgetRelation(pg::Connection& conn, const std::string& schema, int source_id,
+                      const std::string& relid) {
+  TRELLIS_RETURN_IF_ERROR(RemoveTriggers(conn, schema, relid));
+  return conn.Exec(
+      sql::WithSchema(
+          "DELETE FROM {schema}.source_relations WHERE source_id = $1::int AND relid = $2::oid",
+          schema),
+      {std::to_string(source_id), relid});
+}
+
+}  // namespace trellis::capture

@@ -1,0 +1,64 @@
+// The relations under a source: a partitioned table's partitions (at any
+// depth) and an inheritance parent's children. A write that names one of
+// them fires that relation's own statement triggers, not the source's, so
+// each carries the source's capture triggers too (capture/sources.h
+// AddRelation), and the set is kept equal to what PostgreSQL has:
+// partitions created or attached later, children made to inherit later, and
+// relations detached, dropped or no longer inheriting. Finding the
+// differences is here; acting on them (capture plus the correction of the
+// targets) is staging/relation_sync.h, which needs the plans.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "catalog/model.h"
+#include "pg/connection.h"
+#include "trellis/status.h"
+
+namespace trellis::capture {
+
+enum class RelationChange {
+  kAdded,     // under the source now, not captured yet
+  kDetached,  // captured, exists, no longer under the source
+  kDropped,   // captured, gone
+};
+
+// The wire and catalog name of a change: "added", "detached", "dropped".
+std::string_view ChangeName(RelationChange change);
+
+struct RelationEvent {
+  int source_id = 0;
+  std::string relid;
+  std::string parent_relid;  // for kAdded: its parent (the source or a partition)
+  std::string node;          // quoted qualified name, as status shows it
+  RelationChange change = RelationChange::kAdded;
+};
+
+// Every difference between the relations PostgreSQL has under the captured
+// sources and those capture covers, sources in id order. A relation that
+// already belongs to another source (a child inheriting from two sources) is
+// left out: it is reported once, by define's refusal, never captured twice.
+Result<std::vector<RelationEvent>> FindRelationChanges(pg::Connection& conn,
+                                                       const std::string& schema);
+
+// SELECT true when some relation is not yet in step (as FindRelationChanges
+// would report it): convergence waits while it is, since writes naming a
+// relation not captured yet are not in the capture buffer.
+std::string RelationsOutOfStepSql(const std::string& schema);
+
+// Captures every relation under the source's table now (define, when the
+// source is registered). validation, naming it, when one of them is already
+// captured for another source (multiple inheritance).
+// REQUIRES: inside a transaction, the source's table locked (LOCK TABLE
+// recurses to the relations under it).
+Status CaptureRelationsUnder(pg::Connection& conn, const std::string& schema,
+                             const catalog::Source& source, const std::string& table_relid);
+
+// Stops capturing `relid` for `source_id`: removes its triggers when the
+// relation still exists and forgets it.
+// REQUIRES: inside a transaction.
+Status ForgetRelation(pg::Connection& conn, const std::string& schema, int source_id,
+                      const std::string& relid);
+
+}  // namespace trellis::capture

@@ -1,0 +1,16 @@
+// Ledger pages from dirty keys: the one way keys become pages, shared by
+// staging batches (keys from capture rows) and relation corrections (keys
+// from a partition's rows, staging/relation_sync.h).
+#pragma once
+
+#include <string>
+
+namespace trellis::staging {
+
+// CTEs that follow a CTE `dirty` (transform_id int, key text[]): they cut
+// its keys into pages of at most $<page_keys_param> keys per transform,
+// insert them, and end with `paged` (id, key_count) of the pages made. Text
+// to append after ", " in a WITH list.
+std::string PageDirtyKeysSql(const std::string& schema, int page_keys_param);
+
+}  // namespace trellis::staging

@@ -1,0 +1,192 @@
+#include "staging/relation_sync.h"
+
+#include "capture/relations.h"
+#include "capture/sources.h"
+#include "catalog/model.h"
+#include "catalog/states.h"
+#include "log/component_log.h"
+#include "plan/bind.h"
+#include "sql/quote.h"
+#include "staging/ledger_pages.h"
+
+namespace trellis::staging {
+namespace {
+
+// How long a change waits for its relation's lock before it is left for
+// the next round: writers to the relation queue behind the wait.
+constexpr std::string_view kLockTimeout = "200ms";
+
+// True when the plan's target is keyed by `source`'s own key read through
+// the transform's FROM input, so a target key with no source row is stale.
+bool KeyedBySource(const catalog::Transform& t, const plan::TransformPlan& p,
+                   const catalog::Source& source) {
+  const auto& from = t.inputs.front();
+  if (from.source.id != source.id) return false;
+  const auto& key = p.target_key();
+  if (key.size() != source.key_columns.size()) return false;
+  for (size_t i = 0; i < key.size(); ++i) {
+    if (key[i].expr != sql::Ident(from.alias) + "." + sql::Ident(source.key_columns[i])) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// The target keys of `t` whose row in `source` is gone.
+std::string StaleKeysSql(const catalog::Transform& t, const plan::TransformPlan& p,
+                         const catalog::Source& source) {
+  std::vector<std::string> key, match;
+  for (size_t i = 0; i < p.target_key().size(); ++i) {
+    const std::string target_column = "t." + sql::Ident(p.target_key()[i].name);
+    key.push_back(target_column + "::text");
+    match.push_back("s." + sql::Ident(source.key_columns[i]) + " = " + target_column);
+  }
+  return "SELECT " + std::to_string(t.id) + " AS transform_id, ARRAY[" + sql::Join(key, ", ") +
+         "] AS key FROM " + p.target() + " t WHERE NOT EXISTS (SELECT 1 FROM " +
+         sql::Qualified(source.schema_name, source.table_name) + " s WHERE " +
+         sql::Join(match, " AND ") + ")";
+}
+
+// Capture rows made from the rows of relation `relid` (only its own, not
+// those of relations under it, which are changes of their own): one per
+// row, in the source's routing layout, as if just written with `op`.
+Result<std::string> RowsAsCaptureSql(pg::Connection& conn, const catalog::Source& source,
+                                     const std::string& relid, char op) {
+  auto name = conn.Query(
+      "SELECT format('%I.%I', n.nspname, c.relname) FROM pg_class c "
+      "JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = $1::oid",
+      {relid});
+  if (!name.ok()) return name.status();
+  if (name->empty()) return Status::NotFound("the relation is gone");
+  std::vector<std::string> values;
+  for (const auto& column : source.routing_columns) {
+    values.push_back("r." + sql::Ident(column) + "::text");
+  }
+  return "SELECT r.ctid AS id, " + std::to_string(source.id) + " AS source_id, '" +
+         std::string(1, op) + "'::\"char\" AS op, ARRAY[ARRAY[" + sql::Join(values, ", ") +
+         "]] AS routing, " + std::to_string(values.size()) + " AS width FROM ONLY " +
+         name->text(0, 0) + " r";
+}
+
+// Makes the pages of one transform's correction and records it. `rows` is
+// the capture-row SQL of the relation's rows (empty: none); `stale` adds
+// the anti-join of a target keyed by the source.
+Status Correct(pg::Connection& conn, const std::string& schema, const catalog::Transform& t,
+               const plan::TransformPlan& p, const catalog::Source& source,
+               const capture::RelationEvent& event, const std::string& rows, bool stale) {
+  std::vector<std::string> dirty;
+  if (!rows.empty()) {
+    for (const auto& d : p.DirtyKeySql()) {
+      if (d.source_id == source.id) dirty.push_back(d.sql);
+    }
+  }
+  if (stale) dirty.push_back(StaleKeysSql(t, p, source));
+  if (dirty.empty()) return Status::OK();
+  const std::string consumed =
+      rows.empty() ? "SELECT NULL::tid AS id, NULL::int AS source_id, NULL::\"char\" AS op, "
+                     "NULL::text[] AS routing, NULL::int AS width WHERE false"
+                   : rows;
+  const std::string statement = "WITH consumed AS (" + consumed + "), dirty AS (" +
+                                sql::Join(dirty, "\nUNION\n") + "), " +
+                                PageDirtyKeysSql(schema, 1) + R"sql(
+SELECT coalesce(array_agg(id), '{}'), coalesce(sum(key_count), 0) FROM paged)sql";
+  auto paged = conn.Query(statement, {"1000"});
+  if (!paged.ok()) return paged.status();
+  if (paged->text(0, 1) == "0") return Status::OK();
+  return conn.Exec(
+      sql::WithSchema(R"sql(
+INSERT INTO {schema}.corrections (transform_id, node, change, page_ids, keys_total)
+VALUES ($1::int, $2, $3, $4::bigint[], $5::bigint))sql",
+                      schema),
+      {std::to_string(t.id), event.node, std::string(capture::ChangeName(event.change)),
+       paged->text(0, 0), paged->text(0, 1)});
+}
+
+Status Apply(pg::Connection& conn, const std::string& schema, const capture::RelationEvent& event) {
+  TRELLIS_RETURN_IF_ERROR(
+      conn.Exec("SET LOCAL lock_timeout = '" + std::string(kLockTimeout) + "'"));
+  if (event.change != capture::RelationChange::kDropped) {
+    // Writers in flight on the relation finish first, so what it holds
+    // below is everything written before its capture changed.
+    auto locked = conn.Query(
+        "SELECT format('LOCK TABLE ONLY %I.%I IN SHARE ROW EXCLUSIVE MODE', n.nspname, "
+        "c.relname) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+        "WHERE c.oid = $1::oid",
+        {event.relid});
+    if (!locked.ok()) return locked.status();
+    if (locked->empty()) return Status::OK();  // dropped meanwhile: next round
+    TRELLIS_RETURN_IF_ERROR(conn.Exec(locked->text(0, 0)));
+  }
+  auto transforms = catalog::LoadTransforms(conn, schema);
+  if (!transforms.ok()) return transforms.status();
+  std::optional<catalog::Source> source;
+  for (const auto& t : transforms.value()) {
+    for (const auto& input : t.inputs) {
+      if (input.source.id == event.source_id) source = input.source;
+    }
+  }
+  if (event.change == capture::RelationChange::kAdded) {
+    if (!source) return Status::OK();  // no reader left: released meanwhile
+    TRELLIS_RETURN_IF_ERROR(
+        capture::AddRelation(conn, schema, *source, event.relid, event.parent_relid, event.node));
+  }
+  std::string rows;
+  if (source && event.change != capture::RelationChange::kDropped) {
+    auto made = RowsAsCaptureSql(conn, *source, event.relid,
+                                 event.change == capture::RelationChange::kAdded ? 'I' : 'D');
+    if (!made.ok()) return made.status();
+    rows = made.value();
+  }
+  if (source) {
+    for (const auto& t : transforms.value()) {
+      bool reads = false;
+      for (const auto& input : t.inputs) reads = reads || input.source.id == source->id;
+      if (!reads) continue;
+      auto p = plan::Bind(t, schema);
+      if (!p.ok()) return p.status();
+      const bool keyed = KeyedBySource(t, *p.value(), *source);
+      if (!keyed && event.change != capture::RelationChange::kDetached) {
+        TRELLIS_RETURN_IF_ERROR(catalog::RequestRebuild(conn, schema, t.id, std::nullopt));
+        continue;
+      }
+      TRELLIS_RETURN_IF_ERROR(Correct(conn, schema, t, *p.value(), *source, event, rows,
+                                      keyed && event.change != capture::RelationChange::kDetached));
+    }
+  }
+  if (event.change != capture::RelationChange::kAdded) {
+    TRELLIS_RETURN_IF_ERROR(capture::ForgetRelation(conn, schema, event.source_id, event.relid));
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+Result<int> SyncRelations(pg::Connection& conn, const std::string& schema) {
+  auto events = capture::FindRelationChanges(conn, schema);
+  if (!events.ok()) return events.status();
+  static const auto logger = log::Component("trellis::staging");
+  int applied = 0;
+  for (const auto& event : events.value()) {
+    auto tx = pg::Transaction::Begin(conn);
+    if (!tx.ok()) return tx.status();
+    Status done = Apply(conn, schema, event);
+    if (done.ok()) done = tx.value()->Commit();
+    if (!done.ok()) {
+      // Rolled back with the transaction; the change is found again next
+      // round (a busy lock is the usual reason).
+      logger->info("relation {} {} under a source: not applied yet ({})", event.node,
+                   capture::ChangeName(event.change), done.message());
+      continue;
+    }
+    logger->info("relation {} {} under a source: capture and targets corrected", event.node,
+                 capture::ChangeName(event.change));
+    ++applied;
+  }
+  TRELLIS_RETURN_IF_ERROR(conn.Exec(sql::WithSchema(R"sql(
+DELETE FROM {schema}.corrections c
+WHERE NOT EXISTS (SELECT 1 FROM {schema}.pages p WHERE p.id = ANY (c.page_ids)))sql",
+                                                    schema)));
+  return applied;
+}
+
+}  // namespace trellis::staging
