@@ -42,7 +42,8 @@ defmodule Trellis.Status do
       index its maintenance needs and lacks, a `Trellis.SourceIndexGap`
       (table, columns, role, opted_out and the CREATE INDEX that closes
       it). `[]` when there is none (and always for a projection)
-    * `:correcting` - the partitions of a partitioned source the transform
+    * `:correcting` - the partitions or inheritance children that appeared
+      under a source the transform reads, or left it, and that its target
       is being corrected for, while it reads `:backfilling` for them: each a
       `Trellis.CorrectingNode` (node, since, keys_remaining). `[]` when none
   """
@@ -113,9 +114,7 @@ defmodule Trellis.Status do
       paused_upstream_columns: m["paused_upstream_columns"] || [],
       source_index_gaps:
         Enum.map(m["source_index_gaps"] || [], &Trellis.SourceIndexGap.from_wire/1),
-      # The engine sends no entries here until the partition work fills it;
-      # each entry is then decoded by Trellis.CorrectingNode, added with it.
-      correcting: m["correcting"] || []
+      correcting: Enum.map(m["correcting"] || [], &Trellis.CorrectingNode.from_wire/1)
     }
   end
 end

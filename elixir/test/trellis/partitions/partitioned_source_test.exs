@@ -69,6 +69,59 @@ defmodule Trellis.Partitions.PartitionedSourceTest do
     Trellis.shutdown(b)
   end
 
+  test "status lists a partition's correction under correcting, as backfilling, until it is done",
+       %{url: url, pg: pg} do
+    # Staging only: the correction's pages wait for a drain.
+    migrator = Trellis.connect!(url: url)
+    :ok = Trellis.migrate(migrator)
+    :ok = Trellis.shutdown(migrator)
+    stager = Trellis.connect!(url: url, staging: true, drain_threads: 0)
+    {:ok, {:transform_defined, _}} = Trellis.define(stager, @statement)
+    drainer = Trellis.connect!(url: url, drain_threads: 1)
+    {:ok, token} = Trellis.watermark_token(stager)
+    :ok = Trellis.await_converged(stager, token, timeout_ms: 60_000)
+    :ok = Trellis.shutdown(drainer)
+
+    assert {:ok, %Trellis.Status{status: :live, correcting: []}} =
+             Trellis.status(stager, "order_view")
+
+    PartitionWorkload.attach!(pg)
+
+    status =
+      poll(fn ->
+        {:ok, s} = Trellis.status(stager, "order_view")
+        s.correcting != [] && s
+      end)
+
+    assert status.status == :backfilling
+
+    assert [%Trellis.CorrectingNode{node: "public.orders_p4", keys_remaining: keys, since: since}] =
+             status.correcting
+
+    # The attached table's 300 rows plus no stale keys.
+    assert keys == 300
+    assert %DateTime{} = since
+
+    drainer = Trellis.connect!(url: url, drain_threads: 1)
+    {:ok, token} = Trellis.watermark_token(stager)
+    :ok = Trellis.await_converged(stager, token, timeout_ms: 60_000)
+
+    assert {:ok, %Trellis.Status{status: :live, correcting: []}} =
+             Trellis.status(stager, "order_view")
+
+    assert Workload.differences(pg, "order_view", @query) == 0
+    Trellis.shutdown(drainer)
+    Trellis.shutdown(stager)
+  end
+
+  defp poll(fun, tries \\ 400) do
+    case fun.() do
+      falsy when falsy in [nil, false] and tries > 0 -> Process.sleep(25) && poll(fun, tries - 1)
+      falsy when falsy in [nil, false] -> flunk("condition not met in time")
+      value -> value
+    end
+  end
+
   defp wait_for_count(counter, n) do
     if :counters.get(counter, 1) < n, do: Process.sleep(5) && wait_for_count(counter, n)
   end
