@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "catalog/chains.h"
 #include "catalog/jobs.h"
 #include "catalog/model.h"
 #include "catalog/states.h"
@@ -64,6 +65,10 @@ WHERE (t.status = {state:waiting_to_backfill}
                            WHERE j.transform_id = t.id AND j.kind IN )sql" +
                                                catalog::BuildJobKindsSql() + R"sql()))
   AND NOT )sql" + BuildRetryPending(schema) + R"sql(
+  -- A transform over another's target starts building once that one is live.
+  AND NOT (t.status = {state:waiting_to_backfill} AND )sql" +
+                                               catalog::UpstreamNotLiveSql(schema, "t.id") +
+                                               R"sql()
 ORDER BY t.id LIMIT 1
 FOR UPDATE OF t SKIP LOCKED)sql",
                                            schema));

@@ -2,11 +2,13 @@
 
 #include <variant>
 
+#include "catalog/chains.h"
 #include "catalog/jobs.h"
 #include "catalog/migrations.h"
 #include "catalog/model.h"
 #include "grammar/address.h"
 #include "grammar/render.h"
+#include "reads/correcting.h"
 #include "reads/source_index_gaps.h"
 #include "sql/quote.h"
 #include "sql/row_reader.h"
@@ -90,13 +92,25 @@ SELECT (SELECT count(*) FROM {schema}.pages WHERE transform_id = $1::int),
   if (auto message = row.OptionalText(7)) {
     s.capture_failure = CaptureFailureStatus{"disruption", row.OptionalInt64(8), *message};
   }
-  // paused_upstream_columns (chains) and correcting (partitioned sources)
-  // are filled by their issues' code; until then they are empty, which is
-  // what they are for a projection of one plain table.
   if (!row.status().ok()) return row.status();
   auto gaps = ReadSourceIndexGaps(conn, t.value());
   if (!gaps.ok()) return gaps.status();
   s.source_index_gaps = std::move(gaps.value());
+  auto upstream = catalog::PausedUpstreamColumns(conn, schema, t->id);
+  if (!upstream.ok()) return upstream.status();
+  s.paused_upstream_columns = std::move(upstream.value());
+  // What it reads upstream is not being kept: not live in full.
+  if (!s.paused_upstream_columns.empty() && t->state == TransformState::kLive) {
+    s.status = std::string(WireName(TransformState::kCatchingUp));
+  }
+  auto correcting = ReadCorrecting(conn, schema, t->id);
+  if (!correcting.ok()) return correcting.status();
+  s.correcting = std::move(correcting.value());
+  // A target being corrected for a partition is not live in full yet.
+  if (!s.correcting.empty() &&
+      (t->state == TransformState::kLive || t->state == TransformState::kCatchingUp)) {
+    s.status = std::string(WireName(TransformState::kBackfilling));
+  }
   auto failure = conn.Query(sql::WithSchema(R"sql(
 SELECT unit_kind, failure_class, (extract(epoch FROM since) * 1000000)::bigint, attempts,
        sqlstate, message, parts

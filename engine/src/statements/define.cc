@@ -2,6 +2,7 @@
 
 #include "capture/routing.h"
 #include "capture/sources.h"
+#include "catalog/chains.h"
 #include "catalog/locks.h"
 #include "catalog/migrations.h"
 #include "catalog/states.h"
@@ -31,6 +32,20 @@ FROM pg_catalog.pg_class c WHERE c.oid = $1::oid)sql",
                               " is a partition or inheritance child, and writes made through its "
                               "parent would not reach the target; define the transform over the "
                               "parent (with a WHERE for the rows you want)");
+  }
+  return Status::OK();
+}
+
+// Keys `table` by the key its transform's first build will give it, when
+// it is a transform's target without its key yet.
+Status AdoptPendingTargetKey(pg::Connection& conn, const std::string& schema,
+                             capture::ResolvedTable& table) {
+  if (!table.key_columns.empty()) return Status::OK();
+  auto key = catalog::PendingTargetKey(conn, schema, table.oid);
+  if (!key.ok()) return key.status();
+  for (const auto& [name, type] : key.value()) {
+    table.key_columns.push_back(name);
+    table.key_types.push_back(type);
   }
   return Status::OK();
 }
@@ -120,6 +135,9 @@ Result<std::string> Define(pg::Connection& conn, const std::string& schema,
   auto source = capture::ResolveTable(conn, stmt.source.table);
   if (!source.ok()) return source.status();
   TRELLIS_RETURN_IF_ERROR(RefusePartOfParent(conn, source.value(), shown_source));
+  // Another transform's target gets its key when its first build ends; a
+  // transform over it is keyed by the key it will have, and waits to build.
+  TRELLIS_RETURN_IF_ERROR(AdoptPendingTargetKey(conn, schema, source.value()));
   // The plan of the statement's kind binds it to its inputs: the draft
   // catalog rows, or the refusal of a kind or key it cannot run.
   auto draft = plan::BindDefinition(stmt, {source.value()});
@@ -203,7 +221,10 @@ Result<std::string> Define(pg::Connection& conn, const std::string& schema,
   // first build is one append of the whole (empty) input and the key. Safe
   // against writers: those that committed earlier are seen here, and later
   // ones are captured and staged only once the define has committed.
-  auto empty = conn.Query("SELECT NOT EXISTS (SELECT 1 FROM " + source_table + ")");
+  // Not over an upstream that is still building: the empty target it has
+  // now is not its content, and the build waits for it (catalog/chains.h).
+  auto empty = conn.Query("SELECT NOT EXISTS (SELECT 1 FROM " + source_table + ") AND NOT " +
+                          catalog::UpstreamNotLiveSql(schema, std::to_string(t.id)));
   if (!empty.ok()) return empty.status();
   if (empty->text(0, 0) == "t") {
     const plan::Bound everything = plan.AppendRange(plan::KeyRange{});

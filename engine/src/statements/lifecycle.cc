@@ -2,6 +2,7 @@
 
 #include "capture/sources.h"
 #include "catalog/address.h"
+#include "catalog/chains.h"
 #include "catalog/migrations.h"
 #include "catalog/model.h"
 #include "catalog/states.h"
@@ -125,6 +126,16 @@ Result<ApplyResult> Drop(pg::Connection& conn, const std::string& schema,
   if (!t.ok()) return t.status();
   if (stmt.target.schema && *stmt.target.schema != t->target_schema) {
     return Status::NotFound("no transform named " + grammar::RenderQualified(stmt.target));
+  }
+  // Its target is another transform's input: dropping it would break that one.
+  auto readers = catalog::ReadersOf(conn, schema, t->id);
+  if (!readers.ok()) return readers.status();
+  if (!readers->empty()) {
+    std::vector<std::string> shown;
+    for (const auto& r : readers.value()) shown.push_back(grammar::RenderTransformName(r));
+    return Status::Validation("transform " + grammar::RenderTransformName(t->name()) +
+                              " is read by " + sql::Join(shown, ", ") +
+                              "; DROP TRANSFORM those first, then this one");
   }
   if (t->state != TransformState::kPaused) {
     return Status::Validation("transform " + sql::Ident(t->name()) +
