@@ -1,6 +1,7 @@
 #include "catalog/chains.h"
 
 #include "sql/quote.h"
+#include "trellis/states.h"
 
 namespace trellis::catalog {
 namespace {
@@ -22,10 +23,11 @@ std::vector<std::string> Column(const pg::Rows& rows) {
 }  // namespace
 
 std::string UpstreamNotLiveSql(const std::string& schema, const std::string& transform_id_expr) {
-  return sql::WithSchema("EXISTS (SELECT 1 FROM (" + std::string(kEdges) +
-                             ") e JOIN {schema}.transforms up ON up.id = e.up WHERE e.down = " +
-                             transform_id_expr + " AND up.status <> 'live')",
-                         schema);
+  return sql::WithSchema(
+      "EXISTS (SELECT 1 FROM (" + std::string(kEdges) +
+          ") e JOIN {schema}.transforms up ON up.id = e.up WHERE e.down = " + transform_id_expr +
+          " AND up.status <> '" + std::string(WireName(TransformState::kLive)) + "')",
+      schema);
 }
 
 Result<std::vector<std::string>> PausedUpstreamColumns(pg::Connection& conn,
