@@ -18,12 +18,12 @@ namespace {
 // step is never edited, a change is a new step.
 const std::vector<std::vector<std::string_view>>& Steps() {
   static const std::vector<std::vector<std::string_view>> steps = {
-      {steps::kV1},
-      {steps::kV2Catalog, steps::kV2Capture, steps::kV2Jobs},
-      {steps::kV3Charging},
-      {steps::kV4Jobs},
-      {steps::kV5Routing},
-      {steps::kV6Relations},
+      {steps::kV1},                                            // the first catalog
+      {steps::kV2Catalog, steps::kV2Capture, steps::kV2Jobs},  // catalog v2
+      {steps::kV3Charging},                                    // failure charging
+      {steps::kV4Jobs},                                        // builds as jobs
+      {steps::kV5Routing},                                     // routed columns per input
+      {steps::kV6Relations},                                   // partition corrections
   };
   return steps;
 }
