@@ -12,4 +12,18 @@ defmodule Trellis.Test.Handles do
     on_exit(fn -> Trellis.shutdown(handle) end)
     handle
   end
+
+  @doc """
+  A fleet of two handles over one catalog, as a deploy starts it: migrated
+  first from a handle that runs nothing (a staging handle cannot connect to an
+  unmigrated catalog), then each handle connected with its own options. The
+  caller shuts them down (crash tests kill their ports instead).
+  """
+  @spec fleet!(String.t(), keyword, keyword) :: {Trellis.t(), Trellis.t()}
+  def fleet!(url, first, second) do
+    migrator = Trellis.connect!(url: url)
+    :ok = Trellis.migrate(migrator)
+    :ok = Trellis.shutdown(migrator)
+    {Trellis.connect!([url: url] ++ first), Trellis.connect!([url: url] ++ second)}
+  end
 end

@@ -5,7 +5,7 @@ defmodule Trellis.Engine.DifferentialTest do
   # replayed with TRELLIS_SEED=<n>.
   use ExUnit.Case, async: false
 
-  alias Trellis.Test.{Database, SimplePG, Workload}
+  alias Trellis.Test.{Database, Handles, SimplePG, Workload}
 
   @moduletag :port
   @moduletag timeout: 300_000
@@ -25,20 +25,9 @@ defmodule Trellis.Engine.DifferentialTest do
 
   setup do
     seed = String.to_integer(System.get_env("TRELLIS_SEED") || "#{:rand.uniform(1_000_000)}")
-    url = Database.create!("differential")
-    pg = SimplePG.connect!(url)
+    %{url: url, pg: pg} = Database.open!("differential")
     Workload.create_source!(pg)
-    on_exit(fn -> SimplePG.close(pg) end)
     %{url: url, pg: pg, seed: seed}
-  end
-
-  # As a deploy does it: migrate from a handle that runs nothing, then start
-  # the fleet (a staging handle cannot connect to an unmigrated catalog).
-  defp fleet(url, first, second) do
-    migrator = Trellis.connect!(url: url)
-    :ok = Trellis.migrate(migrator)
-    :ok = Trellis.shutdown(migrator)
-    {Trellis.connect!([url: url] ++ first), Trellis.connect!([url: url] ++ second)}
   end
 
   defp define_all(handle) do
@@ -59,7 +48,7 @@ defmodule Trellis.Engine.DifferentialTest do
 
   test "concurrent random writes over a fleet of two handles converge to the definitions",
        %{url: url, pg: pg, seed: seed} do
-    {a, b} = fleet(url, [staging: true, drain_threads: 2], drain_threads: 2)
+    {a, b} = Handles.fleet!(url, [staging: true, drain_threads: 2], drain_threads: 2)
     define_all(a)
 
     1..4
@@ -75,7 +64,9 @@ defmodule Trellis.Engine.DifferentialTest do
   test "killing the staging handle's port mid-drain loses and doubles nothing",
        %{url: url, pg: pg, seed: seed} do
     # Both handles ask for staging: the second waits as the standby.
-    {a, b} = fleet(url, [staging: true, drain_threads: 1], staging: true, drain_threads: 1)
+    {a, b} =
+      Handles.fleet!(url, [staging: true, drain_threads: 1], staging: true, drain_threads: 1)
+
     define_all(a)
     wait_until(fn -> Trellis.has_live_staging_worker(b) == {:ok, true} end)
 
@@ -94,7 +85,7 @@ defmodule Trellis.Engine.DifferentialTest do
 
   test "a transaction left open while others commit reaches the targets once it commits",
        %{url: url, pg: pg, seed: seed} do
-    {a, b} = fleet(url, [staging: true, drain_threads: 1], drain_threads: 1)
+    {a, b} = Handles.fleet!(url, [staging: true, drain_threads: 1], drain_threads: 1)
     define_all(a)
     {:ok, token} = Trellis.watermark_token(a)
     :ok = Trellis.await_converged(a, token, timeout_ms: 60_000)

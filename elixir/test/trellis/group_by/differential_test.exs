@@ -7,7 +7,7 @@ defmodule Trellis.GroupBy.DifferentialTest do
   # on failure and replayed with TRELLIS_SEED=<n>.
   use ExUnit.Case, async: false
 
-  alias Trellis.Test.{Database, GroupWorkload, SimplePG}
+  alias Trellis.Test.{Database, GroupWorkload, Handles, SimplePG}
   import Trellis.Test.Targets
 
   @moduletag :port
@@ -49,19 +49,8 @@ defmodule Trellis.GroupBy.DifferentialTest do
   setup do
     seed = String.to_integer(System.get_env("TRELLIS_SEED") || "#{:rand.uniform(1_000_000)}")
     IO.puts("group differential seed #{seed} (replay with TRELLIS_SEED=#{seed})")
-    url = Database.create!("group_differential")
-    pg = SimplePG.connect!(url)
-    on_exit(fn -> SimplePG.close(pg) end)
+    %{url: url, pg: pg} = Database.open!("group_differential")
     %{url: url, pg: pg, seed: seed}
-  end
-
-  # As a deploy does it: migrate from a handle that runs nothing, then start
-  # the fleet.
-  defp fleet(url, first, second) do
-    migrator = Trellis.connect!(url: url)
-    :ok = Trellis.migrate(migrator)
-    :ok = Trellis.shutdown(migrator)
-    {Trellis.connect!([url: url] ++ first), Trellis.connect!([url: url] ++ second)}
   end
 
   defp define_all(handle) do
@@ -88,7 +77,7 @@ defmodule Trellis.GroupBy.DifferentialTest do
   test "4 writers, 5000 random writes, a fleet of two handles: every target equals its query",
        %{url: url, pg: pg, seed: seed} do
     GroupWorkload.create_source!(pg)
-    {a, b} = fleet(url, [staging: true, drain_threads: 2], drain_threads: 2)
+    {a, b} = Handles.fleet!(url, [staging: true, drain_threads: 2], drain_threads: 2)
     define_all(a)
     converge!(a)
 
@@ -104,7 +93,9 @@ defmodule Trellis.GroupBy.DifferentialTest do
        %{url: url, pg: pg, seed: seed} do
     GroupWorkload.create_source!(pg)
     # Both handles ask for staging: the second waits as the standby.
-    {a, b} = fleet(url, [staging: true, drain_threads: 2], staging: true, drain_threads: 1)
+    {a, b} =
+      Handles.fleet!(url, [staging: true, drain_threads: 2], staging: true, drain_threads: 1)
+
     define_all(a)
     converge!(a)
     wait_until(fn -> Trellis.has_live_staging_worker(b) == {:ok, true} end)
@@ -130,7 +121,7 @@ defmodule Trellis.GroupBy.DifferentialTest do
 
   test "first builds racing writers on the same groups", %{url: url, pg: pg, seed: seed} do
     GroupWorkload.create_source!(pg, 60_000)
-    {a, b} = fleet(url, [staging: true, drain_threads: 2], drain_threads: 2)
+    {a, b} = Handles.fleet!(url, [staging: true, drain_threads: 2], drain_threads: 2)
     running = writers(url, seed, 3, 300)
     define_all(a)
     Task.await_many(running, 240_000)

@@ -5,7 +5,7 @@ defmodule Trellis.Partitions.PartitionedSourceTest do
   # target equals its definition's query. Seeded; replay with TRELLIS_SEED=<n>.
   use ExUnit.Case, async: false
 
-  alias Trellis.Test.{Database, PartitionWorkload, SimplePG, Workload}
+  alias Trellis.Test.{Database, Handles, PartitionWorkload, SimplePG, Workload}
 
   @moduletag :port
   @moduletag timeout: 600_000
@@ -15,25 +15,14 @@ defmodule Trellis.Partitions.PartitionedSourceTest do
 
   setup do
     seed = String.to_integer(System.get_env("TRELLIS_SEED") || "#{:rand.uniform(1_000_000)}")
-    url = Database.create!("partitions")
-    pg = SimplePG.connect!(url)
+    %{url: url, pg: pg} = Database.open!("partitions")
     PartitionWorkload.create_source!(pg)
-    on_exit(fn -> SimplePG.close(pg) end)
     %{url: url, pg: pg, seed: seed}
-  end
-
-  defp fleet(url) do
-    migrator = Trellis.connect!(url: url)
-    :ok = Trellis.migrate(migrator)
-    :ok = Trellis.shutdown(migrator)
-
-    {Trellis.connect!(url: url, staging: true, drain_threads: 2),
-     Trellis.connect!(url: url, drain_threads: 2)}
   end
 
   test "writes through the parent and naming partitions, with a partition attached and one detached, converge",
        %{url: url, pg: pg, seed: seed} do
-    {a, b} = fleet(url)
+    {a, b} = Handles.fleet!(url, [staging: true, drain_threads: 2], drain_threads: 2)
     {:ok, {:transform_defined, _}} = Trellis.define(a, @statement)
 
     # 4 writers x 1,250 statements = 5,000 operations; the partition
