@@ -86,6 +86,10 @@ TEST_CASE("two builders, concurrent writes and a TRUNCATE: the target equals its
   Errors errors;
   std::atomic<bool> writing{true};
   std::atomic<bool> truncated_mid_build{false};
+  // Builders hold after two steps each until the TRUNCATE below is sent, so
+  // it always lands with some ranges appended and some left (a build paced
+  // by sleeps alone could finish first on a fast or a loaded machine).
+  std::atomic<bool> truncate_sent{false};
   std::thread writer([&] {
     auto conn = Connect(f);
     std::mt19937 rng(seed);
@@ -128,6 +132,7 @@ TEST_CASE("two builders, concurrent writes and a TRUNCATE: the target equals its
             "generate_series(1, 5000) g";
       }
       if (!errors.Ok(conn->ExecScript(sql))) break;
+      if (i == 5) truncate_sent = true;
     }
     writing = false;
   });
@@ -135,13 +140,19 @@ TEST_CASE("two builders, concurrent writes and a TRUNCATE: the target equals its
   for (int b = 0; b < 2; ++b) {
     builders.emplace_back([&] {
       auto conn = Connect(f);
+      int steps = 0;
       for (;;) {
         const bool done_writing = !writing;
+        if (steps >= 2 && !truncate_sent && !done_writing) {
+          std::this_thread::sleep_for(std::chrono::milliseconds(2));
+          continue;
+        }
         auto built = conn->Query("SELECT key_indexed FROM trellis.transforms");
         if (!built.ok() && !errors.Ok(built.status())) return;
         if (done_writing && built->text(0, 0) == "t") return;
         auto stepped = TryBuildStep(*conn);
         if (!stepped.ok() && !errors.Ok(stepped.status())) return;
+        if (stepped.value()) ++steps;
         // Paced, so that the build spans many of the writer's statements.
         std::this_thread::sleep_for(std::chrono::milliseconds(stepped.value() ? 40 : 2));
       }
