@@ -5,6 +5,7 @@ defmodule Trellis.Engine.DefineTest do
   use ExUnit.Case, async: true
 
   alias Trellis.Test.{Database, SimplePG}
+  import Trellis.Test.Eventually, only: [eventually: 1]
 
   @moduletag :port
   @moduletag timeout: 120_000
@@ -48,7 +49,7 @@ defmodule Trellis.Engine.DefineTest do
     define =
       Task.async(fn -> Trellis.define(definer, "TRANSFORM g FROM gadgets SELECT v AS v") end)
 
-    wait_until(fn -> blocked_on?(pg, "gadgets") end)
+    assert eventually(fn -> blocked_on?(pg, "gadgets") end)
 
     for price <- 1001..1003 do
       SimplePG.query!(pg, "UPDATE widgets SET price = #{price} WHERE id = 1")
@@ -68,19 +69,5 @@ defmodule Trellis.Engine.DefineTest do
     SELECT count(*) FROM pg_locks l JOIN pg_class c ON c.oid = l.relation
     WHERE NOT l.granted AND c.relname = '#{table}'
     """) != "0"
-  end
-
-  defp wait_until(fun, tries \\ 250) do
-    cond do
-      fun.() ->
-        :ok
-
-      tries == 0 ->
-        flunk("condition not reached")
-
-      true ->
-        Process.sleep(20)
-        wait_until(fun, tries - 1)
-    end
   end
 end

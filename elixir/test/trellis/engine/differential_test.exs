@@ -6,6 +6,7 @@ defmodule Trellis.Engine.DifferentialTest do
   use ExUnit.Case, async: false
 
   alias Trellis.Test.{Database, Handles, SimplePG, Workload}
+  import Trellis.Test.Eventually, only: [eventually: 1]
 
   @moduletag :port
   @moduletag timeout: 300_000
@@ -68,7 +69,7 @@ defmodule Trellis.Engine.DifferentialTest do
       Handles.fleet!(url, [staging: true, drain_threads: 1], staging: true, drain_threads: 1)
 
     define_all(a)
-    wait_until(fn -> Trellis.has_live_staging_worker(b) == {:ok, true} end)
+    assert eventually(fn -> Trellis.has_live_staging_worker(b) == {:ok, true} end)
 
     writers =
       Enum.map(1..3, fn writer -> Task.async(fn -> Workload.run(url, writer, seed, 120) end) end)
@@ -112,13 +113,5 @@ defmodule Trellis.Engine.DifferentialTest do
 
     Trellis.shutdown(a)
     Trellis.shutdown(b)
-  end
-
-  defp wait_until(fun, tries \\ 200) do
-    cond do
-      fun.() -> :ok
-      tries == 0 -> flunk("condition not met in time")
-      true -> Process.sleep(25) && wait_until(fun, tries - 1)
-    end
   end
 end

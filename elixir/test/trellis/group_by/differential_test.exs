@@ -8,6 +8,7 @@ defmodule Trellis.GroupBy.DifferentialTest do
   use ExUnit.Case, async: false
 
   alias Trellis.Test.{Database, GroupWorkload, Handles, SimplePG}
+  import Trellis.Test.Eventually, only: [eventually: 1]
   import Trellis.Test.Targets
 
   @moduletag :port
@@ -98,13 +99,13 @@ defmodule Trellis.GroupBy.DifferentialTest do
 
     define_all(a)
     converge!(a)
-    wait_until(fn -> Trellis.has_live_staging_worker(b) == {:ok, true} end)
+    assert eventually(fn -> Trellis.has_live_staging_worker(b) == {:ok, true} end)
 
     running = writers(url, seed, 3, 400)
     # Kill it once pages are waiting, so drains are under way.
-    wait_until(fn ->
-      SimplePG.scalar!(pg, "SELECT count(*) FROM trellis.pages") != "0"
-    end)
+    assert eventually(fn ->
+             SimplePG.scalar!(pg, "SELECT count(*) FROM trellis.pages") != "0"
+           end)
 
     os_pid = a.port |> Port.info(:os_pid) |> elem(1)
     {_, 0} = System.cmd("kill", ["-9", "#{os_pid}"])
@@ -129,13 +130,5 @@ defmodule Trellis.GroupBy.DifferentialTest do
     assert_equal(b, pg, seed)
     Trellis.shutdown(a)
     Trellis.shutdown(b)
-  end
-
-  defp wait_until(fun, tries \\ 800) do
-    cond do
-      fun.() -> :ok
-      tries == 0 -> flunk("condition not met in time")
-      true -> Process.sleep(25) && wait_until(fun, tries - 1)
-    end
   end
 end
