@@ -191,13 +191,17 @@ WHERE id = $1::int)sql",
                    {Id(id)});
 }
 
+std::string CaughtUpSql(const std::string& schema, std::string_view alias) {
+  const std::string t(alias);
+  return Render("(" + t + ".status = {state:catching_up} AND NOT EXISTS (SELECT 1 FROM " +
+                    "{schema}.pages p WHERE p.transform_id = " + t + ".id AND p.id <= coalesce(" +
+                    t + ".catch_up_page, 0)))",
+                schema);
+}
+
 Status PromoteCaughtUp(pg::Connection& conn, const std::string& schema) {
-  return conn.Exec(Render(R"sql(
-UPDATE {schema}.transforms t SET status = {state:live}
-WHERE t.status = {state:catching_up}
-  AND NOT EXISTS (SELECT 1 FROM {schema}.pages p
-                  WHERE p.transform_id = t.id AND p.id <= coalesce(t.catch_up_page, 0)))sql",
-                          schema));
+  return conn.Exec(Render("UPDATE {schema}.transforms t SET status = {state:live} WHERE ", schema) +
+                   CaughtUpSql(schema, "t"));
 }
 
 Status NoteApplied(pg::Connection& conn, const std::string& schema, int id) {

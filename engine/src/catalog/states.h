@@ -78,6 +78,13 @@ std::string StateSql(std::string_view text, const std::string& schema);
 // catching_up -> live, for every transform whose catch-up pages are drained.
 [[nodiscard]] Status PromoteCaughtUp(pg::Connection& conn, const std::string& schema);
 
+// SQL true when the transform row `alias` (of {schema}.transforms) is
+// catching up and its catch-up pages are drained: live in all but the stored
+// status, which the staging worker promotes on its next round. Reads of
+// status use it too, so a status read after await_converged says live
+// without waiting for that round.
+std::string CaughtUpSql(const std::string& schema, std::string_view alias);
+
 // Stamps last_applied_at after a drain; coarse on purpose (at most every
 // 100 ms), or drains of one transform would queue on its row at each commit.
 [[nodiscard]] Status NoteApplied(pg::Connection& conn, const std::string& schema, int id);

@@ -6,6 +6,7 @@
 #include "catalog/jobs.h"
 #include "catalog/migrations.h"
 #include "catalog/model.h"
+#include "catalog/states.h"
 #include "grammar/address.h"
 #include "grammar/render.h"
 #include "reads/correcting.h"
@@ -70,8 +71,10 @@ SELECT (SELECT count(*) FROM {schema}.pages WHERE transform_id = $1::int),
        (SELECT columns FROM {schema}.jobs
         WHERE transform_id = $1::int AND kind = )sql" +
                           sql::Literal(catalog::JobKindName(catalog::JobKind::kColumnRebuild)) +
-                          R"sql( LIMIT 1))sql",
-                      schema),
+                          R"sql( LIMIT 1),)sql",
+                      schema) +
+          "(SELECT " + catalog::CaughtUpSql(schema, "t") + " FROM " + sql::Ident(schema) +
+          ".transforms t WHERE t.id = $1::int)",
       {std::to_string(t->id), std::to_string(t->source.id)});
   if (!backlog.ok()) return backlog.status();
   sql::RowReader row(backlog.value(), 0);
@@ -89,6 +92,13 @@ SELECT (SELECT count(*) FROM {schema}.pages WHERE transform_id = $1::int),
   s.backfill.finished_at_us = row.OptionalInt64(4);
   s.backfill.columns = row.OptionalTextArray(9);
   s.held_keys = row.Int64(6);
+  // Caught up, with the promotion to live left to the staging worker's next
+  // round: reported live, as await_converged has already said it is.
+  TransformState state = t->state;
+  if (row.Text(10) == "t") {
+    state = TransformState::kLive;
+    s.status = std::string(WireName(state));
+  }
   if (auto message = row.OptionalText(7)) {
     s.capture_failure = CaptureFailureStatus{"disruption", row.OptionalInt64(8), *message};
   }
@@ -100,7 +110,7 @@ SELECT (SELECT count(*) FROM {schema}.pages WHERE transform_id = $1::int),
   if (!upstream.ok()) return upstream.status();
   s.paused_upstream_columns = std::move(upstream.value());
   // What it reads upstream is not being kept: not live in full.
-  if (!s.paused_upstream_columns.empty() && t->state == TransformState::kLive) {
+  if (!s.paused_upstream_columns.empty() && state == TransformState::kLive) {
     s.status = std::string(WireName(TransformState::kCatchingUp));
   }
   auto correcting = ReadCorrecting(conn, schema, t->id);
@@ -108,7 +118,7 @@ SELECT (SELECT count(*) FROM {schema}.pages WHERE transform_id = $1::int),
   s.correcting = std::move(correcting.value());
   // A target being corrected for a partition is not live in full yet.
   if (!s.correcting.empty() &&
-      (t->state == TransformState::kLive || t->state == TransformState::kCatchingUp)) {
+      (state == TransformState::kLive || state == TransformState::kCatchingUp)) {
     s.status = std::string(WireName(TransformState::kBackfilling));
   }
   auto failure = conn.Query(sql::WithSchema(R"sql(
@@ -130,10 +140,14 @@ FROM {schema}.drain_failures WHERE transform_id = $1::int)sql",
 Result<std::vector<Definition>> ReadDefinitions(pg::Connection& conn, const std::string& schema) {
   TRELLIS_RETURN_IF_ERROR(catalog::CheckMigrated(conn, schema));
   auto rows = conn.Query(sql::WithSchema(R"sql(
-SELECT target_name, target_schema || '.' || target_name, definition, status,
+SELECT target_name, target_schema || '.' || target_name, definition,
+       CASE WHEN )sql",
+                                         schema) +
+                         catalog::CaughtUpSql(schema, "t") +
+                         catalog::StateSql(R"sql( THEN {state:live} ELSE status END,
        (extract(epoch FROM created_at) * 1000000)::bigint
-FROM {schema}.transforms ORDER BY target_name)sql",
-                                         schema));
+FROM {schema}.transforms t ORDER BY target_name)sql",
+                                           schema));
   if (!rows.ok()) return rows.status();
   std::vector<Definition> out;
   for (size_t r = 0; r < rows->size(); ++r) {
