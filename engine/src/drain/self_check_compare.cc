@@ -52,8 +52,10 @@ SelfCheckStatements::SelfCheckStatements(const plan::TransformPlan& plan,
       "SELECT c.key::text,\n"
       "  (SELECT all_pending FROM pending_all) OR EXISTS (SELECT 1 FROM pending p WHERE " +
       plan::KeyEquals(key, TypedKey(key, "p.key"), TypedKey(key, candidate)) +
-      "),\n  t.__t IS NOT NULL, d.__d IS NOT NULL" +
-      (triples.empty() ? "" : ",\n  " + sql::Join(triples, ",\n  ")) +
+      "),\n  t.__t IS NOT NULL, d.__d IS NOT NULL,\n  EXISTS (SELECT 1 FROM " +
+      sql::WithSchema("{schema}", schema_) +
+      ".held_keys h WHERE h.transform_id = " + std::to_string(plan_.transform_id()) +
+      " AND h.key = c.key)" + (triples.empty() ? "" : ",\n  " + sql::Join(triples, ",\n  ")) +
       "\nFROM c\nLEFT JOIN (SELECT true AS __t, " + selected + " FROM " + plan_.target() +
       ") t ON " + plan::KeyEquals(key, plan::KeyNames(key, "t"), TypedKey(key, candidate)) +
       "\nLEFT JOIN (SELECT true AS __d, " + selected + " FROM (" + plan_.DefinitionQuerySql() +

@@ -25,8 +25,8 @@ class SelfCheckStatements {
   // snapshot. One row per key: the key literal; whether work that may
   // change it is pending (ledger pages, capture rows, a build or a pause of
   // the transform); whether the target and the recompute hold a row for it;
-  // then for every value column: the target's value, the recomputed value,
-  // and whether they differ.
+  // whether the key is held (drain/held_keys.h); then for every value column: the target's value,
+  // the recomputed value, and whether they differ.
   const std::string& RecheckKeysSql() const { return recheck_; }
 
   // Up to $2 keys of a sample of the target: a TABLESAMPLE BERNOULLI of $1
@@ -37,7 +37,7 @@ class SelfCheckStatements {
   const std::vector<std::string>& columns() const { return names_; }
 
   // Columns of RecheckKeysSql before the value triples.
-  static constexpr size_t kRecheckLeading = 4;
+  static constexpr size_t kRecheckLeading = 5;
 
  private:
   std::string AllPendingSql() const;

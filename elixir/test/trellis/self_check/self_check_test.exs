@@ -114,6 +114,28 @@ defmodule Trellis.SelfCheckTest do
     :ok = Trellis.shutdown(trellis)
   end
 
+  test "a held key is not a divergence: its row is kept as it was on purpose", %{url: url, pg: pg} do
+    SimplePG.query!(pg, """
+    CREATE TABLE widgets (id int PRIMARY KEY, price int);
+    INSERT INTO widgets SELECT g, g FROM generate_series(1, 500) g;
+    """)
+
+    trellis = start(url, staging: true, drain_threads: 2)
+    {:ok, _} = Trellis.define(trellis, "TRANSFORM prices FROM widgets SELECT price AS price")
+    await_live(trellis, "prices")
+    # The target refuses key 13 whatever its values: the key is held.
+    SimplePG.query!(pg, "ALTER TABLE prices ADD CONSTRAINT no_13 CHECK (id <> 13) NOT VALID")
+    SimplePG.query!(pg, "UPDATE widgets SET price = price + 100 WHERE id BETWEEN 10 AND 16")
+    converge(trellis)
+    assert %Trellis.Status{held_keys: 1} = Trellis.status!(trellis, "prices")
+    # A tampered key still is.
+    SimplePG.query!(pg, "UPDATE prices SET price = -1 WHERE id = 20")
+
+    assert %Trellis.SelfCheckJob{state: :done, report: report} = check(trellis, "prices")
+    assert %{outcome: :diverged, unsettled_keys: 0, divergence_count: 1} = report
+    assert [%Trellis.Divergence{key: ["20"], kind: :differs}] = report.divergences
+  end
+
   test "every key tampered with behind the engine's back is reported exactly; clean after the fix",
        %{url: url, pg: pg} do
     SimplePG.query!(pg, """
