@@ -39,6 +39,25 @@ Status PlanBuild(pg::Connection& conn, const std::string& schema, const plan::Tr
   return catalog::PlanRanges(conn, schema, plan.transform_id(), build, boundaries, estimated_rows);
 }
 
+// Whether transform row `t` has a step for AdvanceBuild: a build waiting to
+// start (its upstream live), or one with no ranges left, which this step
+// ends. A build with ranges left is the range runners' work (build_job.h);
+// the pick's row lock skips a transform whose ranges are running (they hold
+// it shared).
+std::string ReadyToAdvanceSql(const std::string& schema) {
+  return catalog::StateSql(R"sql((t.status = {state:waiting_to_backfill}
+       OR (t.status = {state:backfilling}
+           AND NOT EXISTS (SELECT 1 FROM {schema}.jobs j
+                           WHERE j.transform_id = t.id AND j.kind IN )sql" +
+                               catalog::BuildJobKindsSql() + R"sql()))
+  AND NOT )sql" + BuildRetryPending(schema) +
+                               R"sql(
+  -- A transform over another's target starts building once that one is live.
+  AND NOT (t.status = {state:waiting_to_backfill} AND )sql" +
+                               catalog::UpstreamNotLiveSql(schema, "t.id") + ")",
+                           schema);
+}
+
 }  // namespace
 
 Result<bool> AnyBuild(pg::Connection& conn, const std::string& schema) {
@@ -54,28 +73,31 @@ Result<bool> AdvanceBuild(pg::Connection& conn, const std::string& schema, long 
                           UnitExecutor& executor) {
   auto tx = pg::Transaction::Begin(conn);
   if (!tx.ok()) return tx.status();
-  // A build with ranges left is the range runners' work (build_job.h); one
-  // waiting to start, or with none left, is this step's. The row lock skips
-  // a transform whose ranges are running (they hold it shared).
-  auto next = conn.Query(catalog::StateSql(R"sql(
-SELECT t.id FROM {schema}.transforms t
-WHERE (t.status = {state:waiting_to_backfill}
-       OR (t.status = {state:backfilling}
-           AND NOT EXISTS (SELECT 1 FROM {schema}.jobs j
-                           WHERE j.transform_id = t.id AND j.kind IN )sql" +
-                                               catalog::BuildJobKindsSql() + R"sql()))
-  AND NOT )sql" + BuildRetryPending(schema) + R"sql(
-  -- A transform over another's target starts building once that one is live.
-  AND NOT (t.status = {state:waiting_to_backfill} AND )sql" +
-                                               catalog::UpstreamNotLiveSql(schema, "t.id") +
-                                               R"sql()
-ORDER BY t.id LIMIT 1
-FOR UPDATE OF t SKIP LOCKED)sql",
-                                           schema));
+  const std::string ready = ReadyToAdvanceSql(schema);
+  auto next =
+      conn.Query(catalog::StateSql("SELECT t.id FROM {schema}.transforms t WHERE ", schema) +
+                 ready + " ORDER BY t.id LIMIT 1 FOR UPDATE OF t SKIP LOCKED");
   if (!next.ok()) return next.status();
   if (next->empty()) {
     TRELLIS_RETURN_IF_ERROR(tx.value()->Commit());
     return false;
+  }
+  // Asked again now that the row is locked, in a statement of its own. The
+  // pick's row lock may have waited for a transaction that changed the row
+  // (a concurrent step that started this build and planned its ranges):
+  // PostgreSQL then re-tests the row's own conditions on its new version but
+  // answers the subqueries from the old snapshot, in which the new ranges do
+  // not exist, and the build would be finished with every range still to
+  // run (seen: a target left empty and live). A fresh snapshot sees them.
+  auto still = conn.Query(catalog::StateSql("SELECT EXISTS (SELECT 1 FROM {schema}.transforms t "
+                                            "WHERE t.id = $1::bigint AND ",
+                                            schema) +
+                              ready + ")",
+                          {next->text(0, 0)});
+  if (!still.ok()) return still.status();
+  if (still->text(0, 0) != "t") {
+    TRELLIS_RETURN_IF_ERROR(tx.value()->Commit());
+    return true;
   }
   auto id = sql::ScalarInt64(next.value());
   if (!id.ok()) return id.status();
