@@ -134,7 +134,7 @@ TEST_CASE("templates fill named slots and refuse a missing one", "[plan]") {
 
 TEST_CASE("a kind the engine does not run is not bound", "[plan]") {
   Transform t = FixtureProjection();
-  t.kind = "join";
+  t.kind = "pivot";
   auto plan = trellis::plan::Bind(t, "trellis");
   REQUIRE_FALSE(plan.ok());
   CHECK(plan.status().code() == trellis::Code::kInternal);
@@ -153,6 +153,14 @@ trellis::grammar::TransformStmt ParseTransform(const std::string& text) {
 trellis::capture::ResolvedTable OrderLines() {
   return trellis::capture::ResolvedTable{
       "16384", "public", "order_lines", {"order_id", "line"}, {"bigint", "integer"}};
+}
+
+trellis::capture::ResolvedTable Orders() {
+  return trellis::capture::ResolvedTable{"16385", "public", "orders", {"id"}, {"integer"}};
+}
+
+trellis::capture::ResolvedTable Customers() {
+  return trellis::capture::ResolvedTable{"16386", "public", "customers", {"id"}, {"integer"}};
 }
 
 }  // namespace
@@ -200,10 +208,78 @@ TEST_CASE("define-time refusals of a projection need no database", "[plan][defin
   REQUIRE_FALSE(computed_key.ok());
   CHECK(computed_key.status().message().find("is the target's key") != std::string::npos);
 
-  auto joined = trellis::plan::BindDefinition(
+  auto grouped_join = trellis::plan::BindDefinition(
       ParseTransform("TRANSFORM t FROM order_lines o JOIN orders r ON o.order_id = r.id "
-                     "SELECT r.placed_at AS placed_at"),
-      {OrderLines()});
-  REQUIRE_FALSE(joined.ok());
-  CHECK(joined.status().code() == Code::kUnsupported);
+                     "SELECT r.region, count(*) AS n GROUP BY r.region"),
+      {OrderLines(), Orders()});
+  REQUIRE_FALSE(grouped_join.ok());
+  CHECK(grouped_join.status().code() == Code::kUnsupported);
+}
+
+namespace {
+
+// order_lines o JOIN orders r (by its key) LEFT JOIN customers c (by a
+// unique email, routed, through r) with a WHERE over c.
+Transform FixtureJoin() {
+  auto draft = trellis::plan::BindDefinition(
+      ParseTransform("TRANSFORM app.order_rows FROM order_lines o "
+                     "JOIN orders r ON o.order_id = r.id "
+                     "LEFT JOIN customers AS \"C\" ON \"C\".email = r.contact "
+                     "SELECT o.qty * o.price AS total, \"C\".name AS customer "
+                     "WHERE \"C\".name IS DISTINCT FROM 'x'"),
+      {OrderLines(), Orders(), Customers()});
+  REQUIRE(draft.ok());
+  Transform t = draft.value();
+  t.id = 9;
+  int id = 3;
+  for (auto& input : t.inputs) {
+    input.source.id = id++;
+    input.source.routing_columns = input.source.key_columns;
+  }
+  t.inputs[2].source.routing_columns.push_back("email");
+  t.inputs[2].routed_columns = {"email"};
+  t.source = t.inputs[0].source;
+  return t;
+}
+
+}  // namespace
+
+TEST_CASE("define binds a join's draft: one input per join, each naming what it joins",
+          "[plan][define]") {
+  const Transform t = FixtureJoin();
+  CHECK(t.kind == "join");
+  REQUIRE(t.inputs.size() == 3);
+  CHECK(t.inputs[1].role == trellis::catalog::InputRole::kInnerJoin);
+  CHECK(t.inputs[1].joined_to == 1);
+  CHECK(t.inputs[1].join_columns == std::vector<std::string>{"id"});
+  CHECK(t.inputs[1].joined_columns == std::vector<std::string>{"order_id"});
+  CHECK(t.inputs[2].role == trellis::catalog::InputRole::kLeftJoin);
+  CHECK(t.inputs[2].alias == "C");
+  CHECK(t.inputs[2].joined_to == 2);
+  CHECK(t.inputs[2].join_columns == std::vector<std::string>{"email"});
+  // Keyed by the FROM table's key.
+  REQUIRE(t.key.size() == 2);
+  CHECK(t.key[0].expr == "\"o\".\"order_id\"");
+}
+
+TEST_CASE("every statement of a join plan matches its golden text", "[plan]") {
+  auto plan = trellis::plan::Bind(FixtureJoin(), "trellis");
+  REQUIRE(plan.ok());
+  CHECK(plan.value()->kind() == "join");
+  const fs::path dir = fs::path(TRELLIS_GOLDEN_DIR) / "join";
+  const bool update = std::getenv("TRELLIS_UPDATE_GOLDEN") != nullptr;
+  auto statements = plan.value()->Statements();
+  for (const auto& s : statements) {
+    const fs::path file = dir / (s.name + ".sql");
+    if (update) {
+      fs::create_directories(dir);
+      std::ofstream(file) << s.text << "\n";
+      continue;
+    }
+    INFO("statement " << s.name << " (regenerate with TRELLIS_UPDATE_GOLDEN=1)");
+    REQUIRE(fs::exists(file));
+    CHECK(ReadFile(file) == s.text + "\n");
+  }
+  // One dirty-keys statement per input.
+  CHECK(plan.value()->DirtyKeySql().size() == 3);
 }

@@ -37,11 +37,18 @@ struct TableRef {
   bool operator==(const TableRef&) const = default;
 };
 
-// `JOIN table [AS alias] ON f.a = j.b AND ...`. Each pair of `on` is
-// (column of the FROM table, column of the joined table), whatever order the
-// equality was written in.
+// INNER JOIN (the default) or LEFT [OUTER] JOIN.
+enum class JoinKind { kInner, kLeft };
+
+// `[INNER | LEFT] JOIN table [AS alias] ON x.a = j.b AND ...`: the joined
+// table matched to ONE earlier table of the statement (the FROM table or a
+// table joined before it), whose qualifier is `to`. Each pair of `on` is
+// (column of `to`, column of the joined table), whatever order the equality
+// was written in.
 struct JoinClause {
+  JoinKind kind = JoinKind::kInner;
   TableRef table;
+  std::string to;
   std::vector<std::pair<std::string, std::string>> on;
 
   bool operator==(const JoinClause&) const = default;
@@ -81,7 +88,7 @@ struct SelectItem {
 struct TransformStmt {
   QualifiedName target;
   TableRef source;
-  std::optional<JoinClause> join;
+  std::vector<JoinClause> joins;   // in the order written
   bool distinct = false;           // SELECT DISTINCT
   std::vector<SelectItem> select;  // never empty; aliases are distinct
   std::optional<std::string> where;

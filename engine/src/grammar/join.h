@@ -1,8 +1,12 @@
-// Parsing of `JOIN table [AS alias] ON f.a = j.b [AND ...]`
-// (spec/grammar.md, "JOIN").
+// Parsing of the joins after FROM: `[INNER | LEFT [OUTER]] JOIN table
+// [AS alias] ON x.a = j.b [AND ...]`, repeated (spec/grammar.md, "JOIN").
+// The join forms a transform cannot maintain (RIGHT, FULL, CROSS, NATURAL,
+// USING, a comma list, a subquery, a condition that is not an AND of column
+// equalities with one earlier table) are refused here by name.
 #pragma once
 
 #include <variant>
+#include <vector>
 
 #include "grammar/ast.h"
 #include "grammar/parse_error.h"
@@ -10,9 +14,12 @@
 
 namespace trellis::grammar {
 
-// REQUIRES: the cursor is on JOIN. Each equality must compare a column of
-// `from` with a column of the joined table, in either order; the pairs come
-// out FROM column first.
-std::variant<JoinClause, ParseError> ParseJoin(TokenCursor& cursor, const TableRef& from);
+// Parses every join that follows the FROM table `from`, stopping at the
+// first token that starts no join (SELECT, or an error later on). Each
+// join's equalities compare columns of the joined table with columns of
+// exactly one table written before it; the pairs come out with that
+// table's column first.
+std::variant<std::vector<JoinClause>, ParseError> ParseJoins(TokenCursor& cursor,
+                                                             const TableRef& from);
 
 }  // namespace trellis::grammar

@@ -7,8 +7,9 @@
 namespace trellis::grammar {
 namespace {
 
-constexpr std::array<std::string_view, 9> kReserved = {
-    "and", "as", "column", "from", "group", "join", "on", "select", "where",
+constexpr std::array<std::string_view, 18> kReserved = {
+    "and",  "as",      "column",  "cross", "from",  "full",  "group",  "inner", "join",
+    "left", "lateral", "natural", "on",    "outer", "right", "select", "using", "where",
 };
 
 constexpr std::array<std::string_view, 10> kUnreserved = {

@@ -22,9 +22,10 @@ std::string RenderTableRef(const TableRef& ref) {
   return text;
 }
 
-std::string RenderJoin(const TableRef& from, const JoinClause& join) {
-  std::string text = " JOIN " + RenderTableRef(join.table) + " ON ";
-  const std::string from_qualifier = RenderName(from.Qualifier());
+std::string RenderJoin(const JoinClause& join) {
+  std::string text = std::string(join.kind == JoinKind::kLeft ? " LEFT JOIN " : " JOIN ") +
+                     RenderTableRef(join.table) + " ON ";
+  const std::string from_qualifier = RenderName(join.to);
   const std::string join_qualifier = RenderName(join.table.Qualifier());
   for (std::size_t i = 0; i < join.on.size(); ++i) {
     if (i > 0) text += " AND ";
@@ -49,7 +50,7 @@ std::string RenderQualified(const QualifiedName& name) {
 std::string Render(const TransformStmt& statement) {
   std::string text = "TRANSFORM " + RenderQualified(statement.target) + " FROM " +
                      RenderTableRef(statement.source);
-  if (statement.join) text += RenderJoin(statement.source, *statement.join);
+  for (const auto& join : statement.joins) text += RenderJoin(join);
   text += statement.distinct ? " SELECT DISTINCT " : " SELECT ";
   for (std::size_t i = 0; i < statement.select.size(); ++i) {
     if (i > 0) text += ", ";

@@ -46,7 +46,7 @@ class TransformParser {
   }
 
  private:
-  // target FROM source [[AS] alias] [JOIN ...]
+  // target FROM source [[AS] alias] {[INNER | LEFT] JOIN ...}
   std::optional<ParseError> ParseTables() {
     auto target = ParseQualifiedName(cursor_, "the target table name after TRANSFORM");
     if (auto* error = std::get_if<ParseError>(&target)) return *error;
@@ -59,18 +59,18 @@ class TransformParser {
     auto alias = ParseOptionalAlias(cursor_);
     if (auto* error = std::get_if<ParseError>(&alias)) return *error;
     statement_.source.alias = std::get<std::optional<std::string>>(std::move(alias));
-    if (!cursor_.AtKeyword("join")) return std::nullopt;
-    auto join = ParseJoin(cursor_, statement_.source);
-    if (auto* error = std::get_if<ParseError>(&join)) return *error;
-    statement_.join = std::get<JoinClause>(std::move(join));
+    auto joins = ParseJoins(cursor_, statement_.source);
+    if (auto* error = std::get_if<ParseError>(&joins)) return *error;
+    statement_.joins = std::get<std::vector<JoinClause>>(std::move(joins));
     return std::nullopt;
   }
 
   // SELECT [DISTINCT | ALL] item [, ...]
   std::optional<ParseError> ParseSelectList() {
     if (!cursor_.AtKeyword("select")) {
-      return cursor_.Expected(statement_.join ? "AND or SELECT after the JOIN condition"
-                                              : "JOIN or SELECT after the source table");
+      return cursor_.Expected(!statement_.joins.empty()
+                                  ? "AND, JOIN or SELECT after the JOIN condition"
+                                  : "JOIN or SELECT after the source table");
     }
     cursor_.Advance();
     if (auto error = ParseDistinct()) return *error;

@@ -1,18 +1,22 @@
 #include "plan/bind.h"
 
 #include "plan/group_plan.h"
+#include "plan/join_plan.h"
 #include "plan/projection_plan.h"
 
 namespace trellis::plan {
 
 Result<catalog::Transform> BindDefinition(const grammar::TransformStmt& stmt,
                                           const std::vector<capture::ResolvedTable>& inputs) {
-  if (stmt.join) {
-    return Status::Unsupported(
-        "JOIN transforms are parsed but not executed by this version of Trellis; define a "
-        "projection (SELECT ... [WHERE ...]) over one table");
+  if (stmt.Groups()) {
+    if (!stmt.joins.empty()) {
+      return Status::Unsupported(
+          "GROUP BY, DISTINCT or aggregates over a JOIN are not maintained by this version of "
+          "Trellis; define the join as a transform and group its target in a second one");
+    }
+    return GroupPlan::Draft(stmt, inputs);
   }
-  if (stmt.Groups()) return GroupPlan::Draft(stmt, inputs);
+  if (!stmt.joins.empty()) return JoinPlan::Draft(stmt, inputs);
   return ProjectionPlan::Draft(stmt, inputs);
 }
 
@@ -22,6 +26,9 @@ Result<std::unique_ptr<TransformPlan>> Bind(const catalog::Transform& t,
     return std::unique_ptr<TransformPlan>(std::make_unique<ProjectionPlan>(t, schema));
   }
   if (t.kind == "group_by") return GroupPlan::Bind(t, schema);
+  if (t.kind == "join") {
+    return std::unique_ptr<TransformPlan>(std::make_unique<JoinPlan>(t, schema));
+  }
   return Status::Internal("transform " + t.name() + " has kind " + t.kind +
                           ", which this engine cannot run");
 }

@@ -1,5 +1,7 @@
 // The plan of a projection: one input table, the target keyed by the
 // input's primary key, one target row per input row that passes the WHERE.
+// A join plan (join_plan.h) is this plan over a parenthesised join: every
+// statement reads the inputs through FromClause().
 #pragma once
 
 #include <vector>
@@ -12,7 +14,7 @@
 
 namespace trellis::plan {
 
-class ProjectionPlan final : public TransformPlan {
+class ProjectionPlan : public TransformPlan {
  public:
   // `schema` is the catalog schema (the ledger's pages table lives there).
   ProjectionPlan(const catalog::Transform& t, const std::string& schema);

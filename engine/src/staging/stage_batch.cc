@@ -66,8 +66,12 @@ Result<long> StageBatch(pg::Connection& conn, const std::string& schema, int bat
   if (!row.status().ok()) return row.status();
   for (const auto& source_id : truncated) {
     for (const auto& t : transforms.value()) {
-      if (std::to_string(t.source.id) != source_id) continue;
-      // TRUNCATE leaves no keys to recompute: rebuild the whole target.
+      bool reads = false;
+      for (const auto& input : t.inputs)
+        reads = reads || std::to_string(input.source.id) == source_id;
+      if (!reads) continue;
+      // TRUNCATE of any input leaves no keys to recompute: rebuild the
+      // whole target.
       TRELLIS_RETURN_IF_ERROR(catalog::RequestRebuild(conn, schema, t.id, std::nullopt));
     }
   }

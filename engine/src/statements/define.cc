@@ -1,6 +1,5 @@
 #include "statements/define.h"
 
-#include "capture/routing.h"
 #include "capture/sources.h"
 #include "catalog/chains.h"
 #include "catalog/locks.h"
@@ -10,45 +9,11 @@
 #include "plan/bind.h"
 #include "sql/quote.h"
 #include "sql/row_reader.h"
+#include "statements/define_inputs.h"
 #include "statements/expression_check.h"
 
 namespace trellis::statements {
 namespace {
-
-// Refuses a partition or an inheritance child as a source: a write made
-// through its parent fires the parent's triggers, not its own. A
-// partitioned table or an inheritance parent is accepted: capture covers
-// every relation under it (capture/relations.h).
-Status RefusePartOfParent(pg::Connection& conn, const capture::ResolvedTable& table,
-                          const std::string& shown) {
-  auto rows = conn.Query(R"sql(
-SELECT c.relispartition OR EXISTS (SELECT 1 FROM pg_catalog.pg_inherits i WHERE i.inhrelid = c.oid)
-FROM pg_catalog.pg_class c WHERE c.oid = $1::oid)sql",
-                         {table.oid});
-  if (!rows.ok()) return rows.status();
-  if (rows->empty()) return Status::NotFound("source table " + shown + " does not exist");
-  if (rows->text(0, 0) == "t") {
-    return Status::Validation("source table " + shown +
-                              " is a partition or inheritance child, and writes made through its "
-                              "parent would not reach the target; define the transform over the "
-                              "parent (with a WHERE for the rows you want)");
-  }
-  return Status::OK();
-}
-
-// Keys `table` by the key its transform's first build will give it, when
-// it is a transform's target without its key yet.
-Status AdoptPendingTargetKey(pg::Connection& conn, const std::string& schema,
-                             capture::ResolvedTable& table) {
-  if (!table.key_columns.empty()) return Status::OK();
-  auto key = catalog::PendingTargetKey(conn, schema, table.oid);
-  if (!key.ok()) return key.status();
-  for (const auto& [name, type] : key.value()) {
-    table.key_columns.push_back(name);
-    table.key_types.push_back(type);
-  }
-  return Status::OK();
-}
 
 // Stores draft `t` (its sources registered): the transform row, its inputs,
 // its target key and its columns, each typed as the created target says.
@@ -126,21 +91,20 @@ Result<std::string> Define(pg::Connection& conn, const std::string& schema,
                            const grammar::TransformStmt& stmt) {
   const std::string& name = stmt.target.name;
   const std::string shown_target = grammar::RenderQualified(stmt.target);
-  const std::string shown_source = grammar::RenderQualified(stmt.source.table);
 
   auto tx = pg::Transaction::Begin(conn);
   if (!tx.ok()) return tx.status();
   TRELLIS_RETURN_IF_ERROR(catalog::CheckMigrated(conn, schema));
 
-  auto source = capture::ResolveTable(conn, stmt.source.table);
+  auto source = ResolveInput(conn, schema, stmt.source.table, "source table");
   if (!source.ok()) return source.status();
-  TRELLIS_RETURN_IF_ERROR(RefusePartOfParent(conn, source.value(), shown_source));
-  // Another transform's target gets its key when its first build ends; a
-  // transform over it is keyed by the key it will have, and waits to build.
-  TRELLIS_RETURN_IF_ERROR(AdoptPendingTargetKey(conn, schema, source.value()));
+  auto joined = ResolveJoinedTables(conn, schema, stmt);
+  if (!joined.ok()) return joined.status();
+  std::vector<capture::ResolvedTable> inputs{source.value()};
+  inputs.insert(inputs.end(), joined->begin(), joined->end());
   // The plan of the statement's kind binds it to its inputs: the draft
   // catalog rows, or the refusal of a kind or key it cannot run.
-  auto draft = plan::BindDefinition(stmt, {source.value()});
+  auto draft = plan::BindDefinition(stmt, inputs);
   if (!draft.ok()) return draft.status();
   catalog::Transform& t = draft.value();
 
@@ -159,6 +123,7 @@ Result<std::string> Define(pg::Connection& conn, const std::string& schema,
   TRELLIS_RETURN_IF_ERROR(conn.Exec("LOCK TABLE " + source_table + " IN " +
                                     (may_route ? "SHARE ROW EXCLUSIVE" : "ACCESS SHARE") +
                                     " MODE"));
+  TRELLIS_RETURN_IF_ERROR(LockTables(conn, joined.value()));
   // No staging batch runs across this define's commit (catalog/locks.h):
   // one that loaded the transforms before it would miss the new one.
   TRELLIS_RETURN_IF_ERROR(catalog::FenceStaging(conn, schema));
@@ -202,19 +167,7 @@ Result<std::string> Define(pg::Connection& conn, const std::string& schema,
   Status created = conn.Exec(plan.CreateTargetSql());
   if (!created.ok()) return DefinitionError(name, created);
 
-  auto ensured = capture::EnsureSource(conn, schema, source.value());
-  if (!ensured.ok()) return ensured.status();
-  t.inputs.front().source.id = ensured->id;
-  // The columns the plan reads from capture rows join the source's routing
-  // layout (the union of every reader's).
-  auto routed = plan.RoutedColumns(conn);
-  if (!routed.ok()) return routed.status();
-  if (!routed->empty() && !routed->front().empty()) {
-    catalog::Source source_row = ensured.value();
-    auto positions = capture::EnsureRoutingColumns(conn, schema, source_row, routed->front());
-    if (!positions.ok()) return positions.status();
-    t.inputs.front().routed_columns = routed->front();
-  }
+  TRELLIS_RETURN_IF_ERROR(CaptureInputs(conn, schema, plan, inputs, t));
   TRELLIS_RETURN_IF_ERROR(Store(conn, schema, grammar::Render(stmt), t));
 
   // A source with no rows (the usual case in a migration) is built now: the

@@ -55,6 +55,17 @@ ORDER BY i.ordinal)sql",
   return Status::OK();
 }
 
+// The sources `t` reads, each once (a table joined twice is one source).
+std::vector<catalog::Source> SourcesOf(const catalog::Transform& t) {
+  std::vector<catalog::Source> out;
+  for (const auto& input : t.inputs) {
+    bool seen = false;
+    for (const auto& s : out) seen = seen || s.id == input.source.id;
+    if (!seen) out.push_back(input.source);
+  }
+  return out;
+}
+
 Result<ApplyResult> Commit(std::unique_ptr<pg::Transaction>& tx, ApplyResult result) {
   TRELLIS_RETURN_IF_ERROR(tx->Commit());
   return result;
@@ -104,7 +115,9 @@ Result<ApplyResult> Resume(pg::Connection& conn, const std::string& schema,
     if (t.capture_disrupted) {
       // Capture first: a write committed after this RESUME is captured, and
       // the rebuild the resume starts covers every write before it.
-      TRELLIS_RETURN_IF_ERROR(capture::Reinstall(conn, schema, t.source));
+      for (const auto& source : SourcesOf(t)) {
+        TRELLIS_RETURN_IF_ERROR(capture::Reinstall(conn, schema, source));
+      }
     }
     TRELLIS_RETURN_IF_ERROR(catalog::Resume(conn, schema, t));
     resumed.push_back(Address(*r));
@@ -147,7 +160,10 @@ Result<ApplyResult> Drop(pg::Connection& conn, const std::string& schema,
   TRELLIS_RETURN_IF_ERROR(
       conn.Exec(sql::WithSchema("DELETE FROM {schema}.transforms WHERE id = $1::int", schema),
                 {std::to_string(t->id)}));
-  TRELLIS_RETURN_IF_ERROR(capture::ReleaseIfUnused(conn, schema, t->source));
+  // Every input's capture goes with its last reader.
+  for (const auto& source : SourcesOf(t.value())) {
+    TRELLIS_RETURN_IF_ERROR(capture::ReleaseIfUnused(conn, schema, source));
+  }
   return Commit(tx.value(), ApplyResult{"dropped", grammar::RenderTransformName(t->name()), {}});
 }
 

@@ -1,0 +1,1 @@
+SELECT "o"."order_id" AS "order_id", "o"."line" AS "line", (o.qty * o.price) AS "total", ("C".name) AS "customer" FROM ("public"."order_lines" AS "o" JOIN "public"."orders" AS "r" ON "o"."order_id" = "r"."id" LEFT JOIN "public"."customers" AS "C" ON "r"."contact" = "C"."email") WHERE ("C".name IS DISTINCT FROM 'x')
