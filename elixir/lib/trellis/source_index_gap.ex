@@ -12,8 +12,13 @@ defmodule Trellis.SourceIndexGap do
     * `:table` - the source table, `"schema.table"`
     * `:columns` - what the index must cover, in order: column names, or
       bracketed expressions for grouped expressions
-    * `:role` - `:group_by` (the JOIN issue adds `:join_from` and
-      `:join_joined`); `:unknown` for a role newer than this package
+    * `:role` - `:group_by` (a GROUP BY's lookup of a group's rows);
+      `:join_from` (a join's lookup, in the table a joined table is joined
+      to, of the rows a joined row's change reaches, by that side's join
+      columns); `:join_joined` (a join's lookup of the joined row by its
+      join columns, served by the unique index the join needs, so open
+      only if that index was dropped); `:unknown` for a role newer than
+      this package
     * `:opted_out` - `true` when the transform was defined `WITHOUT SOURCE
       INDEX`: the scan is accepted, and the gap is listed for information
     * `:fix` - the `CREATE INDEX CONCURRENTLY` statement that closes it,

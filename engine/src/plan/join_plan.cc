@@ -95,6 +95,7 @@ Result<catalog::Transform> JoinPlan::Draft(const grammar::TransformStmt& stmt,
   auto t = ProjectionPlan::Draft(stmt, inputs);
   if (!t.ok()) return t.status();
   t->kind = "join";
+  t->source_index_optional = stmt.without_source_index;
   for (size_t i = 0; i < stmt.joins.size(); ++i) {
     const grammar::JoinClause& join = stmt.joins[i];
     const capture::ResolvedTable& table = inputs[i + 1];
