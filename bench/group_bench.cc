@@ -46,7 +46,8 @@ GroupShape Shape(const std::string& target) {
         "__trellis_" + std::to_string(i) + "_",
         "o.amount",
         "__trellis_ch.a",
-        true};
+        true,
+        {}};
   };
   GroupShape shape;
   shape.target = sql::Ident(target);

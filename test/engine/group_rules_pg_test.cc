@@ -63,9 +63,13 @@ GroupShape Shape(const std::string& target, Form form) {
   if (grouped) shape.keys = {{"customer_id", "o.customer_id"}, {"region", "o.region"}};
   for (std::size_t i = 0; form != Form::kDistinct && i < kAggregates.size(); ++i) {
     const Aggregate& a = kAggregates[i];
-    shape.aggregates.push_back(AggregateInput{
-        AggregateCall{a.function, a.argument}, a.column, "__trellis_" + std::to_string(i + 1) + "_",
-        a.argument.value_or(""), "__trellis_ch.\"a" + std::to_string(i + 1) + "\"", a.exact});
+    shape.aggregates.push_back(AggregateInput{AggregateCall{a.function, a.argument},
+                                              a.column,
+                                              "__trellis_" + std::to_string(i + 1) + "_",
+                                              a.argument.value_or(""),
+                                              "__trellis_ch.\"a" + std::to_string(i + 1) + "\"",
+                                              a.exact,
+                                              {}});
   }
   return shape;
 }

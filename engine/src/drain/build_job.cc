@@ -92,7 +92,10 @@ ORDER BY j.id LIMIT 1 FOR UPDATE SKIP LOCKED)sql",
   // index scan; the bitmap scan the planner picks for a fifth of a table
   // builds its bitmap first, and cost an append ~15% more.
   TRELLIS_RETURN_IF_ERROR(conn.Exec("SET LOCAL enable_bitmapscan = off"));
-  const bool retrying = job.attempts > 0;
+  // A range that failed before settles its drain failure when it writes; so
+  // does any range of a build that replaced a failed one (a rebuild asked for
+  // again while the last one failed: its new ranges have no attempts yet).
+  const bool retrying = true;
   RangeUnit unit(*plan.value(), schema, std::move(job));
   // Pausing updates the transform's row, which other ranges hold shared and
   // may be about to update too: it happens in a transaction of its own.

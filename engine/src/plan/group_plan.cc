@@ -8,6 +8,7 @@
 #include "grammar/render.h"
 #include "plan/aggregates/group_check.h"
 #include "plan/key_sql.h"
+#include "plan/quarantine_sql.h"
 #include "sql/flat_rows.h"
 #include "sql/quote.h"
 
@@ -41,6 +42,18 @@ constexpr std::string_view kNoKey = "SELECT NULL::text[] WHERE false";
 // The planner's row estimate of the source: only a progress figure here.
 constexpr std::string_view kEstimateRows =
     "SELECT greatest(c.reltuples, 0)::bigint FROM pg_class c WHERE c.oid = {source}::regclass";
+
+// The key expressions bracketed, so `::text` applies to the whole of each.
+std::vector<std::string> GroupKeyExprs(const std::vector<KeyColumn>& key) {
+  std::vector<std::string> out;
+  for (const auto& k : key) out.push_back("(" + k.expr + ")");
+  return out;
+}
+
+// A failing group's record (drain/quarantine.h): its key as given and the
+// key's values by target column, which name the source rows it holds.
+constexpr std::string_view kGroupInputs =
+    "SELECT $1::text[], pg_catalog.jsonb_build_object({pairs})";
 
 }  // namespace
 
@@ -81,6 +94,9 @@ Result<std::unique_ptr<TransformPlan>> GroupPlan::Bind(const catalog::Transform&
     for (const auto& k : t.key) shape.keys.push_back(aggregates::GroupKey{k.name, k.expr, true});
   }
   for (const auto& k : t.key) plan->visible_.push_back(k.expr + " AS " + sql::Ident(k.name));
+  // The group's key as text[], as pages and quarantined_rows hold it: over a
+  // source row it is the row's group, over a group its key.
+  const std::string key_text = KeyAsText(GroupKeyExprs(plan->target_key()));
   auto has_column = [&](const std::string& name) {
     return std::any_of(t.columns.begin(), t.columns.end(),
                        [&](const catalog::Column& c) { return c.name == name; });
@@ -92,16 +108,23 @@ Result<std::unique_ptr<TransformPlan>> GroupPlan::Bind(const catalog::Transform&
     if (column == t.columns.end()) {
       return Status::Internal("transform " + t.name() + " has no catalog column " + item.alias);
     }
-    // A paused column keeps what it has: no statement writes it.
-    if (column->state != ColumnState::kLive) continue;
+    // A paused column keeps what it has: no statement writes it. One in
+    // quarantine is written, NULL for the groups recorded for it.
+    if (!IsWritten(*column)) continue;
     plan->visible_.push_back("(" + item.expr + ") AS " + sql::Ident(item.alias));
     const std::string prefix = StatePrefix(column->ordinal);
-    const std::string argument = item.aggregate->argument.value_or("");
+    std::string argument = item.aggregate->argument.value_or("");
+    std::string quarantined;
+    if (column->state != ColumnState::kLive) {
+      quarantined = IsQuarantinedKey(schema, t.id, column->name, key_text);
+      if (!argument.empty())
+        argument = "CASE WHEN " + quarantined + " THEN NULL ELSE (" + argument + ") END";
+    }
     shape.aggregates.push_back(aggregates::AggregateInput{
         *item.aggregate, item.alias, prefix, argument,
         std::string(aggregates::kChangeAlias) + "." + sql::Ident(prefix + "arg"),
         // Define keeps a running sum only for arguments it sums exactly.
-        has_column(prefix + "sum")});
+        has_column(prefix + "sum"), quarantined});
   }
 
   const catalog::Input& input = t.inputs.front();
@@ -175,8 +198,13 @@ Result<catalog::Transform> GroupPlan::Draft(const grammar::TransformStmt& stmt,
       // Running sums are kept for every sum and avg; the delta path decides
       // from the argument's type whether they are exact (SumsExactly).
       shape.aggregates.push_back(aggregates::AggregateInput{
-          *item.aggregate, item.alias, prefix, item.aggregate->argument.value_or(""),
-          std::string(aggregates::kChangeAlias) + "." + sql::Ident(prefix + "arg"), true});
+          *item.aggregate,
+          item.alias,
+          prefix,
+          item.aggregate->argument.value_or(""),
+          std::string(aggregates::kChangeAlias) + "." + sql::Ident(prefix + "arg"),
+          true,
+          {}});
     } else if (whole_table) {
       return aggregates::Refusal(
           name, "the column " + sql::Ident(item.alias) +
@@ -366,6 +394,15 @@ Bound GroupPlan::MiddleKey(const KeyRange&) const { return Bound{std::string(kNo
 
 Bound GroupPlan::SampleBoundaries(double, long, long) const {
   return Bound{std::string(kNoKey), {}};
+}
+
+std::string GroupPlan::KeyInputsSql() const {
+  std::vector<std::string> pairs;
+  const auto& key = target_key();
+  for (size_t i = 0; i < key.size(); ++i) {
+    pairs.push_back(sql::Literal(key[i].name) + ", ($1::text[])[" + std::to_string(i + 1) + "]");
+  }
+  return Render(kGroupInputs, {{"pairs", sql::Join(pairs, ", ")}});
 }
 
 std::string GroupPlan::EstimateKeysSql() const {

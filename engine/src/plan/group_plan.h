@@ -87,6 +87,9 @@ class GroupPlan final : public TransformPlan {
   Bound MiddleKey(const KeyRange& range) const override;
   Bound SampleBoundaries(double percent, long per_boundary, long count) const override;
   std::string EstimateKeysSql() const override;
+  // A failing group is recorded by its key: the input values are the key's
+  // values by target column (a group has many rows; its key names them).
+  std::string KeyInputsSql() const override;
   std::string DefinitionQuerySql() const override;
   std::vector<NamedStatement> Statements() const override;
 
@@ -118,7 +121,7 @@ class GroupPlan final : public TransformPlan {
 };
 
 // The name of the hidden key column of a transform without GROUP BY.
-inline constexpr std::string_view kWholeTableKey = "__trellis_all";
+inline constexpr std::string_view kWholeTableKey = aggregates::kWholeTableKey;
 
 // The prefix of the hidden state columns of the aggregate column with
 // catalog ordinal `ordinal`: "__trellis_<ordinal>_" (short, and unique in

@@ -9,16 +9,22 @@ bool IsWritten(const catalog::Column& c) {
   return c.paused_kind == PauseKind::kQuarantine;
 }
 
-std::string QuarantineGuarded(const std::string& schema, int transform_id,
-                              const std::string& column, const std::string& key_text,
-                              const std::string& expr) {
+std::string IsQuarantinedKey(const std::string& schema, int transform_id, const std::string& column,
+                             const std::string& key_text) {
   // An uncorrelated IN: PostgreSQL reads the column's recorded keys once per
   // statement into a hash table (a hashed SubPlan), so each row costs a hash
   // probe, not an index lookup.
-  return "CASE WHEN " + key_text + " IN (SELECT __trellis_q.key FROM " + sql::Ident(schema) +
+  return key_text + " IN (SELECT __trellis_q.key FROM " + sql::Ident(schema) +
          ".quarantined_rows __trellis_q WHERE __trellis_q.transform_id = " +
          std::to_string(transform_id) + " AND __trellis_q.column_name = " + sql::Literal(column) +
-         ") THEN NULL ELSE " + expr + " END";
+         ")";
+}
+
+std::string QuarantineGuarded(const std::string& schema, int transform_id,
+                              const std::string& column, const std::string& key_text,
+                              const std::string& expr) {
+  return "CASE WHEN " + IsQuarantinedKey(schema, transform_id, column, key_text) +
+         " THEN NULL ELSE " + expr + " END";
 }
 
 }  // namespace trellis::plan

@@ -15,6 +15,11 @@ namespace trellis::plan {
 // Whether the plan writes `c`: a live column, or one in quarantine.
 bool IsWritten(const catalog::Column& c);
 
+// SQL true when `key_text` (a key as text[], KeyAsText) is recorded in
+// quarantine for `column`.
+std::string IsQuarantinedKey(const std::string& schema, int transform_id, const std::string& column,
+                             const std::string& key_text);
+
 // `CASE WHEN <key of this row is quarantined for column> THEN NULL ELSE expr
 // END`. `key_text` is the row's key as text[] (KeyAsText), `expr` the
 // parenthesised value expression. CASE evaluates `expr` only for the other

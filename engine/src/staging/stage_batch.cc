@@ -7,6 +7,7 @@
 #include "plan/bind.h"
 #include "sql/quote.h"
 #include "sql/row_reader.h"
+#include "staging/failing_readers.h"
 #include "staging/ledger_pages.h"
 #include "workers/locks.h"
 
@@ -16,10 +17,11 @@ namespace {
 // One statement: delete a batch of capture rows, turn them into pages of at
 // most `$2` keys per transform (each page listing the key buckets it covers),
 // and report what was consumed and which sources were truncated.
-Result<std::string> StageSql(const std::string& schema,
-                             const std::vector<catalog::Transform>& all) {
+Result<std::string> StageSql(const std::string& schema, const std::vector<catalog::Transform>& all,
+                             const std::set<int>& skipped) {
   std::string dirty;
   for (const auto& t : all) {
+    if (skipped.count(t.id)) continue;  // rebuilt instead (failing_readers.h)
     auto plan = plan::Bind(t, schema);
     if (!plan.ok()) return plan.status();
     for (const auto& input : plan.value()->DirtyKeySql()) {
@@ -42,10 +44,11 @@ SELECT (SELECT count(*) FROM consumed),
        (SELECT count(*) FROM paged))sql";
 }
 
-}  // namespace
-
-Result<long> StageBatch(pg::Connection& conn, const std::string& schema, int batch_rows,
-                        int page_keys) {
+// One staging transaction. With `find_failing`, the transforms whose
+// dirty keys fail over the capture rows are found first and rebuilt
+// instead of staged (failing_readers.h).
+Result<long> StageOnce(pg::Connection& conn, const std::string& schema, int batch_rows,
+                       int page_keys, bool find_failing) {
   auto tx = pg::Transaction::Begin(conn);
   if (!tx.ok()) return tx.status();
   TRELLIS_RETURN_IF_ERROR(catalog::EnterStagingBatch(conn, schema));
@@ -54,7 +57,15 @@ Result<long> StageBatch(pg::Connection& conn, const std::string& schema, int bat
   // Only committed capture rows are visible here, and each is deleted as it
   // is consumed: a writer that commits later is simply seen by a later batch,
   // so no cursor can skip past it.
-  auto stage = StageSql(schema, transforms.value());
+  std::set<int> skipped;
+  if (find_failing) {
+    auto failing = FindFailingReaders(conn, schema, transforms.value());
+    if (!failing.ok()) return failing.status();
+    TRELLIS_RETURN_IF_ERROR(
+        RebuildFailingReaders(conn, schema, transforms.value(), failing.value()));
+    skipped = std::move(failing.value());
+  }
+  auto stage = StageSql(schema, transforms.value(), skipped);
   if (!stage.ok()) return stage.status();
   // Prepared: its text changes only when the set of transforms does.
   auto staged =
@@ -77,6 +88,18 @@ Result<long> StageBatch(pg::Connection& conn, const std::string& schema, int bat
   }
   TRELLIS_RETURN_IF_ERROR(tx.value()->Commit());
   return consumed;
+}
+
+}  // namespace
+
+Result<long> StageBatch(pg::Connection& conn, const std::string& schema, int batch_rows,
+                        int page_keys) {
+  auto staged = StageOnce(conn, schema, batch_rows, page_keys, /*find_failing=*/false);
+  // A group expression that fails for a captured row must not stall every
+  // transform's staging: the batch is staged again without the transforms
+  // it fails for, which are rebuilt instead. Free while nothing fails.
+  if (staged.ok() || !MayBeReadersFailure(staged.status())) return staged;
+  return StageOnce(conn, schema, batch_rows, page_keys, /*find_failing=*/true);
 }
 
 }  // namespace trellis::staging

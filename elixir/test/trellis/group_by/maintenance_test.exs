@@ -112,4 +112,34 @@ defmodule Trellis.GroupBy.MaintenanceTest do
     assert {:ok, %Trellis.Status{status: :live}} = Trellis.status(trellis, "counted")
     assert SimplePG.query!(pg, "SELECT n, s FROM counted") == [["0", nil]]
   end
+
+  # The one row of a transform without GROUP BY is upserted by every
+  # recompute, so whatever removed it (an operator's DELETE of the target
+  # row), the next change makes it again. It used to be updated in place,
+  # which changed nothing for good once the row was gone: the one way found
+  # for a whole-table target to stay wrong (see the crash test in
+  # differential_test.exs).
+  test "the whole-table row comes back with the next change after it went missing",
+       %{trellis: trellis, pg: pg} do
+    {:ok, _} =
+      Trellis.define(
+        trellis,
+        "TRANSFORM everything FROM orders SELECT count(*) AS n, sum(amount) AS total"
+      )
+
+    converge!(trellis)
+    query = "SELECT count(*), sum(amount) FROM orders"
+    assert differences(pg, "SELECT n, total FROM everything", query) == "0"
+
+    SimplePG.query!(pg, "DELETE FROM everything")
+    SimplePG.query!(pg, "UPDATE orders SET amount = amount + 1 WHERE id = 5")
+    converge!(trellis)
+    assert differences(pg, "SELECT n, total FROM everything", query) == "0"
+
+    # And after a TRUNCATE (a rebuild).
+    SimplePG.query!(pg, "DELETE FROM everything; TRUNCATE orders")
+    converge!(trellis)
+    assert differences(pg, "SELECT n, total FROM everything", query) == "0"
+    assert SimplePG.scalar!(pg, "SELECT n::text FROM everything") == "0"
+  end
 end

@@ -88,7 +88,16 @@ std::string DirtyKeyColumn(std::size_t i) {
 std::vector<StateColumn> StateColumns(const GroupShape& shape) {
   std::vector<StateColumn> out;
   for (const auto& input : shape.aggregates) {
-    for (auto& column : RuleFor(input).columns) out.push_back(std::move(column));
+    for (auto& column : RuleFor(input).columns) {
+      // A quarantined column is NULL for its recorded groups; its hidden
+      // state is computed over the guarded argument (NULL for their rows).
+      if (!input.quarantined.empty() && column.name == input.column) {
+        column.slots["quarantined"] = input.quarantined;
+        column.recompute_template =
+            "CASE WHEN {quarantined} THEN NULL ELSE " + column.recompute_template + " END";
+      }
+      out.push_back(std::move(column));
+    }
   }
   out.push_back(RowCountColumn());
   return out;
@@ -113,14 +122,21 @@ std::string FreshGroupsSql(const GroupShape& shape, std::string_view filter) {
     items.push_back("(" + key.expr + ") AS " + sql::Ident(key.column));
   }
   for (const auto& c : columns) items.push_back(c.Recompute() + " AS " + sql::Ident(c.name));
-  std::string where = WhereOrTrue(shape);
-  if (!filter.empty()) where += " AND " + std::string(filter);
+  // The groups' rows are found first (OFFSET 0 keeps the planner from
+  // merging the two), and only their rows meet the WHERE and the aggregate
+  // arguments: a row whose WHERE fails then fails the recompute of its own
+  // group only, which failure charging can hold (spec/engine.md
+  // "Charging a failure").
+  const std::string source = filter.empty() ? SourceFrom(shape)
+                                            : "(SELECT * FROM " + SourceFrom(shape) + " WHERE " +
+                                                  std::string(filter) + " OFFSET 0) AS " +
+                                                  sql::Ident(shape.alias);
   const std::string grouping =
       shape.keys.empty() ? "" : "\n  GROUP BY " + sql::Join(KeyExprs(shape), ", ");
   return Render("SELECT {items}\n  FROM {source}\n  WHERE {where}{grouping}",
                 {{"items", sql::Join(items, ", ")},
-                 {"source", SourceFrom(shape)},
-                 {"where", where},
+                 {"source", source},
+                 {"where", WhereOrTrue(shape)},
                  {"grouping", grouping}});
 }
 
@@ -131,14 +147,22 @@ std::vector<std::string> StateColumnNames(const GroupShape& shape) {
 std::string RecomputeGroupsSql(const GroupShape& shape, std::string_view dirty) {
   const std::vector<std::string> names = StateColumnNames(shape);
   if (shape.keys.empty()) {
-    // The one row, when `dirty` lists anything (always, without `dirty`).
+    // The one row, when `dirty` lists anything (always, without `dirty`):
+    // upserted, so that the row is there whatever happened before.
+    std::vector<std::string> sets;
+    for (const auto& n : names) sets.push_back(n + " = EXCLUDED." + n);
     return Render(R"sql(WITH written AS (
-  UPDATE {target} SET ({names}) = ({fresh}){when}
+  INSERT INTO {target} ({key}, {names})
+  SELECT true, {f}.* FROM ({fresh}) AS {f}{when}
+  ON CONFLICT ({key}) DO UPDATE SET {sets}
   RETURNING 1
 )
 SELECT (SELECT count(*) FROM written), 0::bigint)sql",
                   {{"target", shape.target},
+                   {"key", sql::Ident(kWholeTableKey)},
                    {"names", sql::Join(names, ", ")},
+                   {"sets", sql::Join(sets, ", ")},
+                   {"f", std::string(kFreshAlias)},
                    {"fresh", FreshGroupsSql(shape, "")},
                    {"when", dirty.empty() ? ""
                                           : "\n  WHERE EXISTS (SELECT 1 FROM " +

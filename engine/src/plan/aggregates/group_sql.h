@@ -13,6 +13,10 @@
 
 namespace trellis::plan::aggregates {
 
+// The hidden key column of a transform without GROUP BY: always true, so the
+// one row has a key to be upserted on (and to be named by in pages).
+inline constexpr std::string_view kWholeTableKey = "__trellis_all";
+
 // A GROUP BY expression and the target column that holds it.
 struct GroupKey {
   std::string column;  // unquoted
@@ -70,7 +74,8 @@ std::string UpsertFreshSql(const GroupShape& shape);
 // upserts those that have rows and deletes those that lost their last row.
 // Correct for every aggregate, in any order, any number of times: the path
 // for drains, rebuilds and corrections. Returns one row (written, deleted).
-// A transform without GROUP BY recomputes its one row (`dirty` unused).
+// A transform without GROUP BY upserts its one row when `dirty` lists
+// anything (always, when `dirty` is empty), so a missing row is made again.
 std::string RecomputeGroupsSql(const GroupShape& shape, std::string_view dirty);
 
 // Recomputes every group: upserts each group the source has, deletes every

@@ -77,6 +77,12 @@ struct AggregateInput {
   std::string argument;         // the argument over a source row (`call.argument`)
   std::string change_argument;  // the argument in `ch` (`ch."a3"`)
   bool sums_exactly = true;     // SumsExactly(argument type)
+  // For a column in quarantine (spec/engine.md "Charging a failure"): SQL
+  // true for the groups recorded for it, over a source row and over a group
+  // alike (the group's key as text[] IN the recorded keys). `argument` is
+  // then already guarded by it, so no recorded group evaluates it, and the
+  // visible column is NULL for those groups. Empty when the column is live.
+  std::string quarantined;
 };
 
 // True for argument types whose sums a delta keeps exactly, to the digit

@@ -2,8 +2,8 @@ WITH __trellis_dirty AS MATERIALIZED (
   SELECT * FROM (SELECT DISTINCT k.c1::integer AS __trellis_key_1, k.c2::text AS __trellis_key_2 FROM "trellis".pages AS p, LATERAL (SELECT max(u.v) FILTER (WHERE (u.ord - 1) % 2 = 0) AS c1, max(u.v) FILTER (WHERE (u.ord - 1) % 2 = 1) AS c2 FROM unnest(p.keys) WITH ORDINALITY AS u(v, ord) GROUP BY p.id, (u.ord - 1) / 2) AS k WHERE p.id = ANY($1::bigint[])) AS d
 ), fresh AS (
   SELECT (o.customer_id) AS "customer_id", (lower(region)) AS "region", count(*) AS "n", sum((amount)) AS "total", coalesce(sum((amount)), 0) AS "__trellis_2_sum", count((amount)) AS "__trellis_2_n", avg((amount)) AS "mean", coalesce(sum((amount)), 0) AS "__trellis_3_sum", count((amount)) AS "__trellis_3_n", max((placed_at)) AS "last", count(*) AS "__trellis_rows"
-  FROM "public"."orders" AS "o"
-  WHERE (o.status <> 'void') AND EXISTS (SELECT 1 FROM __trellis_dirty AS __trellis_k WHERE ((o.customer_id) = __trellis_k.__trellis_key_1 OR ((o.customer_id) IS NULL AND __trellis_k.__trellis_key_1 IS NULL)) AND ((lower(region)) = __trellis_k.__trellis_key_2 OR ((lower(region)) IS NULL AND __trellis_k.__trellis_key_2 IS NULL)))
+  FROM (SELECT * FROM "public"."orders" AS "o" WHERE EXISTS (SELECT 1 FROM __trellis_dirty AS __trellis_k WHERE ((o.customer_id) = __trellis_k.__trellis_key_1 OR ((o.customer_id) IS NULL AND __trellis_k.__trellis_key_1 IS NULL)) AND ((lower(region)) = __trellis_k.__trellis_key_2 OR ((lower(region)) IS NULL AND __trellis_k.__trellis_key_2 IS NULL))) OFFSET 0) AS "o"
+  WHERE (o.status <> 'void')
   GROUP BY (o.customer_id), (lower(region))
 ), gone AS (
   DELETE FROM "app"."order totals" AS __trellis_t USING __trellis_dirty AS __trellis_k

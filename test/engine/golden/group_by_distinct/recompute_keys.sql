@@ -2,8 +2,8 @@ WITH __trellis_dirty AS MATERIALIZED (
   SELECT * FROM (SELECT DISTINCT k.c1::text AS __trellis_key_1 FROM (SELECT 1 AS id, $1::text[] AS keys) AS p, LATERAL (SELECT u.v AS c1 FROM unnest(p.keys) AS u(v)) AS k) AS d
 ), fresh AS (
   SELECT (region) AS "region", count(*) AS "__trellis_rows"
-  FROM "public"."orders" AS "o"
-  WHERE true AND EXISTS (SELECT 1 FROM __trellis_dirty AS __trellis_k WHERE ((region) = __trellis_k.__trellis_key_1 OR ((region) IS NULL AND __trellis_k.__trellis_key_1 IS NULL)))
+  FROM (SELECT * FROM "public"."orders" AS "o" WHERE EXISTS (SELECT 1 FROM __trellis_dirty AS __trellis_k WHERE ((region) = __trellis_k.__trellis_key_1 OR ((region) IS NULL AND __trellis_k.__trellis_key_1 IS NULL))) OFFSET 0) AS "o"
+  WHERE true
   GROUP BY (region)
 ), gone AS (
   DELETE FROM "app"."order totals" AS __trellis_t USING __trellis_dirty AS __trellis_k

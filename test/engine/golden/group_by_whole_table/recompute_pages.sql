@@ -1,8 +1,10 @@
 WITH written AS (
-  UPDATE "app"."order totals" SET ("n", "total", "__trellis_rows") = (SELECT count(*) AS "n", sum((amount)) AS "total", count(*) AS "__trellis_rows"
+  INSERT INTO "app"."order totals" ("__trellis_all", "n", "total", "__trellis_rows")
+  SELECT true, __trellis_f.* FROM (SELECT count(*) AS "n", sum((amount)) AS "total", count(*) AS "__trellis_rows"
   FROM "public"."orders" AS "o"
-  WHERE true)
+  WHERE true) AS __trellis_f
   WHERE EXISTS (SELECT 1 FROM (SELECT 1 FROM "trellis".pages AS p, LATERAL (SELECT u.v AS c1 FROM unnest(p.keys) AS u(v)) AS k WHERE p.id = ANY($1::bigint[])) AS d)
+  ON CONFLICT ("__trellis_all") DO UPDATE SET "n" = EXCLUDED."n", "total" = EXCLUDED."total", "__trellis_rows" = EXCLUDED."__trellis_rows"
   RETURNING 1
 )
 SELECT (SELECT count(*) FROM written), 0::bigint

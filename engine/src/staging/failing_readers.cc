@@ -1,0 +1,65 @@
+#include "staging/failing_readers.h"
+
+#include "capture/routing.h"
+#include "catalog/states.h"
+#include "grammar/address.h"
+#include "log/component_log.h"
+#include "plan/bind.h"
+#include "sql/quote.h"
+
+namespace trellis::staging {
+
+bool MayBeReadersFailure(const Status& error) {
+  // Not a failure a retry of the batch may not meet again (a lost
+  // connection, a deadlock, a cancel, a lock timeout). drain/failure_class.h
+  // classifies the same way, but staging may not include drain.
+  if (error.code() == Code::kConnection || !error.sqlstate) return false;
+  for (std::string_view cls : {"08", "40", "53", "55P03", "57"}) {
+    if (error.sqlstate->rfind(cls, 0) == 0) return false;
+  }
+  return true;
+}
+
+Result<std::set<int>> FindFailingReaders(pg::Connection& conn, const std::string& schema,
+                                         const std::vector<catalog::Transform>& all) {
+  // The capture rows as the staging statement consumes them, read only.
+  const std::string consumed = sql::WithSchema("SELECT ctid AS id, source_id, op, routing, " +
+                                                   std::string(capture::kRoutingWidthSql) +
+                                                   " AS width FROM {schema}.capture",
+                                               schema);
+  std::set<int> failing;
+  for (const auto& t : all) {
+    auto plan = plan::Bind(t, schema);
+    if (!plan.ok()) return plan.status();
+    for (const auto& input : plan.value()->DirtyKeySql()) {
+      TRELLIS_RETURN_IF_ERROR(conn.Exec("SAVEPOINT trellis_reader"));
+      Status tried = conn.Exec("WITH consumed AS (" + consumed + ") SELECT count(*) FROM (" +
+                               input.sql + ") AS d");
+      if (!tried.ok()) {
+        if (!MayBeReadersFailure(tried)) return tried;
+        TRELLIS_RETURN_IF_ERROR(conn.Exec("ROLLBACK TO SAVEPOINT trellis_reader"));
+        failing.insert(t.id);
+      }
+      TRELLIS_RETURN_IF_ERROR(conn.Exec("RELEASE SAVEPOINT trellis_reader"));
+    }
+  }
+  return failing;
+}
+
+Status RebuildFailingReaders(pg::Connection& conn, const std::string& schema,
+                             const std::vector<catalog::Transform>& all,
+                             const std::set<int>& failing) {
+  static const auto logger = log::Component("trellis::staging");
+  for (const auto& t : all) {
+    if (!failing.count(t.id)) continue;
+    // The error's text may quote a row value: only its code at warning.
+    logger->warn(
+        "transform {}: a group expression fails for a captured row; the transform is rebuilt "
+        "instead, and its status shows the rebuild's failure until the row is fixed",
+        grammar::RenderTransformName(t.name()));
+    TRELLIS_RETURN_IF_ERROR(catalog::RequestRebuild(conn, schema, t.id, std::nullopt));
+  }
+  return Status::OK();
+}
+
+}  // namespace trellis::staging

@@ -1,0 +1,36 @@
+// Staging that a failing group expression cannot stall (spec/engine.md
+// "Charging a failure"). A GROUP BY transform's dirty keys are its group
+// expressions evaluated over captured row versions; one that raises for a
+// row (10 / x where x = 0) would fail the whole staging statement, and with
+// it every transform's staging. When a batch fails with a data error, the
+// transforms whose dirty-key SQL fails are found one by one; the batch is
+// staged without their keys and each of them is rebuilt instead, a rebuild
+// whose failure shows in status (drain_failure) until the row is fixed.
+#pragma once
+
+#include <set>
+#include <string>
+#include <vector>
+
+#include "catalog/model.h"
+#include "pg/connection.h"
+#include "trellis/status.h"
+
+namespace trellis::staging {
+
+// Whether a failed batch may have failed in a transform's dirty keys (a
+// database error that a retry would meet again).
+bool MayBeReadersFailure(const Status& error);
+
+// The ids of the transforms of `all` whose dirty-key SQL fails with a data
+// error over the capture rows there are now. REQUIRES: inside a transaction
+// (each trial runs under a savepoint of its own).
+Result<std::set<int>> FindFailingReaders(pg::Connection& conn, const std::string& schema,
+                                         const std::vector<catalog::Transform>& all);
+
+// Requests a rebuild of each transform of `failing`, with a warning.
+Status RebuildFailingReaders(pg::Connection& conn, const std::string& schema,
+                             const std::vector<catalog::Transform>& all,
+                             const std::set<int>& failing);
+
+}  // namespace trellis::staging
