@@ -101,6 +101,9 @@ void CreateTarget(EngineFixture& f, const std::string& target, Form form) {
   if (grouped) {
     items = {"o.customer_id", "o.region"};
     visible = {"customer_id", "region"};
+  } else {
+    // The one row's hidden constant key, which its recompute upserts on.
+    items = {"true AS " + sql::Ident(kWholeTableKey)};
   }
   for (const auto& c : StateColumns(shape))
     items.push_back(c.Recompute() + " AS " + sql::Ident(c.name));
@@ -108,9 +111,9 @@ void CreateTarget(EngineFixture& f, const std::string& target, Form form) {
   f.Sql("CREATE TABLE " + shape.target + " AS SELECT " + sql::Join(items, ", ") +
         " FROM orders o WHERE " + kWhere + (grouped ? " GROUP BY o.customer_id, o.region" : "") +
         (grouped ? " WITH NO DATA" : ""));
-  if (grouped) {
-    f.Sql("CREATE UNIQUE INDEX ON " + shape.target + " (customer_id, region) NULLS NOT DISTINCT");
-  }
+  f.Sql("CREATE UNIQUE INDEX ON " + shape.target +
+        (grouped ? " (customer_id, region) NULLS NOT DISTINCT"
+                 : " (" + sql::Ident(kWholeTableKey) + ")"));
   f.Sql("CREATE VIEW " + sql::Ident(target + "_visible") + " AS SELECT " +
         sql::Join(visible, ", ") + " FROM " + shape.target);
 }
