@@ -8,7 +8,10 @@ defmodule Trellis.CorrectingNode do
 
     * `:node` - the relation, as `"schema.table"` (quoted where needed)
     * `:since` - when the engine saw the change and started the correction,
-      a `DateTime`
+      a `DateTime`; `nil` while the change waits to be applied: its capture
+      is not installed yet (a lock that is busy, or a table the engine's
+      role does not own, which a warning in the log names), so writes to it
+      may be missing from the target and `await_converged/3` waits for it
     * `:keys_remaining` - target keys of the correction not recomputed yet
   """
 

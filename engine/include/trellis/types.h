@@ -68,7 +68,9 @@ struct SourceIndexGapStatus {
 // (it reads backfilling for it meanwhile).
 struct CorrectingNodeStatus {
   std::string node;  // the partition, "schema.table"
-  int64_t since_us = 0;
+  // When the correction started; nil while the change under the source
+  // waits to be applied (its capture is not installed yet).
+  std::optional<int64_t> since_us;
   int64_t keys_remaining = 0;
 };
 

@@ -81,6 +81,14 @@ SELECT source_id, relid, parent_relid, node, change FROM changes ORDER BY source
   return out;
 }
 
+std::string PendingRelationsOfTransformSql(const std::string& schema) {
+  return sql::WithSchema(std::string(kTree) + R"sql(
+SELECT DISTINCT c.node FROM changes c
+JOIN {schema}.transform_inputs i ON i.source_id = c.source_id
+WHERE i.transform_id = $1::int ORDER BY c.node)sql",
+                         schema);
+}
+
 std::string RelationsOutOfStepSql(const std::string& schema) {
   return sql::WithSchema(std::string(kTree) + "\nSELECT EXISTS (SELECT 1 FROM changes)", schema);
 }

@@ -39,6 +39,11 @@ struct RelationEvent {
 // sources and those capture covers, sources in id order. A relation that
 // already belongs to another source (a child inheriting from two sources) is
 // left out: it is reported once, by define's refusal, never captured twice.
+// The relations under the sources transform $1::int reads that changed and
+// are not applied yet (one column: the relation's name, "schema.table"),
+// the same changes FindRelationChanges finds.
+std::string PendingRelationsOfTransformSql(const std::string& schema);
+
 Result<std::vector<RelationEvent>> FindRelationChanges(pg::Connection& conn,
                                                        const std::string& schema);
 

@@ -1,5 +1,6 @@
 #include "reads/correcting.h"
 
+#include "capture/relations.h"
 #include "sql/quote.h"
 #include "sql/row_reader.h"
 
@@ -22,6 +23,16 @@ GROUP BY c.id, c.node, c.since ORDER BY c.id)sql",
     sql::RowReader row(rows.value(), r);
     out.push_back(CorrectingNodeStatus{row.Text(0), row.Int64(1), row.Int64(2)});
     if (!row.status().ok()) return row.status();
+  }
+  // A change the staging worker has not applied yet (a partition attached a
+  // moment ago, or one whose capture cannot be installed: a lock never free,
+  // a table the engine's role does not own) is listed too, with no start:
+  // its writes may be missing from the target until it is applied.
+  auto pending =
+      conn.Query(capture::PendingRelationsOfTransformSql(schema), {std::to_string(transform_id)});
+  if (!pending.ok()) return pending.status();
+  for (size_t r = 0; r < pending->size(); ++r) {
+    out.push_back(CorrectingNodeStatus{pending->text(r, 0), std::nullopt, 0});
   }
   return out;
 }

@@ -1,5 +1,7 @@
 #include "staging/relation_sync.h"
 
+#include <set>
+
 #include "capture/relations.h"
 #include "capture/sources.h"
 #include "catalog/model.h"
@@ -165,6 +167,10 @@ Result<int> SyncRelations(pg::Connection& conn, const std::string& schema) {
   auto events = capture::FindRelationChanges(conn, schema);
   if (!events.ok()) return events.status();
   static const auto logger = log::Component("trellis::staging");
+  // Relations warned about, so a change that keeps failing is warned of once
+  // (then retried quietly) until it is applied. Only the staging worker's
+  // thread runs the sync.
+  static std::set<std::string> warned;
   int applied = 0;
   for (const auto& event : events.value()) {
     auto tx = pg::Transaction::Begin(conn);
@@ -173,11 +179,22 @@ Result<int> SyncRelations(pg::Connection& conn, const std::string& schema) {
     if (done.ok()) done = tx.value()->Commit();
     if (!done.ok()) {
       // Rolled back with the transaction; the change is found again next
-      // round (a busy lock is the usual reason).
-      logger->info("relation {} {} under a source: not applied yet ({})", event.node,
-                   capture::ChangeName(event.change), done.message());
+      // round. A busy lock (lock_timeout) is the usual reason and passes;
+      // anything else (a partition the engine's role does not own) needs
+      // someone to act, and status lists the relation meanwhile.
+      if (done.sqlstate == std::optional<std::string>("55P03")) {
+        logger->info("relation {} {} under a source: not applied yet ({})", event.node,
+                     capture::ChangeName(event.change), done.message());
+      } else if (warned.insert(event.node).second) {
+        logger->warn(
+            "relation {} {} under a source cannot be applied ({}); writes naming it are not "
+            "captured until it is (retried every second; capture needs the engine's role to own "
+            "the table)",
+            event.node, capture::ChangeName(event.change), done.message());
+      }
       continue;
     }
+    warned.erase(event.node);
     logger->info("relation {} {} under a source: capture and targets corrected", event.node,
                  capture::ChangeName(event.change));
     ++applied;

@@ -58,7 +58,7 @@ protocol::Value CorrectingNodes(const std::vector<CorrectingNodeStatus>& nodes) 
   for (const auto& n : nodes) {
     out.push_back(protocol::MakeMap({
         {"node", n.node},
-        {"since", n.since_us},
+        {"since", Optional(n.since_us)},
         {"keys_remaining", n.keys_remaining},
     }));
   }

@@ -76,10 +76,12 @@ defmodule Trellis.Partitions.PartitionedSourceTest do
 
     PartitionWorkload.attach!(pg)
 
+    # Listed first, perhaps, with no start (the change is not applied yet),
+    # then as a correction under way.
     status =
       poll(fn ->
         {:ok, s} = Trellis.status(stager, "order_view")
-        s.correcting != [] && s
+        Enum.any?(s.correcting, & &1.since) && s
       end)
 
     assert status.status == :backfilling
@@ -101,6 +103,55 @@ defmodule Trellis.Partitions.PartitionedSourceTest do
     assert Workload.differences(pg, "order_view", @query) == 0
     Trellis.shutdown(drainer)
     Trellis.shutdown(stager)
+  end
+
+  test "a partition whose capture cannot be installed is listed under correcting, with no start, " <>
+         "until it can" do
+    db = Database.create_with_owner!("partitions_owner")
+    owner = SimplePG.connect!(db.owner_url)
+    admin = SimplePG.connect!(db.url)
+
+    on_exit(fn ->
+      SimplePG.close(owner)
+      SimplePG.close(admin)
+    end)
+
+    PartitionWorkload.create_source!(owner)
+    :ok = Trellis.migrate(Trellis.connect!(url: db.owner_url))
+    trellis = Trellis.connect!(url: db.owner_url, staging: true, drain_threads: 1)
+    {:ok, {:transform_defined, _}} = Trellis.define(trellis, @statement)
+    {:ok, token} = Trellis.watermark_token(trellis)
+    :ok = Trellis.await_converged(trellis, token, timeout_ms: 60_000)
+
+    # A partition the engine's role does not own: its capture triggers
+    # cannot be made, so its rows and writes cannot reach the target yet.
+    PartitionWorkload.attach!(admin)
+    SimplePG.query!(admin, "INSERT INTO orders_p4 VALUES (1000, 4, 99, 'by name')")
+    # Given time for several staging rounds, it stays listed, with no start.
+    Process.sleep(2_500)
+
+    assert {:ok, %Trellis.Status{status: :backfilling, correcting: correcting}} =
+             Trellis.status(trellis, "order_view")
+
+    assert [%Trellis.CorrectingNode{node: "public.orders_p4", since: nil, keys_remaining: 0}] =
+             correcting
+
+    # The wait does not return over it.
+    {:ok, token} = Trellis.watermark_token(trellis)
+
+    assert {:error, %Trellis.Error{code: :timeout}} =
+             Trellis.await_converged(trellis, token, timeout_ms: 1_000)
+
+    # Owned, it is captured and corrected on the next round.
+    SimplePG.query!(admin, "ALTER TABLE orders_p4 OWNER TO #{db.role}")
+    {:ok, token} = Trellis.watermark_token(trellis)
+    :ok = Trellis.await_converged(trellis, token, timeout_ms: 60_000)
+
+    assert {:ok, %Trellis.Status{status: :live, correcting: []}} =
+             Trellis.status(trellis, "order_view")
+
+    assert Workload.differences(owner, "order_view", @query) == 0
+    Trellis.shutdown(trellis)
   end
 
   defp poll(fun, tries \\ 400) do
