@@ -20,6 +20,15 @@ struct Config {
   int drain_rounds = 3;
   int backfill_rows = 1000000;
   int backfill_rounds = 2;
+  // What the captured tables' transform selects (benchmarks 1, 2, 6) and the
+  // columns of an index both tables get ("" none): the aggregate benchmarks
+  // (group_bench) swap in a GROUP BY and the index its groups are found by.
+  std::string capture_select = "v * 2 AS v2, upper(w) AS w_up";
+  std::string capture_index;
+  // Benchmark 3 over a GROUP BY target instead of a projection when > 0:
+  // the source is first filled with fresh_prefill rows in this many groups.
+  int fresh_groups = 0;
+  long fresh_prefill = 0;
 };
 
 // 1. INSERT ... SELECT of bulk_rows into a plain table vs a captured one.

@@ -29,8 +29,8 @@ std::string PgbenchScript(const std::string& table) {
 // benchmark gives up on it and starts the next round from a clean slate.
 constexpr int kLagCapMs = 3000;
 
-void DefineCaptured(BenchDb& db) {
-  db.Apply("TRANSFORM pg_b_t FROM pg_b SELECT v * 2 AS v2, upper(w) AS w_up");
+void DefineCaptured(BenchDb& db, const Config& config) {
+  db.Apply("TRANSFORM pg_b_t FROM pg_b SELECT " + config.capture_select);
   auto workers = db.StartWorkers();
   db.AwaitConverged();  // the backfill: the target is live before writes start
 }
@@ -44,7 +44,7 @@ struct CapturedLeg {
 // Production setup for the captured table: staging + 2 drain threads run
 // while it is written. A backlog the workers cannot clear within the cap is
 // thrown away (PAUSE + DROP + define again) so each round starts alike.
-CapturedLeg RunCaptured(BenchDb& db, PgbenchRun run, bool with_workers) {
+CapturedLeg RunCaptured(BenchDb& db, const Config& config, PgbenchRun run, bool with_workers) {
   std::unique_ptr<BackgroundWorkers> workers;
   if (with_workers) workers = db.StartWorkers();
   run.script = PgbenchScript("pg_b");
@@ -58,7 +58,7 @@ CapturedLeg RunCaptured(BenchDb& db, PgbenchRun run, bool with_workers) {
   if (!leg.lag) {
     db.Apply("PAUSE TRANSFORM pg_b_t");
     db.Apply("DROP TRANSFORM pg_b_t");
-    DefineCaptured(db);
+    DefineCaptured(db, config);
   }
   return leg;
 }
@@ -92,10 +92,10 @@ PgbenchSeries RunPgbenchSeries(BenchDb& db, const Config& config, int clients) {
           plain = RunPgbench(run).tps;
           break;
         case 1:
-          capture = RunCaptured(db, run, false).tps;
+          capture = RunCaptured(db, config, run, false).tps;
           break;
         default:
-          pipeline = RunCaptured(db, run, true);
+          pipeline = RunCaptured(db, config, run, true);
       }
     }
     spdlog::warn("bench pgbench c={} round {}: plain {:.0f}, capture {:.0f}, pipeline {:.0f} tps",
@@ -113,13 +113,21 @@ PgbenchSeries RunPgbenchSeries(BenchDb& db, const Config& config, int clients) {
   return s;
 }
 
+// Both tables get the same index, so only the triggers differ.
+void IndexBoth(BenchDb& db, const Config& config, const std::string& a, const std::string& b) {
+  if (config.capture_index.empty()) return;
+  db.Sql("CREATE INDEX ON " + a + " (" + config.capture_index + "); CREATE INDEX ON " + b + " (" +
+         config.capture_index + ")");
+}
+
 }  // namespace
 
 Section BulkCapture(const test::ThrowawayCluster& cluster, const Config& config) {
   BenchDb db(cluster, "bench_bulk");
   db.Sql(std::string("CREATE TABLE bulk_a ") + kBenchColumns + "; CREATE TABLE bulk_b " +
          kBenchColumns);
-  db.Apply("TRANSFORM bulk_b_t FROM bulk_b SELECT v * 2 AS v2, upper(w) AS w_up");
+  IndexBoth(db, config, "bulk_a", "bulk_b");
+  db.Apply("TRANSFORM bulk_b_t FROM bulk_b SELECT " + config.capture_select);
   // No workers: only the writer's statement is timed, and nothing else runs
   // beside it. One warm-up of each (plan and trigger function caches).
   TimeBulkInsert(db, "bulk_a", config.bulk_rows);
@@ -147,7 +155,9 @@ Section BulkCapture(const test::ThrowawayCluster& cluster, const Config& config)
   s.method = "`INSERT INTO t SELECT g, g % 1000, md5(g::text) FROM generate_series(1, " +
              std::to_string(config.bulk_rows) +
              ")` into an empty table `(id bigint PRIMARY KEY, v int, w text)`: plain (A) vs "
-             "read by a projection, so carrying the capture triggers (B). TRUNCATE and "
+             "read by `TRANSFORM ... SELECT " +
+             config.capture_select +
+             "`, so carrying the capture triggers (B). TRUNCATE and "
              "CHECKPOINT before each statement; only the INSERT is timed; no workers run. "
              "One warm-up each, then " +
              std::to_string(config.rounds) +
@@ -166,7 +176,8 @@ Section PgbenchCapture(const test::ThrowawayCluster& cluster, const Config& conf
   BenchDb db(cluster, "bench_pgbench");
   db.Sql(std::string("CREATE TABLE pg_a ") + kBenchColumns + "; CREATE TABLE pg_b " +
          kBenchColumns + "; CREATE SEQUENCE pg_a_seq; CREATE SEQUENCE pg_b_seq");
-  DefineCaptured(db);
+  IndexBoth(db, config, "pg_a", "pg_b");
+  DefineCaptured(db, config);
   Section s;
   s.title = "2. Capture overhead, pgbench";
   s.method =

@@ -1,162 +1,165 @@
-// group_bench: the group plan's maintenance statements
-// (engine/src/plan/aggregates) against REFRESH MATERIALIZED VIEW, on 1M
-// source rows in 10k groups (sum, count, avg, max by one int column), after
-// N random-row UPDATEs (0.01%, 0.1%, 1%, 10% of the rows).
-//
-// What it times, per N, in one run (machines are shared: read the ratios):
-//   refresh    REFRESH MATERIALIZED VIEW of the definition's query;
-//   deltas     folding the N updates' change rows into per-group deltas and
-//              applying them (FoldChangesSql + ApplyDeltasSql, one transaction);
-//   recompute  recomputing the dirty groups from the source
-//              (RecomputeGroupsSql, by an index on the group column).
-// It does NOT time capture, staging or the drain's transactions: the group
-// plan is not wired to the workers yet, so this is the cost of the SQL a
-// drain would run, not an end-to-end convergence time. Change rows are made
-// by the benchmark from the rows before and after the UPDATE, as capture
-// would. Each target is checked equal to the view after every step.
-//   group_bench [--rows N]
-#include <chrono>
-#include <cstdio>
+// group_bench: the aggregate benchmarks of issue 11 against a throwaway
+// cluster (bench/README.md, "Aggregates").
+//   group_bench [--out FILE] [--only a,b,c,d] [--rounds N] [--rows N]
+//               [--pgbench-seconds S] [--pgbench PATH]
+//   a  GROUP BY transform vs REFRESH MATERIALIZED VIEW at 0.01-10% churn
+//   b  single-row UPDATE cost: pg_ivm IMMV vs transform (needs pg_ivm
+//      installed on the server: bench/build_pg_ivm.sh; skipped without)
+//   c  capture cost of a table read by a GROUP BY (bulk; pgbench durable)
+//   d  freshness of a GROUP BY target at 2 000 writes/s
+// Prints the markdown report to stdout (and --out FILE); progress on stderr.
+// Every headline figure is a ratio against a baseline in the same run.
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
 #include <cstdlib>
+#include <fstream>
+#include <functional>
 #include <iostream>
-#include <string>
-#include <vector>
+#include <set>
 
 #include "bench_db.h"
-#include "plan/aggregates/group_sql.h"
-#include "sql/quote.h"
+#include "benchmarks.h"
+#include "group_benchmarks.h"
 
 namespace trellis::bench {
 namespace {
 
-using plan::aggregates::AggregateInput;
-using plan::aggregates::GroupShape;
+constexpr const char* kUsage =
+    "usage: group_bench [--out FILE] [--only a,b,c,d] [--rounds N] [--rows N]\n"
+    "                   [--pgbench-seconds S] [--pgbench PATH]\n";
 
-constexpr const char* kQuery =
-    "SELECT customer_id, sum(amount) AS total, count(*) AS n, avg(amount) AS mean, "
-    "max(amount) AS top FROM orders o GROUP BY customer_id";
+struct Args {
+  GroupConfig config;
+  std::string out;
+  std::string only = "abcd";
+};
 
-GroupShape Shape(const std::string& target) {
-  using F = grammar::AggregateFunction;
-  auto input = [](F f, std::string column, int i) {
-    return AggregateInput{
-        grammar::AggregateCall{
-            f, f == F::kCount ? std::nullopt : std::optional<std::string>("o.amount")},
-        column,
-        "__trellis_" + std::to_string(i) + "_",
-        "o.amount",
-        "__trellis_ch.a",
-        true,
-        {}};
-  };
-  GroupShape shape;
-  shape.target = sql::Ident(target);
-  shape.source = "orders";
-  shape.alias = "o";
-  shape.keys = {{"customer_id", "o.customer_id", /*nullable=*/false}};
-  shape.aggregates = {input(F::kSum, "total", 1), input(F::kCount, "n", 2),
-                      input(F::kAvg, "mean", 3), input(F::kMax, "top", 4)};
-  return shape;
+[[noreturn]] void Usage(const std::string& problem) {
+  std::cerr << problem << "\n" << kUsage;
+  std::exit(2);
 }
 
-void CreateTarget(BenchDb& db, const std::string& target) {
-  std::vector<std::string> items = {"o.customer_id"};
-  for (const auto& c : plan::aggregates::StateColumns(Shape(target))) {
-    items.push_back(c.Recompute() + " AS " + sql::Ident(c.name));
+Args Parse(int argc, char** argv) {
+  Args a;
+  if (const char* bin = std::getenv("TRELLIS_PG_BIN"))
+    a.config.pgbench = std::string(bin) + "/pgbench";
+  for (int i = 1; i < argc; ++i) {
+    const std::string flag = argv[i];
+    if (flag == "--help" || flag == "-h") Usage("");
+    if (i + 1 >= argc) Usage(flag + " needs a value");
+    const std::string value = argv[++i];
+    auto number = [&] {
+      char* end = nullptr;
+      const long n = std::strtol(value.c_str(), &end, 10);
+      if (*end != '\0' || n <= 0) Usage(flag + ": not a positive number: " + value);
+      return n;
+    };
+    if (flag == "--out") {
+      a.out = value;
+    } else if (flag == "--only") {
+      a.only = value;
+    } else if (flag == "--rounds") {
+      a.config.rounds = static_cast<int>(number());
+    } else if (flag == "--rows") {
+      a.config.rows = number();
+    } else if (flag == "--pgbench-seconds") {
+      a.config.pgbench_seconds = static_cast<int>(number());
+    } else if (flag == "--pgbench") {
+      a.config.pgbench = value;
+    } else {
+      Usage("unknown flag " + flag);
+    }
   }
-  db.Sql("CREATE TABLE " + target + " AS SELECT " + sql::Join(items, ", ") +
-         " FROM orders o GROUP BY o.customer_id");
-  db.Sql("CREATE UNIQUE INDEX ON " + target + " (customer_id) NULLS NOT DISTINCT");
-  db.Sql("VACUUM ANALYZE " + target);
+  return a;
 }
 
-long Differences(BenchDb& db, const std::string& target) {
-  const std::string visible = "SELECT customer_id, total, n, mean, top FROM " + target;
-  return std::stol(db.Scalar("SELECT count(*) FROM ((" + visible +
-                             " EXCEPT ALL TABLE mv) "
-                             "UNION ALL (TABLE mv EXCEPT ALL " +
-                             visible + ")) d"));
+// Benchmarks 1, 3 and 6 of engine_bench with a GROUP BY in place of the
+// projection, on the same shapes as a and b.
+Config AggregateConfig(const GroupConfig& group) {
+  Config c;
+  c.pgbench = group.pgbench;
+  c.rounds = std::max(3, group.rounds);
+  c.pgbench_seconds = group.pgbench_seconds;
+  c.capture_select =
+      "v, count(*) AS n, sum(id) AS total, avg(id) AS mean, max(id) AS top GROUP BY v";
+  c.capture_index = "v";
+  c.fresh_groups = group.groups;
+  c.fresh_prefill = group.rows;
+  return c;
 }
 
-int Run(long rows) {
+Section Retitled(Section s, const std::string& title, const std::string& prefix) {
+  s.title = title;
+  s.method = prefix + s.method;
+  return s;
+}
+
+int Run(const Args& args) {
   test::ThrowawayCluster cluster(TRELLIS_TESTKIT_BINARY);
-  BenchDb db(cluster, "group_bench");
-  // Short maintenance statements gain nothing from JIT and a correlated
-  // subquery's cost estimate turns it on: 2.4 s of compiling for a 1 s
-  // statement, measured. Workers must run with jit off too.
-  db.Sql("SET jit = off");
-  std::cerr << "loading " << rows << " rows\n";
-  db.Sql("CREATE TABLE orders (id bigint PRIMARY KEY, customer_id int NOT NULL, amount int)");
-  db.Sql(
-      "INSERT INTO orders SELECT g, g % 10000, abs(hashint4(g)) % 1000 FROM generate_series(1, " +
-      std::to_string(rows) + ") g");
-  db.Sql("CREATE INDEX ON orders (customer_id)");
-  db.Sql("VACUUM ANALYZE orders");
-  db.Sql(std::string("CREATE MATERIALIZED VIEW mv AS ") + kQuery);
-  CreateTarget(db, "delta_totals");
-  CreateTarget(db, "recomputed_totals");
-  db.Sql("CREATE TABLE changes (sign int, customer_id int, a int)");
-
-  std::printf(
-      "| updated rows | refresh s | deltas s | recompute s | refresh / deltas | "
-      "refresh / recompute |\n|---|---|---|---|---|---|\n");
-  for (double fraction : {0.0001, 0.001, 0.01, 0.1}) {
-    const long n = static_cast<long>(rows * fraction);
-    std::cerr << "N = " << n << "\n";
-    db.Sql("TRUNCATE changes");
-    db.Sql("CREATE TEMP TABLE picked AS SELECT id FROM orders TABLESAMPLE BERNOULLI (" +
-           std::to_string(fraction * 100 * 1.2) + ") LIMIT " + std::to_string(n));
-    // What capture would see: the old versions, the UPDATE, the new ones.
-    db.Sql(
-        "INSERT INTO changes SELECT -1, o.customer_id, o.amount FROM orders o JOIN picked "
-        "USING (id)");
-    db.Sql(
-        "UPDATE orders o SET amount = abs(hashint4(o.amount + o.id::int)) % 1000 FROM picked "
-        "p WHERE o.id = p.id");
-    db.Sql(
-        "INSERT INTO changes SELECT 1, o.customer_id, o.amount FROM orders o JOIN picked "
-        "USING (id)");
-    db.Sql("DROP TABLE picked");
-    db.Sql("VACUUM ANALYZE orders, changes");
-
-    const double refresh = db.TimeSql("REFRESH MATERIALIZED VIEW mv");
-
-    std::string script = "BEGIN; CREATE TEMP TABLE deltas ON COMMIT DROP AS " +
-                         plan::aggregates::FoldChangesSql(Shape("delta_totals"), "changes") +
-                         "; ANALYZE deltas";
-    for (const auto& statement :
-         plan::aggregates::ApplyDeltasSql(Shape("delta_totals"), "deltas")) {
-      script += "; " + statement;
+  double load[3] = {0, 0, 0};
+  getloadavg(load, 3);
+  const Config aggregate = AggregateConfig(args.config);
+  const std::string what =
+      "`TRANSFORM ... SELECT " + aggregate.capture_select + "` (both tables indexed on v). ";
+  const std::vector<std::pair<char, std::function<Section()>>> benches = {
+      {'a', [&] { return GroupVsRefresh(cluster, args.config); }},
+      {'b', [&] { return GroupWriteCost(cluster, args.config); }},
+      {'c',
+       [&] {
+         return Retitled(BulkCapture(cluster, aggregate),
+                         "c1. Capture cost of a table read by a GROUP BY, bulk", what);
+       }},
+      {'c',
+       [&] {
+         test::ThrowawayCluster durable(TRELLIS_TESTKIT_BINARY, {"--durable"});
+         return Retitled(PgbenchCapture(durable, aggregate),
+                         "c2. Capture cost of a table read by a GROUP BY, pgbench, durable",
+                         "On a testkit cluster started with --durable. " + what);
+       }},
+      {'d',
+       [&] {
+         return Retitled(Freshness(cluster, aggregate), "d. Freshness of a GROUP BY target",
+                         "The source is first filled with " + std::to_string(args.config.rows) +
+                             " rows in " + std::to_string(args.config.groups) +
+                             " groups (index on (v, written_at)); the transform is `SELECT v, "
+                             "count(*) AS n, max(written_at) AS written_at GROUP BY v`, and a "
+                             "group's target row marks every run write of the group written no "
+                             "later than its max(written_at) as visible. ");
+       }},
+  };
+  Report report;
+  int failed = 0;
+  for (const auto& [name, bench] : benches) {
+    if (args.only.find(name) == std::string::npos) continue;
+    spdlog::warn("group bench {} starting", name);
+    try {
+      report.Add(bench());
+    } catch (const BenchError& e) {
+      ++failed;
+      report.Add(Section{std::string("benchmark ") + name + " FAILED", e.what(), {}, {}});
     }
-    const double deltas = db.TimeSql(script + "; COMMIT");
-
-    const double recompute = db.TimeSql(
-        "BEGIN; CREATE TEMP TABLE dirty ON COMMIT DROP AS SELECT DISTINCT customer_id AS "
-        "__trellis_key_1 FROM changes; ANALYZE dirty; " +
-        plan::aggregates::RecomputeGroupsSql(Shape("recomputed_totals"), "dirty") + "; COMMIT");
-
-    const long wrong = Differences(db, "delta_totals") + Differences(db, "recomputed_totals");
-    if (wrong != 0) {
-      std::cerr << "targets differ from the view: " << wrong << " rows\n";
-      return 1;
-    }
-    std::printf("| %ld | %.3f | %.4f | %.4f | %.1fx | %.1fx |\n", n, refresh, deltas, recompute,
-                refresh / deltas, refresh / recompute);
-    std::fflush(stdout);
   }
-  return 0;
+  const std::string note = "2 cores shared with other jobs (load average " +
+                           std::to_string(load[0]).substr(0, 4) +
+                           " at start); trellis-testkit cluster (fsync off unless said). "
+                           "Read the ratios: each compares legs run in this same run.";
+  const std::string markdown = report.Markdown(note);
+  std::cout << markdown << std::flush;
+  if (!args.out.empty()) {
+    std::ofstream out(args.out);
+    out << markdown;
+    if (!out) return 1;
+  }
+  return failed == 0 ? 0 : 1;
 }
 
 }  // namespace
 }  // namespace trellis::bench
 
 int main(int argc, char** argv) {
-  long rows = 1000000;
-  if (argc == 3 && std::string(argv[1]) == "--rows") rows = std::atol(argv[2]);
-  try {
-    return trellis::bench::Run(rows);
-  } catch (const std::exception& e) {
-    std::cerr << e.what() << "\n";
-    return 1;
-  }
+  spdlog::set_default_logger(spdlog::stderr_color_mt("bench"));
+  spdlog::set_level(spdlog::level::warn);
+  return trellis::bench::Run(trellis::bench::Parse(argc, argv));
 }

@@ -203,19 +203,30 @@ TEST_CASE("recompute of dirty groups upserts what exists and deletes what is gon
   CHECK_THAT(sql, Catch::StartsWith("WITH __trellis_dirty AS MATERIALIZED (\n  SELECT * FROM "
                                     "dirty AS d\n), fresh AS (\n  SELECT (o.customer_id) AS "
                                     "\"customer_id\", count(*) AS \"n\""));
-  // The dirty groups' rows first, behind OFFSET 0; the WHERE over them only.
+  // The dirty groups' rows first, behind OFFSET 0; the WHERE over them
+  // only. Groups with non-NULL keys are found with a plain `=` (an index or
+  // hash semi-join); those with a NULL key by a second branch that runs only
+  // when some dirty key is NULL.
   CHECK_THAT(sql, Catch::Contains("FROM (SELECT * FROM \"public\".\"orders\" AS \"o\" WHERE "
                                   "EXISTS (SELECT 1 FROM __trellis_dirty AS __trellis_k WHERE "
-                                  "((o.customer_id) = __trellis_k.__trellis_key_1 OR "
-                                  "((o.customer_id) IS NULL AND __trellis_k.__trellis_key_1 IS "
-                                  "NULL))) OFFSET 0) AS \"o\"\n  WHERE (o.status <> 'void')\n  "
-                                  "GROUP BY (o.customer_id)"));
+                                  "(o.customer_id) = __trellis_k.__trellis_key_1) OFFSET 0) AS "
+                                  "\"o\"\n  WHERE (o.status <> 'void')\n  GROUP BY "
+                                  "(o.customer_id)\n  UNION ALL\n"));
+  CHECK_THAT(sql, Catch::Contains("WHERE ((o.customer_id) IS NULL) AND EXISTS (SELECT 1 FROM "
+                                  "__trellis_dirty AS __trellis_k WHERE "
+                                  "(__trellis_k.__trellis_key_1 IS NULL)) AND EXISTS"));
+  CHECK_THAT(sql, Catch::Contains("), gone_null AS (\n  DELETE FROM"));
   CHECK_THAT(sql, Catch::Contains("DELETE FROM \"public\".\"order_totals\" AS __trellis_t "
                                   "USING __trellis_dirty AS __trellis_k"));
   CHECK_THAT(sql, Catch::Contains("ON CONFLICT (\"customer_id\") DO UPDATE SET \"n\" = "
                                   "EXCLUDED.\"n\""));
   CHECK_THAT(sql, Catch::EndsWith("SELECT (SELECT count(*) FROM written), (SELECT count(*) "
-                                  "FROM gone)"));
+                                  "FROM gone) + (SELECT count(*) FROM gone_null)"));
+  // Keys that cannot be NULL need no second branch.
+  GroupShape never_null = OrderTotals();
+  never_null.keys[0].nullable = false;
+  const std::string plain = RecomputeGroupsSql(never_null, "dirty");
+  CHECK_THAT(plain, !Catch::Contains("UNION ALL") && !Catch::Contains("gone_null"));
 }
 
 TEST_CASE("without GROUP BY the one row is upserted", "[group][sql]") {
