@@ -21,6 +21,7 @@
 
 #include "bench_db.h"
 #include "benchmarks.h"
+#include "flags.h"
 #include "group_benchmarks.h"
 
 namespace trellis::bench {
@@ -36,42 +37,29 @@ struct Args {
   std::string only = "abcd";
 };
 
-[[noreturn]] void Usage(const std::string& problem) {
-  std::cerr << problem << "\n" << kUsage;
-  std::exit(2);
-}
-
 Args Parse(int argc, char** argv) {
   Args a;
   if (const char* bin = std::getenv("TRELLIS_PG_BIN"))
     a.config.pgbench = std::string(bin) + "/pgbench";
-  for (int i = 1; i < argc; ++i) {
-    const std::string flag = argv[i];
-    if (flag == "--help" || flag == "-h") Usage("");
-    if (i + 1 >= argc) Usage(flag + " needs a value");
-    const std::string value = argv[++i];
-    auto number = [&] {
-      char* end = nullptr;
-      const long n = std::strtol(value.c_str(), &end, 10);
-      if (*end != '\0' || n <= 0) Usage(flag + ": not a positive number: " + value);
-      return n;
-    };
+  const Flags flags(argc, argv, kUsage);
+  flags.Each([&](const std::string& flag, const std::string& value) {
     if (flag == "--out") {
       a.out = value;
     } else if (flag == "--only") {
       a.only = value;
     } else if (flag == "--rounds") {
-      a.config.rounds = static_cast<int>(number());
+      a.config.rounds = static_cast<int>(flags.Positive(flag, value));
     } else if (flag == "--rows") {
-      a.config.rows = number();
+      a.config.rows = flags.Positive(flag, value);
     } else if (flag == "--pgbench-seconds") {
-      a.config.pgbench_seconds = static_cast<int>(number());
+      a.config.pgbench_seconds = static_cast<int>(flags.Positive(flag, value));
     } else if (flag == "--pgbench") {
       a.config.pgbench = value;
     } else {
-      Usage("unknown flag " + flag);
+      return false;
     }
-  }
+    return true;
+  });
   return a;
 }
 

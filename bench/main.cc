@@ -18,6 +18,7 @@
 
 #include "bench_db.h"
 #include "benchmarks.h"
+#include "flags.h"
 #include "pg/connection.h"
 
 namespace trellis::bench {
@@ -34,26 +35,13 @@ struct Args {
   std::set<int> only = {1, 2, 3, 4, 5, 6};
 };
 
-[[noreturn]] void Usage(const std::string& problem) {
-  std::cerr << problem << "\n" << kUsage;
-  std::exit(2);
-}
-
 Args Parse(int argc, char** argv) {
   Args a;
   if (const char* bin = std::getenv("TRELLIS_PG_BIN"))
     a.config.pgbench = std::string(bin) + "/pgbench";
-  for (int i = 1; i < argc; ++i) {
-    const std::string flag = argv[i];
-    if (flag == "--help" || flag == "-h") Usage("");
-    if (i + 1 >= argc) Usage(flag + " needs a value");
-    const std::string value = argv[++i];
-    auto number = [&] {
-      char* end = nullptr;
-      const long n = std::strtol(value.c_str(), &end, 10);
-      if (*end != '\0' || n <= 0) Usage(flag + ": not a positive number: " + value);
-      return static_cast<int>(n);
-    };
+  const Flags flags(argc, argv, kUsage);
+  flags.Each([&](const std::string& flag, const std::string& value) {
+    auto number = [&] { return static_cast<int>(flags.Positive(flag, value)); };
     if (flag == "--out") {
       a.out = value;
     } else if (flag == "--only") {
@@ -73,9 +61,10 @@ Args Parse(int argc, char** argv) {
     } else if (flag == "--pgbench") {
       a.config.pgbench = value;
     } else {
-      Usage("unknown flag " + flag);
+      return false;
     }
-  }
+    return true;
+  });
   return a;
 }
 
