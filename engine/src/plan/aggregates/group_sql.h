@@ -44,11 +44,12 @@ struct GroupShape {
 std::vector<StateColumn> StateColumns(const GroupShape& shape);
 
 // Equality of the key columns of two relations: `=` for a key that cannot
-// be NULL, else NULL-safe, written so that an index on the right-hand side's
-// keys can serve each side of the OR (`IS NOT DISTINCT FROM` cannot use
-// one). `left`/`right` are SQL for each key: the relations' qualified
-// columns, or a key expression; `nullable` says which keys may be NULL
-// (all, when empty).
+// be NULL, else NULL-safe, `(r = l OR (r IS NULL AND l IS NULL))`. The OR
+// form joins two relations only by a nested loop over both (PostgreSQL can
+// neither hash nor index it): use it on small sets, and match large ones
+// with `=` plus a branch for NULL keys, as RecomputeGroupsSql does.
+// `left`/`right` are SQL for each key: the relations' qualified columns, or
+// a key expression; `nullable` says which keys may be NULL (all, when empty).
 std::string KeysMatch(const std::vector<std::string>& left, const std::vector<std::string>& right,
                       const std::vector<bool>& nullable = {});
 
