@@ -272,6 +272,42 @@ Status Connection::ExecScript(std::string_view sql) {
   return Status::OK();
 }
 
+Result<Rows> Connection::BeginAndQuery(std::string_view sql, const Params& params) {
+  NoteOutgoing(sql, params);
+  std::string text(sql);
+  std::vector<const char*> values;
+  values.reserve(params.size());
+  for (const auto& p : params) values.push_back(p ? p->c_str() : nullptr);
+  if (!PQenterPipelineMode(conn_)) return StatusFromResult(conn_, nullptr);
+  const bool sent = PQsendQueryParams(conn_, "BEGIN", 0, nullptr, nullptr, nullptr, nullptr, 0) &&
+                    PQsendQueryParams(conn_, text.c_str(), static_cast<int>(params.size()), nullptr,
+                                      values.data(), nullptr, nullptr, 0) &&
+                    PQpipelineSync(conn_);
+  // Each statement's result is followed by a NULL; then comes the sync's.
+  auto next = [this] { return ResultPtr(PQgetResult(conn_)); };
+  Result<Rows> begun = Status::Connection("the pipeline was not sent");
+  Result<Rows> rows = begun;
+  if (sent) {
+    begun = Collect(conn_, next(), largest_message_);
+    if (!broken()) (void)next();
+    rows = Collect(conn_, next(), largest_message_);
+    if (!broken()) (void)next();
+    while (!broken()) {
+      ResultPtr sync = next();
+      if (!sync || PQresultStatus(sync.get()) == PGRES_PIPELINE_SYNC) break;
+    }
+  } else {
+    begun = StatusFromResult(conn_, nullptr);
+  }
+  if (!PQexitPipelineMode(conn_) && !broken()) {
+    // Results are left unread: this session's protocol state is unknown.
+    return Status::Connection("a pipelined statement left results unread: " +
+                              std::string(PQerrorMessage(conn_)));
+  }
+  if (!begun.ok()) return begun.status();
+  return rows;
+}
+
 void Connection::RequestCancel() {
   std::lock_guard lock(cancel_mu_);
   if (!cancel_) return;
@@ -308,6 +344,19 @@ Result<std::unique_ptr<Transaction>> Transaction::Begin(Connection& conn,
   Status st = conn.Exec(begin_sql);
   if (!st.ok()) return st;
   return std::unique_ptr<Transaction>(new Transaction(conn));
+}
+
+Result<std::unique_ptr<Transaction>> Transaction::BeginWith(Connection& conn, std::string_view sql,
+                                                            const Params& params, Rows* rows) {
+  auto ran = conn.BeginAndQuery(sql, params);
+  // BEGIN ran unless the whole pipeline failed: this rolls back what it began.
+  auto tx = std::unique_ptr<Transaction>(new Transaction(conn));
+  if (!ran.ok()) {
+    if (!conn.in_transaction()) tx->done_ = true;
+    return ran.status();
+  }
+  if (rows) *rows = std::move(ran.value());
+  return tx;
 }
 
 Transaction::~Transaction() {

@@ -60,6 +60,12 @@ class Connection {
   Result<Rows> QueryPrepared(std::string_view sql, const Params& params = {});
   // Runs several statements separated by ';' (simple protocol, no params).
   Status ExecScript(std::string_view sql);
+  // BEGIN, then `sql`, sent together in one round trip (a libpq pipeline):
+  // the first statement of a hot transaction costs no trip of its own. Each
+  // is its own statement, so `sql` runs in a snapshot taken after BEGIN, as
+  // if sent alone. When `sql` fails, the transaction is open and aborted.
+  // REQUIRES: outside a transaction. Use Transaction::BeginWith.
+  Result<Rows> BeginAndQuery(std::string_view sql, const Params& params);
 
   // One row of a streamed result: each cell as text, nullopt for NULL. The
   // views are valid during the callback only.
@@ -120,6 +126,11 @@ class Transaction {
  public:
   static Result<std::unique_ptr<Transaction>> Begin(Connection& conn,
                                                     std::string_view begin_sql = "BEGIN");
+  // BEGIN and `sql` in one round trip (Connection::BeginAndQuery); `sql`'s
+  // rows go to `rows` when given. When `sql` fails the transaction is rolled
+  // back and its error returned.
+  static Result<std::unique_ptr<Transaction>> BeginWith(Connection& conn, std::string_view sql,
+                                                        const Params& params, Rows* rows = nullptr);
   ~Transaction();
   Status Commit();
 
