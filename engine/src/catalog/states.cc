@@ -204,13 +204,16 @@ Status PromoteCaughtUp(pg::Connection& conn, const std::string& schema) {
                    CaughtUpSql(schema, "t"));
 }
 
-Status NoteApplied(pg::Connection& conn, const std::string& schema, int id) {
-  return conn.Exec(Render(R"sql(
-UPDATE {schema}.transforms SET last_applied_at = now()
-WHERE id = $1::int
-  AND (last_applied_at IS NULL OR last_applied_at < now() - interval '100 milliseconds'))sql",
-                          schema),
-                   {Id(id)});
+std::string NoteAppliedCte(const std::string& schema, std::string_view id_param) {
+  std::string text = Render(R"sql(noted AS (
+  UPDATE {schema}.transforms SET last_applied_at = now()
+  WHERE id = {id}
+    AND (last_applied_at IS NULL OR last_applied_at < now() - interval '100 milliseconds')
+  RETURNING id
+))sql",
+                            schema);
+  const size_t at = text.find("{id}");
+  return text.replace(at, 4, id_param);
 }
 
 Result<std::vector<std::string>> MarkCaptureDisrupted(pg::Connection& conn,

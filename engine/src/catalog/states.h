@@ -87,7 +87,11 @@ std::string CaughtUpSql(const std::string& schema, std::string_view alias);
 
 // Stamps last_applied_at after a drain; coarse on purpose (at most every
 // 100 ms), or drains of one transform would queue on its row at each commit.
-[[nodiscard]] Status NoteApplied(pg::Connection& conn, const std::string& schema, int id);
+// As a data-modifying CTE named `noted`, for the statement that completes a
+// drain (one round trip fewer on every write): `id_param` is the SQL of the
+// transform id, e.g. "$2::int". PostgreSQL runs such a CTE whether or not
+// the statement reads it.
+[[nodiscard]] std::string NoteAppliedCte(const std::string& schema, std::string_view id_param);
 
 // Capture of source `source_id` (`table`) was changed outside Trellis
 // (`problem`): its readers are paused with kind disruption, or, when already

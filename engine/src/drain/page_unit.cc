@@ -16,6 +16,32 @@ Result<long> Touched(const pg::Rows& rows) {
   return touched;
 }
 
+// Completes a drain of pages `$1` of transform `$2` (a key of `n` columns)
+// in one statement: the pages go, the transform's last_applied_at is
+// stamped (catalog/states.h), and the holds of the pages' keys that an
+// earlier transaction made (drain/held_keys.h) are released: a key that was
+// just recomputed without failing is free. A hold made in this transaction
+// (this unit's own failing keys, last_failed_at = now()) stays. The EXISTS
+// is a one-time filter: with no held key the pages' keys are not read. One
+// statement rather than two: each round trip is latency on every write.
+std::string CompleteSql(const std::string& schema, size_t n) {
+  std::vector<std::string> columns;
+  for (size_t i = 1; i <= n; ++i) columns.push_back("k.c" + std::to_string(i));
+  return sql::WithSchema(R"sql(
+WITH done AS (DELETE FROM {schema}.pages WHERE id = ANY($1::bigint[]) RETURNING id, keys),
+)sql",
+                         schema) +
+         catalog::NoteAppliedCte(schema, "$2::int") +
+         sql::WithSchema(R"sql(
+DELETE FROM {schema}.held_keys h
+WHERE EXISTS (SELECT 1 FROM {schema}.held_keys WHERE transform_id = $2::int)
+  AND h.transform_id = $2::int AND h.last_failed_at < now()
+  AND h.key IN (SELECT ARRAY[)sql",
+                         schema) +
+         sql::Join(columns, ", ") + "] FROM done AS p, " +
+         sql::FlatRows("p.keys", "p.id", n, n, "k") + ")";
+}
+
 }  // namespace
 
 std::vector<std::unique_ptr<Unit>> HalveKeys(const plan::TransformPlan& plan,
@@ -55,25 +81,10 @@ Result<std::vector<std::unique_ptr<Unit>>> PagesUnit::Split(pg::Connection& conn
 }
 
 Status PagesUnit::Complete(pg::Connection& conn) {
-  // The pages go, and with them the holds of their keys that an earlier
-  // transaction made (drain/held_keys.h): a key that was just recomputed
-  // without failing is released. A hold made in this transaction (this
-  // unit's own failing keys, last_failed_at = now()) stays. The EXISTS is
-  // a one-time filter: with no held key the pages' keys are not read.
-  const size_t n = plan_.target_key().size();
-  std::vector<std::string> columns;
-  for (size_t i = 1; i <= n; ++i) columns.push_back("k.c" + std::to_string(i));
-  TRELLIS_RETURN_IF_ERROR(conn.Exec(sql::WithSchema(R"sql(
-WITH done AS (DELETE FROM {schema}.pages WHERE id = ANY($1::bigint[]) RETURNING id, keys)
-DELETE FROM {schema}.held_keys h
-WHERE EXISTS (SELECT 1 FROM {schema}.held_keys WHERE transform_id = $2::int)
-  AND h.transform_id = $2::int AND h.last_failed_at < now()
-  AND h.key IN (SELECT ARRAY[)sql",
-                                                    schema_) +
-                                        sql::Join(columns, ", ") + "] FROM done AS p, " +
-                                        sql::FlatRows("p.keys", "p.id", n, n, "k") + ")",
-                                    {page_ids_, std::to_string(plan_.transform_id())}));
-  return catalog::NoteApplied(conn, schema_, plan_.transform_id());
+  // Prepared: its text changes only with the schema and the key's width.
+  auto completed = conn.QueryPrepared(CompleteSql(schema_, plan_.target_key().size()),
+                                      {page_ids_, std::to_string(plan_.transform_id())});
+  return completed.ok() ? Status::OK() : completed.status();
 }
 
 Status PagesUnit::Defer(pg::Connection& conn, const std::vector<const Unit*>&,
