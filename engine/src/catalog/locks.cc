@@ -8,8 +8,10 @@ constexpr const char* kFenceKey = "hashtext('trellis.staging_fence:' || $1), 0";
 
 }  // namespace
 
-Status EnterStagingBatch(pg::Connection& conn, const std::string& schema) {
-  return conn.Exec(std::string("SELECT pg_advisory_xact_lock_shared(") + kFenceKey + ")", {schema});
+Result<std::unique_ptr<pg::Transaction>> BeginStagingBatch(pg::Connection& conn,
+                                                           const std::string& schema) {
+  return pg::Transaction::BeginWith(
+      conn, std::string("SELECT pg_advisory_xact_lock_shared(") + kFenceKey + ")", {schema});
 }
 
 Status FenceStaging(pg::Connection& conn, const std::string& schema) {

@@ -1,6 +1,7 @@
 // Catalog-level locks that order statements with the staging worker.
 #pragma once
 
+#include <memory>
 #include <string>
 
 #include "pg/connection.h"
@@ -13,9 +14,15 @@ namespace trellis::catalog {
 // commit: a batch that loaded the transforms before the define committed,
 // and consumed capture rows committed after it, would route none of them to
 // the new transform (its first build may already have read past them).
-// REQUIRES: inside a transaction; taken before any catalog table lock, so a
-// batch waiting on such a lock cannot hold the fence against it.
-[[nodiscard]] Status EnterStagingBatch(pg::Connection& conn, const std::string& schema);
+// BeginStagingBatch begins the batch's transaction and takes the fence in
+// one round trip (pg::Transaction::BeginWith), before any catalog table
+// lock, so a batch waiting on such a lock cannot hold the fence against it;
+// the fence is a statement of its own, so the batch's later statements see
+// every define that committed before it was granted.
+// REQUIRES (BeginStagingBatch): outside a transaction.
+[[nodiscard]] Result<std::unique_ptr<pg::Transaction>> BeginStagingBatch(pg::Connection& conn,
+                                                                         const std::string& schema);
+// REQUIRES: inside a transaction.
 [[nodiscard]] Status FenceStaging(pg::Connection& conn, const std::string& schema);
 
 }  // namespace trellis::catalog

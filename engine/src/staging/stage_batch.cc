@@ -47,11 +47,10 @@ SELECT (SELECT count(*) FROM consumed),
 // One staging transaction. With `find_failing`, the transforms whose
 // dirty keys fail over the capture rows are found first and rebuilt
 // instead of staged (failing_readers.h).
-Result<long> StageOnce(pg::Connection& conn, const std::string& schema, int batch_rows,
-                       int page_keys, bool find_failing) {
-  auto tx = pg::Transaction::Begin(conn);
+Result<StagedBatch> StageOnce(pg::Connection& conn, const std::string& schema, int batch_rows,
+                              int page_keys, bool find_failing) {
+  auto tx = catalog::BeginStagingBatch(conn, schema);
   if (!tx.ok()) return tx.status();
-  TRELLIS_RETURN_IF_ERROR(catalog::EnterStagingBatch(conn, schema));
   auto transforms = catalog::LoadTransforms(conn, schema);
   if (!transforms.ok()) return transforms.status();
   // Only committed capture rows are visible here, and each is deleted as it
@@ -87,13 +86,17 @@ Result<long> StageOnce(pg::Connection& conn, const std::string& schema, int batc
     }
   }
   TRELLIS_RETURN_IF_ERROR(tx.value()->Commit());
-  return consumed;
+  StagedBatch batch{consumed, false};
+  for (const auto& t : transforms.value()) {
+    batch.catching_up = batch.catching_up || t.state == TransformState::kCatchingUp;
+  }
+  return batch;
 }
 
 }  // namespace
 
-Result<long> StageBatch(pg::Connection& conn, const std::string& schema, int batch_rows,
-                        int page_keys) {
+Result<StagedBatch> StageBatch(pg::Connection& conn, const std::string& schema, int batch_rows,
+                               int page_keys) {
   auto staged = StageOnce(conn, schema, batch_rows, page_keys, /*find_failing=*/false);
   // A group expression that fails for a captured row must not stall every
   // transform's staging: the batch is staged again without the transforms

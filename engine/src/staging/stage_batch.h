@@ -9,8 +9,14 @@
 
 namespace trellis::staging {
 
-// Returns how many capture rows were consumed (0: nothing to do).
-Result<long> StageBatch(pg::Connection& conn, const std::string& schema, int batch_rows,
-                        int page_keys);
+struct StagedBatch {
+  long consumed = 0;  // capture rows consumed (0: nothing to do)
+  // A transform was catching up when the batch began: it may be promoted
+  // (catalog::PromoteCaughtUp), which no other can be.
+  bool catching_up = false;
+};
+
+Result<StagedBatch> StageBatch(pg::Connection& conn, const std::string& schema, int batch_rows,
+                               int page_keys);
 
 }  // namespace trellis::staging

@@ -55,17 +55,21 @@ Result<bool> StagingWorker::Step(pg::Connection& conn) {
     if (!synced.ok()) return synced.status();
     last_capture_check_ = now;
   }
-  auto consumed = StageBatch(conn, options().schema, kBatchRows, kPageKeys);
-  if (!consumed.ok()) return consumed.status();
-  GlobalEngineMetrics().capture_rows_staged.fetch_add(static_cast<uint64_t>(consumed.value()),
+  auto staged = StageBatch(conn, options().schema, kBatchRows, kPageKeys);
+  if (!staged.ok()) return staged.status();
+  GlobalEngineMetrics().capture_rows_staged.fetch_add(static_cast<uint64_t>(staged->consumed),
                                                       std::memory_order_relaxed);
-  TRELLIS_RETURN_IF_ERROR(catalog::PromoteCaughtUp(conn, options().schema));
+  // Only a transform that was catching up can be promoted: the others cost
+  // no statement. One that starts catching up after the batch began is seen
+  // by the next step, ~10 ms later.
+  if (staged->catching_up)
+    TRELLIS_RETURN_IF_ERROR(catalog::PromoteCaughtUp(conn, options().schema));
   // Only a full batch runs the next one at once. After a partial one the loop
   // waits its idle pause, so a steady stream of small writes is staged in
   // batches of ~10 ms worth rather than one transaction per write: under
   // single-row writes that cut the workers' cost per write several-fold,
   // for ~5 ms of freshness on average (spec/engine.md "Staging").
-  return consumed.value() >= kBatchRows;
+  return staged->consumed >= kBatchRows;
 }
 
 }  // namespace trellis::staging
