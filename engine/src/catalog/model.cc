@@ -155,7 +155,8 @@ Status LoadParts(pg::Connection& conn, const std::string& schema, std::vector<Tr
     by_id[t.id] = &t;
     ids.push_back(std::to_string(t.id));
   }
-  auto rows = conn.Query(sql::WithSchema(kSelectParts, schema), {"{" + sql::Join(ids, ",") + "}"});
+  auto rows =
+      conn.QueryPrepared(sql::WithSchema(kSelectParts, schema), {"{" + sql::Join(ids, ",") + "}"});
   if (!rows.ok()) return rows.status();
   for (size_t r = 0; r < rows->size(); ++r) {
     sql::RowReader row(rows.value(), r);
@@ -179,7 +180,9 @@ Result<std::vector<Transform>> Load(pg::Connection& conn, const std::string& sch
                                     const std::string& where, const pg::Params& params, bool lock) {
   std::string text = sql::WithSchema(kSelectTransforms, schema) + where + " ORDER BY t.id";
   if (lock) text += " FOR UPDATE OF t";
-  auto rows = conn.Query(text, params);
+  // Prepared, as the parts below: the workers load transforms in every
+  // staging batch and drain, and the text varies only with `where`.
+  auto rows = conn.QueryPrepared(text, params);
   if (!rows.ok()) return rows.status();
   std::vector<Transform> out;
   for (size_t r = 0; r < rows->size(); ++r) {
