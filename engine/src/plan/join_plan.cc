@@ -18,13 +18,18 @@ namespace {
 // FROM table through the joins in between. The names of the statement
 // around it cannot capture a column: every alias of the path is the
 // definition's own, and the helper rows are __trellis_ ones.
+// The path is a LATERAL subquery with OFFSET 0 (which PostgreSQL never
+// flattens), so it runs once per captured row of this input, by the index on
+// the joined columns (role join_from in status), and not at all when the
+// batch holds none: flattened, a batch estimated large could make the
+// planner hash-join the whole FROM table in every staging batch.
 constexpr std::string_view kDirtyJoined =
-    R"sql(SELECT DISTINCT {transform_id} AS transform_id, {key_text} AS key
+    R"sql(SELECT DISTINCT {transform_id} AS transform_id, __trellis_k.key
 FROM consumed AS __trellis_s, {routing_rows},
 LATERAL pg_catalog.json_populate_record(NULL::{joined_table},
           pg_catalog.json_object(ARRAY[{names}]::text[], ARRAY[{values}]::text[])) AS __trellis_j,
-{path}
-WHERE __trellis_s.source_id = {source_id} AND __trellis_s.op <> 'T' AND {matches})sql";
+LATERAL (SELECT {key_text} AS key FROM {path} WHERE {matches} OFFSET 0) AS __trellis_k
+WHERE __trellis_s.source_id = {source_id} AND __trellis_s.op <> 'T')sql";
 
 // A unique key of the joined table on exactly the join columns: a unique,
 // valid, non-partial index on plain columns whose key columns (INCLUDE
