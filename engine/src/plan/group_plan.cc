@@ -250,13 +250,15 @@ Status GroupPlan::CheckDefinition(pg::Connection& conn, const ExpressionCheck& c
   TRELLIS_RETURN_IF_ERROR(aggregates::CheckGroupedQuery(conn, stmt_, FromClause()));
   // Expressions evaluated per source row: GROUP BY expressions, aggregate
   // arguments, DISTINCT items, the WHERE.
-  std::vector<std::string> per_row;
+  std::vector<std::string_view> per_row;
   for (const auto& item : stmt_.select) {
     if (!item.aggregate) per_row.push_back(item.expr);
     if (item.aggregate && item.aggregate->argument) per_row.push_back(*item.aggregate->argument);
   }
   for (const auto& g : stmt_.group_by) per_row.push_back(g);
-  auto checked = check(FromClause(), per_row, stmt_.where);
+  std::optional<std::string_view> where;
+  if (stmt_.where) where = *stmt_.where;
+  auto checked = check(FromClause(), per_row, where);
   if (!checked.ok()) return checked.status();
   if (whole_table_) return Status::OK();
   auto routed = RoutedColumns(conn);

@@ -137,6 +137,10 @@ bool IsColumnReference(const std::string& expr, const std::string& column,
   return false;
 }
 
+// An expression or the predicate as written: the plan keeps them in
+// parentheses; this is a view inside them.
+std::string_view Unparenthesised(std::string_view e) { return e.substr(1, e.size() - 2); }
+
 std::string Qualify(const std::string& qualifier, const std::vector<std::string>& names) {
   std::vector<std::string> out;
   for (const auto& n : names) out.push_back(qualifier + "." + n);
@@ -161,8 +165,17 @@ ProjectionPlan::ProjectionPlan(const catalog::Transform& t, const std::string& s
                          ? expr
                          : QuarantineGuarded(schema, t.id, c.name, key_text, expr));
   }
-  where_ = t.where_sql ? "(" + *t.where_sql + ")" : "true";
-  where_sql_ = t.where_sql;
+  // One copy of the predicate, made in place (`"(" + where + ")"` would
+  // make two); CheckDefinition hands the check a view of it.
+  filtered_ = t.where_sql.has_value();
+  if (filtered_) {
+    where_.reserve(t.where_sql->size() + 2);
+    where_ += '(';
+    where_ += *t.where_sql;
+    where_ += ')';
+  } else {
+    where_ = "true";
+  }
 }
 
 Result<catalog::Transform> ProjectionPlan::Draft(
@@ -210,9 +223,11 @@ Result<catalog::Transform> ProjectionPlan::Draft(
 }
 
 Status ProjectionPlan::CheckDefinition(pg::Connection&, const ExpressionCheck& check) const {
-  std::vector<std::string> exprs;
-  for (const auto& e : exprs_) exprs.push_back(e.substr(1, e.size() - 2));  // as written
-  auto checked = check(FromClause(), exprs, where_sql_);
+  std::vector<std::string_view> exprs;
+  for (const auto& e : exprs_) exprs.push_back(Unparenthesised(e));
+  std::optional<std::string_view> where;
+  if (filtered_) where = Unparenthesised(where_);
+  auto checked = check(FromClause(), exprs, where);
   return checked.ok() ? Status::OK() : checked.status();
 }
 

@@ -62,7 +62,7 @@ class ProjectionPlan : public TransformPlan {
   std::vector<std::string> columns_;       // the same, quoted
   std::vector<std::string> exprs_;         // their expressions, parenthesised
   std::string where_;                      // "(predicate)" or "true"
-  std::optional<std::string> where_sql_;   // the predicate as written
+  bool filtered_ = false;                  // whether there is a WHERE
 };
 
 }  // namespace trellis::plan

@@ -14,6 +14,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "grammar/ast.h"
@@ -66,9 +67,12 @@ struct NamedStatement {
 // window function or subquery). Returns each expression's type
 // (format_type text), or a validation error naming the transform.
 // statements/expression_check.h implements it; define hands it to the plan.
+// Views, not copies: an expression or a WHERE may be a megabyte, and every
+// copy counts in the port's peak memory (bench/README.md, "Memory of a
+// large statement"). They point into the plan, valid for the call.
 using ExpressionCheck = std::function<Result<std::vector<std::string>>(
-    const std::string& from, const std::vector<std::string>& exprs,
-    const std::optional<std::string>& where)>;
+    std::string_view from, const std::vector<std::string_view>& exprs,
+    std::optional<std::string_view> where)>;
 
 class TransformPlan {
  public:

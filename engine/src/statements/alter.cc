@@ -57,13 +57,7 @@ Result<std::string> CheckOne(pg::Connection& conn, const std::string& schema,
                              const catalog::Transform& t, const grammar::SelectItem& item) {
   auto plan = plan::Bind(t, schema);
   if (!plan.ok()) return plan.status();
-  return plan.value()->CheckColumn(
-      conn,
-      [&](const std::string& from, const std::vector<std::string>& exprs,
-          const std::optional<std::string>& where) {
-        return CheckExpressions(conn, t.name(), from, exprs, where);
-      },
-      item);
+  return plan.value()->CheckColumn(conn, ExpressionCheckFor(conn, t.name()), item);
 }
 
 // Rewrites the stored definition so definitions/1 shows the statement that

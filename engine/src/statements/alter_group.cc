@@ -82,11 +82,7 @@ Result<Checked> Check(pg::Connection& conn, const std::string& schema, const cat
   draft->target_schema = t.target_schema;
   auto bound = plan::Bind(draft.value(), schema);
   if (!bound.ok()) return bound.status();
-  TRELLIS_RETURN_IF_ERROR(bound.value()->CheckDefinition(
-      conn, [&](const std::string& from, const std::vector<std::string>& exprs,
-                const std::optional<std::string>& where) {
-        return CheckExpressions(conn, t.name(), from, exprs, where);
-      }));
+  TRELLIS_RETURN_IF_ERROR(bound.value()->CheckDefinition(conn, ExpressionCheckFor(conn, t.name())));
   return Checked{std::move(draft.value()), std::move(bound.value())};
 }
 

@@ -17,15 +17,16 @@ namespace {
 
 // Stores draft `t` (its sources registered): the transform row, its inputs,
 // its target key and its columns, each typed as the created target says.
-// Sets t.id.
-Status Store(pg::Connection& conn, const std::string& schema, std::string definition,
-             catalog::Transform& t) {
+// Returns the transform's id. Takes the draft: once the plan is bound from
+// it, the catalog rows are all it is for.
+Result<int> Store(pg::Connection& conn, const std::string& schema, std::string definition,
+                  catalog::Transform t) {
   // Moved in rather than listed (a list copies each value twice): the
   // definition and its WHERE may be a megabyte each, and every copy counts
   // in the port's peak memory (bench/README.md, "Memory of a large statement").
   pg::Params row{t.target_schema, t.target_name, t.kind};
   row.push_back(std::move(definition));
-  row.push_back(t.where_sql);
+  row.push_back(std::move(t.where_sql));
   row.push_back(std::string(t.source_index_optional ? "true" : "false"));
   auto inserted = conn.Query(sql::WithSchema(R"sql(
 INSERT INTO {schema}.transforms
@@ -36,6 +37,7 @@ VALUES ($1, $2, $3, $4, $5, $6::boolean) RETURNING id)sql",
   if (!inserted.ok()) return inserted.status();
   auto new_id = sql::ScalarInt64(inserted.value());
   if (!new_id.ok()) return new_id.status();
+  row.clear();  // the megabytes above go before the rows below are written
   t.id = static_cast<int>(new_id.value());
   const std::string id = std::to_string(t.id);
   const std::string target = sql::Qualified(t.target_schema, t.target_name);
@@ -82,7 +84,7 @@ VALUES ($1::int, $2::int, $3::text, $4::text, )sql" +
         {id, std::to_string(t.columns[i].ordinal ? t.columns[i].ordinal : i + 1), t.columns[i].name,
          t.columns[i].expr, target, std::string(catalog::ColumnRoleName(t.columns[i].role))}));
   }
-  return Status::OK();
+  return t.id;
 }
 
 }  // namespace
@@ -159,16 +161,14 @@ Result<std::string> Define(pg::Connection& conn, const std::string& schema,
   auto bound = plan::Bind(t, schema);
   if (!bound.ok()) return bound.status();
   const plan::TransformPlan& plan = *bound.value();
-  TRELLIS_RETURN_IF_ERROR(
-      plan.CheckDefinition(conn, [&](const std::string& from, const std::vector<std::string>& exprs,
-                                     const std::optional<std::string>& where) {
-        return CheckExpressions(conn, name, from, exprs, where);
-      }));
+  TRELLIS_RETURN_IF_ERROR(plan.CheckDefinition(conn, ExpressionCheckFor(conn, name)));
   Status created = conn.Exec(plan.CreateTargetSql());
   if (!created.ok()) return DefinitionError(name, created);
 
   TRELLIS_RETURN_IF_ERROR(CaptureInputs(conn, schema, plan, inputs, t));
-  TRELLIS_RETURN_IF_ERROR(Store(conn, schema, grammar::Render(stmt), t));
+  auto stored = Store(conn, schema, grammar::Render(stmt), std::move(t));
+  if (!stored.ok()) return stored.status();
+  const int id = stored.value();
 
   // A source with no rows (the usual case in a migration) is built now: the
   // first build is one append of the whole (empty) input and the key. Safe
@@ -177,13 +177,13 @@ Result<std::string> Define(pg::Connection& conn, const std::string& schema,
   // Not over an upstream that is still building: the empty target it has
   // now is not its content, and the build waits for it (catalog/chains.h).
   auto empty = conn.Query("SELECT NOT EXISTS (SELECT 1 FROM " + source_table + ") AND NOT " +
-                          catalog::UpstreamNotLiveSql(schema, std::to_string(t.id)));
+                          catalog::UpstreamNotLiveSql(schema, std::to_string(id)));
   if (!empty.ok()) return empty.status();
   if (empty->text(0, 0) == "t") {
     const plan::Bound everything = plan.AppendRange(plan::KeyRange{});
     TRELLIS_RETURN_IF_ERROR(conn.Exec(everything.text, everything.params));
     TRELLIS_RETURN_IF_ERROR(conn.Exec(plan.AddKeySql()));
-    TRELLIS_RETURN_IF_ERROR(catalog::FinishEmptyBuild(conn, schema, t.id));
+    TRELLIS_RETURN_IF_ERROR(catalog::FinishEmptyBuild(conn, schema, id));
   }
   TRELLIS_RETURN_IF_ERROR(tx.value()->Commit());
   return shown_target;

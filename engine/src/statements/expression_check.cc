@@ -100,11 +100,19 @@ Status DefinitionError(const std::string& transform_name, const Status& db_error
   return out;
 }
 
+plan::ExpressionCheck ExpressionCheckFor(pg::Connection& conn, std::string transform_name) {
+  return [&conn, name = std::move(transform_name)](std::string_view from,
+                                                   const std::vector<std::string_view>& exprs,
+                                                   std::optional<std::string_view> where) {
+    return CheckExpressions(conn, name, from, exprs, where);
+  };
+}
+
 Result<std::vector<std::string>> CheckExpressions(pg::Connection& conn,
                                                   const std::string& transform_name,
-                                                  const std::string& source_from,
-                                                  const std::vector<std::string>& select_exprs,
-                                                  const std::optional<std::string>& where) {
+                                                  std::string_view source_from,
+                                                  const std::vector<std::string_view>& select_exprs,
+                                                  std::optional<std::string_view> where) {
   // Built in place: the expressions may be a megabyte long, and each copy
   // of them counts in the port's peak memory.
   std::string view = "CREATE TEMPORARY VIEW " + std::string(kCheckView) + " AS SELECT ";

@@ -6,9 +6,11 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "pg/connection.h"
+#include "plan/transform_plan.h"
 #include "trellis/status.h"
 
 namespace trellis::statements {
@@ -19,9 +21,13 @@ namespace trellis::statements {
 // REQUIRES: inside a transaction (a temporary view is created and dropped).
 Result<std::vector<std::string>> CheckExpressions(pg::Connection& conn,
                                                   const std::string& transform_name,
-                                                  const std::string& source_from,
-                                                  const std::vector<std::string>& select_exprs,
-                                                  const std::optional<std::string>& where);
+                                                  std::string_view source_from,
+                                                  const std::vector<std::string_view>& select_exprs,
+                                                  std::optional<std::string_view> where);
+
+// CheckExpressions on `conn` for the transform `transform_name`, in the form
+// a plan's CheckDefinition and CheckColumn take. `conn` must outlive it.
+plan::ExpressionCheck ExpressionCheckFor(pg::Connection& conn, std::string transform_name);
 
 // Rewrites a database error raised while checking a definition into a
 // validation error that names the transform.
