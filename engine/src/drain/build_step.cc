@@ -24,7 +24,8 @@ constexpr double kMinSampleRows = 10000;
 // sample of its pages) and records them as jobs of `build`.
 Status PlanBuild(pg::Connection& conn, const std::string& schema, const plan::TransformPlan& plan,
                  const catalog::PendingBuild& build, long estimated_rows, long range_rows) {
-  const long ranges = std::max(1L, (estimated_rows + range_rows - 1) / range_rows);
+  const long ranges =
+      plan.BuildsByRanges() ? std::max(1L, (estimated_rows + range_rows - 1) / range_rows) : 1;
   std::vector<std::optional<std::string>> boundaries;
   if (ranges > 1) {
     const double wanted = std::max(kMinSampleRows, kSampleRowsPerRange * ranges);

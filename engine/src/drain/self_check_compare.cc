@@ -100,6 +100,24 @@ std::string SelfCheckStatements::PendingKeysSql() const {
   return out;
 }
 
+namespace {
+
+// The target and definition rows of one key, as a FULL JOIN condition. A
+// FULL JOIN needs a hash- or merge-joinable condition, which the NULL-safe
+// OR form of a nullable key (a group key) is not; one-element arrays are,
+// and their equality treats two NULLs as equal.
+std::string JoinableKeyEquals(const std::vector<plan::KeyColumn>& key) {
+  std::vector<std::string> parts;
+  for (const auto& k : key) {
+    const std::string t = "t." + sql::Ident(k.name);
+    const std::string d = "d." + sql::Ident(k.name);
+    parts.push_back(k.nullable ? "ARRAY[" + t + "] = ARRAY[" + d + "]" : t + " = " + d);
+  }
+  return sql::Join(parts, " AND ");
+}
+
+}  // namespace
+
 plan::Bound SelfCheckStatements::CompareRange(const plan::KeyRange& range) const {
   const auto& key = plan_.target_key();
   plan::Bound out;
@@ -120,8 +138,7 @@ plan::Bound SelfCheckStatements::CompareRange(const plan::KeyRange& range) const
              "), '{}')\nFROM (SELECT true AS __t, " + selected + " FROM " + plan_.target() +
              " t0 WHERE " + target_in_range + ") t\nFULL JOIN (SELECT true AS __d, " + selected +
              " FROM (" + plan_.DefinitionQuerySql() + ") d0 WHERE " + definition_in_range +
-             ") d\n  ON " +
-             plan::KeyEquals(key, plan::KeyNames(key, "t"), plan::KeyNames(key, "d"));
+             ") d\n  ON " + JoinableKeyEquals(key);
   return out;
 }
 

@@ -16,11 +16,14 @@ constexpr auto kSettleEvery = std::chrono::milliseconds(100);
 constexpr size_t kSettleBatch = 5000;
 
 // The columns the check compares: every value column but the quarantined
-// ones, whose values are known to be withheld (reported as such).
+// ones, whose values are known to be withheld (reported as such), and the
+// hidden ones (a group's running state), which the definition does not
+// name: its visible columns are computed from them.
 std::vector<std::string> ComparedColumns(const catalog::Transform& t,
                                          std::vector<std::string>& quarantined) {
   std::vector<std::string> out;
   for (const auto& c : t.columns) {
+    if (c.role == catalog::ColumnRole::kHidden) continue;
     if (c.state != ColumnState::kLive && c.paused_kind == PauseKind::kQuarantine) {
       quarantined.push_back(c.name);
     } else {

@@ -36,6 +36,16 @@ constexpr std::string_view kDirtyWholeTable =
 FROM consumed AS __trellis_s
 WHERE __trellis_s.source_id = {source_id} AND __trellis_s.op <> 'T')sql";
 
+// Group keys drawn from a sample of the source's rows (self-check's sample
+// mode). Row-level BERNOULLI, so that a small table still yields rows.
+constexpr std::string_view kSampleGroups = R"sql(SELECT b FROM (
+  SELECT b, row_number() OVER (ORDER BY b) AS n FROM (
+    SELECT DISTINCT {key_text} AS b
+    FROM {source_table} AS {alias} TABLESAMPLE BERNOULLI ($1::float8)
+    WHERE {where}
+  ) AS k
+) AS s WHERE n % $2::bigint = 0 ORDER BY n LIMIT $3::bigint)sql";
+
 // No key cuts a group transform's input into ranges (see RecomputeRange).
 constexpr std::string_view kNoKey = "SELECT NULL::text[] WHERE false";
 
@@ -394,8 +404,13 @@ Bound GroupPlan::KeyAfter(const std::optional<std::string>&, long) const {
 
 Bound GroupPlan::MiddleKey(const KeyRange&) const { return Bound{std::string(kNoKey), {}}; }
 
-Bound GroupPlan::SampleBoundaries(double, long, long) const {
-  return Bound{std::string(kNoKey), {}};
+Bound GroupPlan::SampleBoundaries(double percent, long per_boundary, long count) const {
+  return Bound{
+      Render(kSampleGroups, {{"key_text", KeyAsText(GroupKeyExprs(target_key()))},
+                             {"source_table", source_table_},
+                             {"alias", sql::Ident(alias_)},
+                             {"where", shape_.where ? "(" + *shape_.where + ")" : "true"}}),
+      {std::to_string(percent), std::to_string(per_boundary), std::to_string(count)}};
 }
 
 std::string GroupPlan::KeyInputsSql() const {

@@ -76,15 +76,20 @@ class GroupPlan final : public TransformPlan {
   std::string RecomputePagesSql() const override;
   std::string RecomputeKeysSql() const override;
   // Group transforms are built and rebuilt as one range (one GROUP BY over
-  // the source, which PostgreSQL parallelises itself): `range` is always
-  // unbounded, since KeyAfter, MiddleKey and SampleBoundaries give no key.
-  // `only_columns` is ignored: a group's columns are recomputed together.
+  // the source, which PostgreSQL parallelises itself; BuildsByRanges says
+  // no): `range` is always unbounded, since KeyAfter and MiddleKey give no
+  // key. `only_columns` is ignored: a group's columns are recomputed
+  // together.
   Bound RecomputeRange(const KeyRange& range,
                        const std::optional<std::vector<std::string>>& only_columns) const override;
   Bound AppendRange(const KeyRange& range) const override;
   std::string AddKeySql() const override;
   Bound KeyAfter(const std::optional<std::string>& after, long offset) const override;
   Bound MiddleKey(const KeyRange& range) const override;
+  bool BuildsByRanges() const override { return false; }
+  // The group keys of a TABLESAMPLE BERNOULLI of the source rows that pass
+  // the WHERE, distinct, in text[] order: self-check's sample of the
+  // definition side (builds do not use it).
   Bound SampleBoundaries(double percent, long per_boundary, long count) const override;
   std::string EstimateKeysSql() const override;
   // A failing group is recorded by its key: the input values are the key's

@@ -120,6 +120,11 @@ class TransformPlan {
   // from a TABLESAMPLE of `percent` of its pages keeping every
   // `per_boundary`-th sampled row, as text[] in key order.
   virtual Bound SampleBoundaries(double percent, long per_boundary, long count) const = 0;
+  // Whether a first build or rebuild is cut into key ranges of about equal
+  // size (SampleBoundaries). A kind whose build is one statement over the
+  // whole input (a GROUP BY: ranges of group keys could not use an index)
+  // says no, and may still give SampleBoundaries to self-check's sample mode.
+  virtual bool BuildsByRanges() const { return true; }
   // One row: the estimated number of target keys (free when the input has
   // been analysed, else a count).
   virtual std::string EstimateKeysSql() const = 0;
