@@ -191,12 +191,17 @@ WHERE id = $1::int)sql",
                    {Id(id)});
 }
 
+std::string CatchUpDrainedSql(const std::string& schema, std::string_view alias) {
+  const std::string t(alias);
+  return Render("NOT EXISTS (SELECT 1 FROM {schema}.pages p WHERE p.transform_id = " + t +
+                    ".id AND p.id <= coalesce(" + t + ".catch_up_page, 0))",
+                schema);
+}
+
 std::string CaughtUpSql(const std::string& schema, std::string_view alias) {
   const std::string t(alias);
-  return Render("(" + t + ".status = {state:catching_up} AND NOT EXISTS (SELECT 1 FROM " +
-                    "{schema}.pages p WHERE p.transform_id = " + t + ".id AND p.id <= coalesce(" +
-                    t + ".catch_up_page, 0)))",
-                schema);
+  return Render("(" + t + ".status = {state:catching_up} AND ", schema) +
+         CatchUpDrainedSql(schema, alias) + ")";
 }
 
 Status PromoteCaughtUp(pg::Connection& conn, const std::string& schema) {

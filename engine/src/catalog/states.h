@@ -85,6 +85,11 @@ std::string StateSql(std::string_view text, const std::string& schema);
 // without waiting for that round.
 std::string CaughtUpSql(const std::string& schema, std::string_view alias);
 
+// The second half of CaughtUpSql alone: the pages that existed when the
+// transform row `alias`'s build ended are drained (true as well once it is
+// live, or when it never had any).
+std::string CatchUpDrainedSql(const std::string& schema, std::string_view alias);
+
 // Stamps last_applied_at after a drain; coarse on purpose (at most every
 // 100 ms), or drains of one transform would queue on its row at each commit.
 // As a data-modifying CTE named `noted`, for the statement that completes a

@@ -73,7 +73,7 @@ SELECT (SELECT count(*) FROM {schema}.pages WHERE transform_id = $1::int),
                           sql::Literal(catalog::JobKindName(catalog::JobKind::kColumnRebuild)) +
                           R"sql( LIMIT 1),)sql",
                       schema) +
-          "(SELECT " + catalog::CaughtUpSql(schema, "t") + " FROM " + sql::Ident(schema) +
+          "(SELECT " + catalog::CatchUpDrainedSql(schema, "t") + " FROM " + sql::Ident(schema) +
           ".transforms t WHERE t.id = $1::int)",
       {std::to_string(t->id), std::to_string(t->source.id)});
   if (!backlog.ok()) return backlog.status();
@@ -93,9 +93,11 @@ SELECT (SELECT count(*) FROM {schema}.pages WHERE transform_id = $1::int),
   s.backfill.columns = row.OptionalTextArray(9);
   s.held_keys = row.Int64(6);
   // Caught up, with the promotion to live left to the staging worker's next
-  // round: reported live, as await_converged has already said it is.
+  // round: reported live, as await_converged has already said it is. (Read
+  // apart from the status loaded above: the worker may promote it between
+  // the two statements.)
   TransformState state = t->state;
-  if (row.Text(10) == "t") {
+  if (state == TransformState::kCatchingUp && row.Text(10) == "t") {
     state = TransformState::kLive;
     s.status = std::string(WireName(state));
   }
