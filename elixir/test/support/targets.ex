@@ -14,6 +14,21 @@ defmodule Trellis.Test.Targets do
   end
 
   @doc """
+  Asserts that a refused define left nothing behind: no transform, no
+  captured source, no target table `public.t`, no Trellis trigger.
+  """
+  @spec assert_nothing_created(SimplePG.t()) :: true
+  def assert_nothing_created(pg) do
+    import ExUnit.Assertions
+    assert SimplePG.scalar!(pg, "SELECT count(*) FROM trellis.transforms") == "0"
+    assert SimplePG.scalar!(pg, "SELECT count(*) FROM trellis.sources") == "0"
+    assert SimplePG.scalar!(pg, "SELECT to_regclass('public.t') IS NULL") == "t"
+
+    assert SimplePG.scalar!(pg, "SELECT count(*) FROM pg_trigger WHERE tgname LIKE 'trellis%'") ==
+             "0"
+  end
+
+  @doc """
   The number of rows in which the results of two queries differ, counted with
   multiplicity both ways (EXCEPT ALL), as text: "0" when they are equal.
   """

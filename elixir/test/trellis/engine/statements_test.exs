@@ -26,13 +26,7 @@ defmodule Trellis.Engine.StatementsTest do
     :ok = Trellis.await_converged(trellis, Trellis.watermark_token!(trellis), timeout_ms: 30_000)
   end
 
-  defp nothing_created(pg) do
-    assert SimplePG.scalar!(pg, "SELECT count(*) FROM trellis.transforms") == "0"
-    assert SimplePG.scalar!(pg, "SELECT to_regclass('public.t') IS NULL") == "t"
-
-    assert SimplePG.scalar!(pg, "SELECT count(*) FROM pg_trigger WHERE tgname LIKE 'trellis%'") ==
-             "0"
-  end
+  defp nothing_created(pg), do: Trellis.Test.Targets.assert_nothing_created(pg)
 
   test "catalog calls before migrate say to run migrate/1", %{migrator: trellis} do
     assert {:error, %Trellis.Error{code: :not_migrated, message: message}} =

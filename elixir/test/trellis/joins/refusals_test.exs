@@ -26,14 +26,7 @@ defmodule Trellis.Joins.RefusalsTest do
     %{pg: pg, trellis: trellis}
   end
 
-  defp nothing_created(pg) do
-    assert SimplePG.scalar!(pg, "SELECT count(*) FROM trellis.transforms") == "0"
-    assert SimplePG.scalar!(pg, "SELECT count(*) FROM trellis.sources") == "0"
-    assert SimplePG.scalar!(pg, "SELECT to_regclass('public.t') IS NULL") == "t"
-
-    assert SimplePG.scalar!(pg, "SELECT count(*) FROM pg_trigger WHERE tgname LIKE 'trellis%'") ==
-             "0"
-  end
+  defp nothing_created(pg), do: Trellis.Test.Targets.assert_nothing_created(pg)
 
   test "join forms Trellis does not maintain are refused by name and create nothing",
        %{pg: pg, trellis: trellis} do
