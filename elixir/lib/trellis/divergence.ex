@@ -7,7 +7,8 @@ defmodule Trellis.Divergence do
     * `:kind` - `:missing` (the recompute has the row, the target does
       not), `:extra` (the target has a row the recompute does not) or
       `:differs` (both have it, some columns differ)
-    * `:key` - the target key, one string per key column, in order
+    * `:key` - the target key, one string per key column, in order; `nil`
+      for a NULL element (a GROUP BY key may be NULL)
     * `:columns` - the columns that differ, each a map with `:name`,
       `:target` (the target's value as text, `nil` for NULL or no row) and
       `:recomputed` (the recomputed value, the same way). A missing or extra
@@ -26,7 +27,7 @@ defmodule Trellis.Divergence do
 
   @type t :: %__MODULE__{
           kind: :missing | :extra | :differs | :unknown,
-          key: [String.t()],
+          key: [String.t() | nil],
           columns: [column],
           fix: String.t()
         }

@@ -25,8 +25,10 @@ struct DivergentColumn {
 };
 
 struct Divergence {
-  std::string kind;                      // "missing", "extra" or "differs"
-  std::vector<std::string> key;          // the target key, as text, in key-column order
+  std::string kind;  // "missing", "extra" or "differs"
+  // The target key, as text, in key-column order; nullopt for a NULL
+  // element (a group key may be NULL).
+  std::vector<std::optional<std::string>> key;
   std::vector<DivergentColumn> columns;  // the columns that differ
   std::string fix;                       // what repairs it
 };

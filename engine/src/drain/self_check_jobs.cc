@@ -58,7 +58,7 @@ std::string ReportJson(const SelfCheckReport& report) {
   std::vector<std::string> divergences;
   for (const auto& d : report.divergences) {
     std::vector<std::string> key;
-    for (const auto& k : d.key) key.push_back(Json(k));
+    for (const auto& k : d.key) key.push_back(JsonOrNull(k));
     std::vector<std::string> columns;
     for (const auto& c : d.columns) {
       columns.push_back("{\"name\":" + Json(c.name) + ",\"target\":" + JsonOrNull(c.target) +
@@ -129,7 +129,7 @@ WHERE j.id = $1::bigint ORDER BY d.n)sql",
   if (!divergences.ok()) return divergences.status();
   for (size_t r = 0; r < divergences->size(); ++r) {
     sql::RowReader d(divergences.value(), r);
-    report.divergences.push_back(Divergence{d.Text(0), d.TextArray(2), {}, d.Text(1)});
+    report.divergences.push_back(Divergence{d.Text(0), d.NullableTextArray(2), {}, d.Text(1)});
     if (!d.status().ok()) return d.status();
   }
   auto columns = conn.Query(sql::WithSchema(R"sql(

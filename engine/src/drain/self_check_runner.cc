@@ -211,7 +211,7 @@ Result<bool> SelfCheckRunner::Settle(pg::Connection& conn, const std::string& sc
       if (in_target && in_definition && d.columns.empty()) continue;  // it was lag
       ++a.report.divergence_count;
       if (a.report.divergences.size() < kSelfCheckReportLimit) {
-        d.key = sql::ParseTextArray(key);
+        d.key = sql::ParseNullableTextArray(key);
         d.fix = FixFor(a.transform, d);
         a.report.divergences.push_back(std::move(d));
       } else {

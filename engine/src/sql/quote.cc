@@ -63,11 +63,19 @@ std::string ArrayLiteral(const std::vector<std::string>& elements) {
 
 std::vector<std::string> ParseTextArray(std::string_view text) {
   std::vector<std::string> out;
+  for (auto& element : ParseNullableTextArray(text)) out.push_back(element.value_or("NULL"));
+  return out;
+}
+
+std::vector<std::optional<std::string>> ParseNullableTextArray(std::string_view text) {
+  std::vector<std::optional<std::string>> out;
   if (text.size() < 2 || text.front() != '{') return out;
   size_t i = 1;
   while (i < text.size() && text[i] != '}') {
     std::string element;
+    bool quoted = false;
     if (text[i] == '"') {
+      quoted = true;
       ++i;
       while (i < text.size() && text[i] != '"') {
         if (text[i] == '\\' && i + 1 < text.size()) ++i;
@@ -77,7 +85,11 @@ std::vector<std::string> ParseTextArray(std::string_view text) {
     } else {
       while (i < text.size() && text[i] != ',' && text[i] != '}') element += text[i++];
     }
-    out.push_back(std::move(element));
+    if (!quoted && element == "NULL") {
+      out.push_back(std::nullopt);
+    } else {
+      out.push_back(std::move(element));
+    }
     if (i < text.size() && text[i] == ',') ++i;
   }
   return out;

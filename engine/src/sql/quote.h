@@ -3,6 +3,7 @@
 // value can change the statement's meaning.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -25,5 +26,8 @@ std::string WithSchema(std::string_view text, std::string_view schema);
 std::string ArrayLiteral(const std::vector<std::string>& elements);
 // Parses a text[] value as libpq returns it in text mode (1-D only).
 std::vector<std::string> ParseTextArray(std::string_view text);
+// The same, telling a NULL element (PostgreSQL writes it unquoted) from the
+// text 'NULL' (which it quotes): nullopt for the former.
+std::vector<std::optional<std::string>> ParseNullableTextArray(std::string_view text);
 
 }  // namespace trellis::sql

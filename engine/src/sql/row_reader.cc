@@ -60,6 +60,15 @@ std::vector<std::string> RowReader::TextArray(size_t column) {
   return ParseTextArray(text);
 }
 
+std::vector<std::optional<std::string>> RowReader::NullableTextArray(size_t column) {
+  const std::string text = rows_.text(row_, column);
+  if (text.size() < 2 || text.front() != '{' || text.back() != '}') {
+    Fail(column, "a text array");
+    return {};
+  }
+  return ParseNullableTextArray(text);
+}
+
 std::optional<std::vector<std::string>> RowReader::OptionalTextArray(size_t column) {
   if (!rows_.at(row_, column)) return std::nullopt;
   return TextArray(column);

@@ -31,6 +31,8 @@ class RowReader {
   // A one-dimensional text[] in PostgreSQL's text form.
   std::vector<std::string> TextArray(size_t column);
   std::optional<std::vector<std::string>> OptionalTextArray(size_t column);
+  // A one-dimensional text[] whose NULL elements are nullopt.
+  std::vector<std::optional<std::string>> NullableTextArray(size_t column);
 
   // Ok, or the first cell that could not be read as asked.
   const Status& status() const { return status_; }

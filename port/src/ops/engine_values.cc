@@ -17,6 +17,12 @@ protocol::Value Strings(const std::vector<std::string>& items) {
   return out;
 }
 
+protocol::Value OptionalStrings(const std::vector<std::optional<std::string>>& items) {
+  protocol::Array out;
+  for (const auto& s : items) out.push_back(Optional(s));
+  return out;
+}
+
 protocol::Value DrainFailure(const std::optional<DrainFailureStatus>& f) {
   if (!f) return protocol::Value();
   return protocol::MakeMap({
@@ -76,7 +82,7 @@ protocol::Value ToValue(const Divergence& d) {
   }
   return protocol::MakeMap({
       {"kind", d.kind},
-      {"key", Strings(d.key)},
+      {"key", OptionalStrings(d.key)},
       {"columns", std::move(columns)},
       {"fix", d.fix},
   });

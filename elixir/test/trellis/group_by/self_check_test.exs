@@ -81,8 +81,8 @@ defmodule Trellis.GroupBy.SelfCheckTest do
                by_key[["1"]]
 
       assert %{kind: :missing} = by_key[["2"]]
-      # A NULL key element is reported as the text[] literal gives it.
-      assert %{kind: :missing} = by_key[["NULL"]]
+      # A NULL key element is nil, never the text "NULL".
+      assert %{kind: :missing} = by_key[[nil]]
       assert %{kind: :extra} = by_key[["99"]]
 
       assert %{outcome: :diverged, divergences: [%{kind: :differs, columns: [column]}]} =
