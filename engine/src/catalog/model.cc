@@ -2,6 +2,7 @@
 
 #include <array>
 #include <map>
+#include <vector>
 
 #include "sql/quote.h"
 #include "sql/row_reader.h"
@@ -165,6 +166,12 @@ Status LoadParts(pg::Connection& conn, const std::string& schema, std::vector<Tr
     if (it == by_id.end()) continue;
     TRELLIS_RETURN_IF_ERROR(AddPart(rows.value(), r, *it->second));
   }
+  // A transform whose parts are all gone was dropped between the two
+  // statements (each reads its own snapshot): it is left out, as a load
+  // that started after the DROP would have left it out.
+  std::erase_if(out, [](const Transform& t) {
+    return t.inputs.empty() && t.key.empty() && t.columns.empty();
+  });
   for (auto& t : out) {
     if (t.inputs.empty() || t.inputs.front().role != InputRole::kFrom) {
       return Status::Internal("the catalog lists no FROM table for transform " +
