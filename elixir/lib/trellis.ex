@@ -504,7 +504,12 @@ defmodule Trellis do
 
   A wrong option type or an unknown option raises `ArgumentError`; a bad
   value (`:sample` without a size, a size out of range) is a `:validation`
-  error. An unknown transform is `:not_found`.
+  error. An unknown transform is `:not_found`. A GROUP BY or JOIN target
+  with a source index gap (`status/2`'s `:source_index_gaps`) is refused
+  with a `:validation` error naming the `CREATE INDEX` that closes it: the
+  check looks keys up in the sources as maintenance does, and without the
+  index a full check would scan the table once per key. A transform
+  defined `WITHOUT SOURCE INDEX` is checked anyway.
 
   ## Example
 

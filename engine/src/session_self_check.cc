@@ -5,6 +5,7 @@
 #include "drain/self_check_jobs.h"
 #include "grammar/address.h"
 #include "pg/connection.h"
+#include "reads/source_index_gaps.h"
 #include "reads/status.h"
 #include "trellis/engine.h"
 
@@ -37,6 +38,23 @@ Status ValidateRequest(const SelfCheckRequest& request) {
   return Status::Validation("mode must be :full or :sample");
 }
 
+// A check looks every key it compares up in the sources, as maintenance
+// does: where maintenance lacks a source index, so does the check, and a
+// full check would then scan the table once per key. Refused unless the
+// transform was defined WITHOUT SOURCE INDEX (the owner chose the scans).
+Status RefuseIndexGaps(pg::Connection& conn, const catalog::Transform& t, const std::string& name) {
+  auto gaps = reads::ReadSourceIndexGaps(conn, t);
+  if (!gaps.ok()) return gaps.status();
+  for (const auto& gap : gaps.value()) {
+    if (gap.opted_out) continue;
+    return Status::Validation("self-check of " + name +
+                              " needs the index its maintenance lacks on " + gap.table +
+                              ": create it first (" + gap.fix +
+                              "), or define the transform WITHOUT SOURCE INDEX to check it anyway");
+  }
+  return Status::OK();
+}
+
 }  // namespace
 
 Result<SelfCheckJob> Session::StartSelfCheck(const std::string& transform,
@@ -47,8 +65,9 @@ Result<SelfCheckJob> Session::StartSelfCheck(const std::string& transform,
   TRELLIS_RETURN_IF_ERROR(CheckMigrated());
   auto t = reads::LoadNamedTransform(*conn_, options_.schema, transform);
   if (!t.ok()) return t.status();
-  auto job = drain::StartSelfCheckJob(*conn_, options_.schema, t->id,
-                                      grammar::RenderTransformName(t->name()), request);
+  const std::string name = grammar::RenderTransformName(t->name());
+  TRELLIS_RETURN_IF_ERROR(RefuseIndexGaps(*conn_, t.value(), name));
+  auto job = drain::StartSelfCheckJob(*conn_, options_.schema, t->id, name, request);
   if (!job.ok()) return job.status();
   TRELLIS_RETURN_IF_ERROR(tx.value()->Commit());
   return job;

@@ -20,6 +20,7 @@ defmodule Trellis.GroupBy.SelfCheckTest do
     INSERT INTO stock
     SELECT n, CASE WHEN n % 11 = 0 THEN NULL ELSE n % 5 END, 1 + n % 7
     FROM generate_series(1, 500) n;
+    CREATE INDEX ON stock (g);
     """)
 
     :ok = Trellis.migrate(Trellis.connect!(url: url))
@@ -99,5 +100,37 @@ defmodule Trellis.GroupBy.SelfCheckTest do
     for opts <- @modes, name <- ["per_g", "whole"] do
       assert %{outcome: :clean} = report(trellis, name, opts), "#{name} #{inspect(opts)}"
     end
+  end
+
+  test "a target whose maintenance lacks a source index is refused until the index exists or it opts out",
+       %{trellis: trellis, pg: pg} do
+    SimplePG.query!(pg, "CREATE TABLE bins (id int PRIMARY KEY, b int, v int)")
+
+    {:ok, _} =
+      Trellis.define(trellis, "TRANSFORM per_b FROM bins SELECT b, sum(v) AS s GROUP BY b")
+
+    {:ok, _} =
+      Trellis.define(
+        trellis,
+        "TRANSFORM per_b_scan FROM bins SELECT b, count(*) AS n GROUP BY b WITHOUT SOURCE INDEX"
+      )
+
+    converge!(trellis)
+    jobs_before = SimplePG.query!(pg, "SELECT count(*) FROM trellis.self_check_jobs")
+
+    assert {:error, %Trellis.Error{code: :validation, message: message}} =
+             Trellis.self_check(trellis, "per_b")
+
+    assert message =~ "CREATE INDEX CONCURRENTLY ON \"public\".\"bins\" (\"b\")"
+    assert message =~ "WITHOUT SOURCE INDEX"
+    # Refused before anything is recorded.
+    assert SimplePG.query!(pg, "SELECT count(*) FROM trellis.self_check_jobs") == jobs_before
+
+    # Opted out: checked, scans and all.
+    assert %{outcome: :clean} = report(trellis, "per_b_scan", [])
+
+    # The fix the message names lifts the refusal.
+    SimplePG.query!(pg, "CREATE INDEX ON bins (b)")
+    assert %{outcome: :clean} = report(trellis, "per_b", [])
   end
 end
