@@ -8,7 +8,9 @@
 namespace trellis::staging {
 
 // CTEs that follow a CTE `dirty` (transform_id int, key text[]): they cut
-// its keys into pages of at most $<page_keys_param> keys per transform,
+// its keys into pages of whole key buckets, of about $<page_keys_param>
+// keys each (at most twice that; a bucket with more keys than that is split
+// over pages of its own), per transform,
 // insert them, and end with `paged` (id, key_count) of the pages made. Text
 // to append after ", " in a WITH list.
 std::string PageDirtyKeysSql(const std::string& schema, int page_keys_param);
