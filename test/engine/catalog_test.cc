@@ -160,6 +160,32 @@ TEST_CASE("a v1 catalog with live transforms upgrades to v2 in place", "[engine]
   CHECK(f.Differences("c", "SELECT id, name FROM widgets") == 0);
 }
 
+TEST_CASE("capture functions installed before catalog v7 get the text-form settings",
+          "[engine][catalog]") {
+  EngineFixture f;
+  f.Sql(kWidgets);
+  REQUIRE(trellis::catalog::Migrate(f.conn(), "trellis", 1).ok());
+  f.Sql(kV1Catalog);
+  REQUIRE(trellis::catalog::Migrate(f.conn(), "trellis", 6).ok());
+  const std::string settings =
+      "SELECT string_agg(p.proname || ':' || array_to_string(p.proconfig, ';'), ',' "
+      "ORDER BY p.proname) FROM pg_proc p WHERE p.pronamespace = 'trellis'::regnamespace "
+      "AND p.proname LIKE 'capture\\_%'";
+  const std::string path = "search_path=pg_catalog, pg_temp";
+  CHECK(f.Scalar(settings) == "capture_1_delete:" + path + ",capture_1_insert:" + path +
+                                  ",capture_1_truncate:" + path + ",capture_1_update:" + path);
+  REQUIRE(trellis::catalog::Migrate(f.conn(), "trellis").ok());
+  const std::string pinned =
+      path + ";DateStyle=ISO,MDY;IntervalStyle=postgres;extra_float_digits=1;bytea_output=hex";
+  CHECK(f.Scalar(settings) == "capture_1_delete:" + pinned + ",capture_1_insert:" + pinned +
+                                  ",capture_1_truncate:" + pinned + ",capture_1_update:" + pinned);
+  // Writes still flow through them, and the writer keeps its own settings.
+  f.Sql("SET DateStyle = 'German'");
+  f.Sql("UPDATE widgets SET price = price + 1 WHERE id = 7");
+  CHECK(f.Scalar("SELECT current_setting('DateStyle')") == "German, DMY");
+  CHECK(f.Scalar("SELECT routing::text FROM trellis.capture WHERE op = 'U'") == "{{7},{7}}");
+}
+
 TEST_CASE("the catalog accepts exactly the engine's state names", "[engine][catalog]") {
   EngineFixture f;
   f.Sql(kWidgets);

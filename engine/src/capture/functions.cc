@@ -1,6 +1,7 @@
 #include "capture/functions.h"
 
 #include "capture/names.h"
+#include "pg/session_settings.h"
 #include "sql/quote.h"
 
 namespace trellis::capture {
@@ -66,11 +67,28 @@ std::string DollarQuoted(std::string_view body) {
   }
 }
 
+namespace {
+
+// The function's SET clauses: search_path (every name in the body is
+// qualified anyway), and the settings that fix a value's text form, since
+// the body turns routed values to text in the writer's session and the
+// engine reads that text back in its own (a writer's DateStyle = 'German'
+// would route 03.02.2024, which the engine reads as March 2). PostgreSQL
+// applies them on entry and restores the writer's own values on exit.
+std::string SetClauses() {
+  std::string clauses = " SET search_path = pg_catalog, pg_temp";
+  for (const pg::PinnedSetting& setting : pg::kTextFormSettings) {
+    clauses += " SET " + std::string(setting.name) + " = " + sql::Literal(setting.value);
+  }
+  return clauses;
+}
+
+}  // namespace
+
 std::string CreateFunctionSql(const std::string& schema, const catalog::Source& source,
                               std::string_view event) {
   return "CREATE OR REPLACE FUNCTION " + QualifiedFunctionName(schema, source.id, event) +
-         "() RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER"
-         " SET search_path = pg_catalog, pg_temp AS " +
+         "() RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER" + SetClauses() + " AS " +
          DollarQuoted(FunctionBody(schema, source, event));
 }
 

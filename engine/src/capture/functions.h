@@ -8,6 +8,11 @@
 // EXECUTE revoked from PUBLIC (a trigger does not need it to fire). So a
 // writer with only DML rights on a source can keep writing it after a define,
 // without any right on the catalog schema.
+//
+// Text forms: a function also pins the settings that fix how a value reads
+// as text (pg::kTextFormSettings), since it turns routed values to text in
+// the writer's session and the engine parses them in its own. Catalog step
+// v8 gave the functions installed before it the same settings.
 #pragma once
 
 #include <string>

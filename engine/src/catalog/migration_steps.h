@@ -34,4 +34,8 @@ extern const std::string_view kV5Routing;
 // that appear under a source or leave it (migration_v6_relations.cc).
 extern const std::string_view kV6Relations;
 
+// 6 -> 7: capture functions installed before it pin the settings that fix
+// a value's text form (migration_v7_text_forms.cc).
+extern const std::string_view kV7TextForms;
+
 }  // namespace trellis::catalog::steps

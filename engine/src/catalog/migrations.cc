@@ -24,6 +24,7 @@ const std::vector<std::vector<std::string_view>>& Steps() {
       {steps::kV4Jobs},                                        // builds as jobs
       {steps::kV5Routing},                                     // routed columns per input
       {steps::kV6Relations},                                   // partition corrections
+      {steps::kV7TextForms},                                   // capture's text forms
   };
   return steps;
 }

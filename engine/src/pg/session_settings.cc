@@ -6,12 +6,9 @@ namespace trellis::pg {
 namespace {
 
 // In libpq's `options`, a space separates switches; "\ " is a literal space.
-constexpr std::array<std::string_view, 9> kPinned = {
+// The settings of kTextFormSettings follow these.
+constexpr std::array<std::string_view, 5> kPinned = {
     "standard_conforming_strings=on",
-    "DateStyle=ISO,MDY",
-    "IntervalStyle=postgres",
-    "extra_float_digits=1",
-    "bytea_output=hex",
     "default_transaction_isolation=read\\ committed",
     "statement_timeout=0",
     "lock_timeout=0",
@@ -22,10 +19,14 @@ constexpr std::array<std::string_view, 9> kPinned = {
 
 std::string WithPinnedSettings(std::string_view user_options) {
   std::string options(user_options);
-  for (std::string_view setting : kPinned) {
+  auto add = [&options](std::string_view setting) {
     if (!options.empty()) options += ' ';
     options += "-c ";
     options += setting;
+  };
+  for (std::string_view setting : kPinned) add(setting);
+  for (const PinnedSetting& setting : kTextFormSettings) {
+    add(std::string(setting.name) + "=" + std::string(setting.value));
   }
   return options;
 }

@@ -30,10 +30,30 @@
 // own bookkeeping uses timestamptz values, which do not depend on it.
 #pragma once
 
+#include <array>
 #include <string>
 #include <string_view>
 
 namespace trellis::pg {
+
+// One setting and the value the engine pins it to.
+struct PinnedSetting {
+  std::string_view name;
+  std::string_view value;
+};
+
+// The settings that fix a value's text form: a date, a timestamp, an
+// interval, a float or a bytea turned to text under them reads back as the
+// same value in every engine session. Engine sessions pin them, and so does
+// every capture function, which turns routed values to text in the writer's
+// session (capture/functions.h). No value holds a space or a quote: each is
+// used as is in a libpq `options` switch and in a SQL string literal.
+inline constexpr std::array<PinnedSetting, 4> kTextFormSettings = {{
+    {"DateStyle", "ISO,MDY"},
+    {"IntervalStyle", "postgres"},
+    {"extra_float_digits", "1"},
+    {"bytea_output", "hex"},
+}};
 
 // `user_options` (the URL's `options`, may be empty) followed by a -c switch
 // for each pinned setting: later switches win, and startup-packet settings
