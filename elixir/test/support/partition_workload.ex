@@ -50,18 +50,24 @@ defmodule Trellis.Test.PartitionWorkload do
 
   @doc """
   Runs `rounds` random writes on its own connection, seeded, adding one to
-  `counter` (a :counters ref) after each.
+  `counter` (a :counters ref) after each. Returns how many committed.
   """
   def run(url, writer, seed, rounds, counter) do
     :rand.seed(:exsss, {seed, writer, 29})
     pg = SimplePG.connect!(url)
 
-    for _ <- 1..rounds do
-      _ = SimplePG.query(pg, statement())
-      :counters.add(counter, 1, 1)
-    end
+    committed =
+      Enum.count(1..rounds, fn _ ->
+        result = SimplePG.query(pg, statement())
+        # A failed statement inside BEGIN ... COMMIT leaves the session in
+        # an aborted transaction, which would fail every later statement.
+        if match?({:error, _}, result), do: SimplePG.query!(pg, "ROLLBACK")
+        :counters.add(counter, 1, 1)
+        match?({:ok, _}, result)
+      end)
 
     SimplePG.close(pg)
+    committed
   end
 
   defp statement do

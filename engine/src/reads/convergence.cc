@@ -102,16 +102,21 @@ Status CheckBlocked(pg::Connection& conn, const std::string& schema,
 template <typename Wait>
 Result<bool> AwaitLevel(pg::Connection& conn, const std::string& schema, const std::string& token,
                         Wait& wait) {
+  // A partition attached (or a child made to inherit) before the token and
+  // not captured yet may hold writes capture has not seen: the staging
+  // worker captures it and corrects the targets (staging/relation_sync.h).
+  // One statement, so one snapshot: the sync captures the relation and
+  // requests a rebuild of the readers it does not correct by key in one
+  // transaction, and two statements could see the relation in step (sync
+  // committed) after seeing no rebuild (not yet committed), and return
+  // before the rebuild.
+  const std::string pending_sql = "SELECT (" + catalog::StateSql(kPendingCapture, schema) +
+                                  ") OR (" + capture::RelationsOutOfStepSql(schema) + ")";
   int polls = 0;
   while (true) {
-    auto pending = conn.Query(catalog::StateSql(kPendingCapture, schema), {token});
+    auto pending = conn.Query(pending_sql, {token});
     if (!pending.ok()) return pending.status();
-    // A partition attached (or a child made to inherit) before the token and
-    // not captured yet may hold writes capture has not seen: the staging
-    // worker captures it and corrects the targets (staging/relation_sync.h).
-    auto out_of_step = conn.Query(capture::RelationsOutOfStepSql(schema));
-    if (!out_of_step.ok()) return out_of_step.status();
-    if (pending->text(0, 0) == "f" && out_of_step->text(0, 0) == "f") break;
+    if (pending->text(0, 0) == "f") break;
     if (++polls % kCheckBlockedEvery == 0) {
       TRELLIS_RETURN_IF_ERROR(CheckBlocked(conn, schema, std::nullopt));
     }
