@@ -83,7 +83,8 @@ TEST_CASE("a DML-only role writes a captured source and its writes reach the tar
   CHECK(f.Scalar("SELECT has_schema_privilege('writer', 'trellis', 'USAGE')") == "f");
   CHECK(f.Scalar("SELECT count(*) FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace "
                  "WHERE n.nspname = 'trellis' AND p.proname LIKE 'capture%' AND p.prosecdef "
-                 "AND p.proconfig = ARRAY['search_path=pg_catalog, pg_temp'] "
+                 "AND p.proconfig = ARRAY['search_path=pg_catalog, pg_temp', 'DateStyle=ISO,MDY', "
+                 "'IntervalStyle=postgres', 'extra_float_digits=1', 'bytea_output=hex'] "
                  "AND NOT has_function_privilege('writer', p.oid, 'EXECUTE') "
                  "AND pg_get_userbyid(p.proowner) = 'app_owner'") == "4");
 
@@ -141,7 +142,9 @@ CREATE TRIGGER trellis_trellis_capture_update AFTER UPDATE ON public.accounts
   CHECK_FALSE(As(f, "writer", "UPDATE accounts SET balance = 1 WHERE id = 1").ok());
 
   REQUIRE(trellis::catalog::Migrate(*owner.value(), "trellis").ok());
-  CHECK(f.Scalar("SELECT prosecdef AND proconfig = ARRAY['search_path=pg_catalog, pg_temp'] AND "
+  CHECK(f.Scalar("SELECT prosecdef AND proconfig = ARRAY['search_path=pg_catalog, pg_temp', "
+                 "'DateStyle=ISO,MDY', "
+                 "'IntervalStyle=postgres', 'extra_float_digits=1', 'bytea_output=hex'] AND "
                  "NOT has_function_privilege('writer', oid, 'EXECUTE') FROM pg_proc WHERE oid = "
                  "'trellis.capture_1_update()'::regprocedure") == "t");
   auto updated = As(f, "writer", "UPDATE accounts SET balance = 1 WHERE id = 1");
