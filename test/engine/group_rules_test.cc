@@ -110,6 +110,7 @@ TEST_CASE("sum and avg over inexact types are recomputed per touched group", "[g
   const AggregateRule rule =
       RuleFor(Input(AggregateFunction::kAvg, "weight", "w", 5, /*exact=*/false));
   CHECK(rule.upkeep == Upkeep::kRecompute);
+  CHECK(rule.columns[0].RecomputeWhen() == "true");
   CHECK(Describe(rule) ==
         "w\n"
         "  recompute: avg((weight))\n"
@@ -131,6 +132,10 @@ TEST_CASE("min and max look at the source when a change reaches the extreme", "[
   CHECK(max.columns[0].Delta() == "max(__trellis_ch.\"a7\")");
   CHECK_THAT(max.columns[0].Update("R"),
              Catch::Contains("__trellis_d.\"last\" >= __trellis_t.\"last\") THEN R ELSE"));
+  // The same condition says which groups the apply recomputes.
+  CHECK(max.columns[0].RecomputeWhen() ==
+        "__trellis_d.\"last\" IS NOT NULL AND (__trellis_t.\"last\" IS NULL OR "
+        "__trellis_d.\"last\" >= __trellis_t.\"last\")");
 }
 
 TEST_CASE("bool_and and bool_or are counts of the deciding value", "[group][rules]") {
@@ -182,11 +187,6 @@ TEST_CASE("the target keeps each aggregate's columns and the row count", "[group
 TEST_CASE("keys that cannot be NULL match with a plain =", "[group][sql]") {
   CHECK(KeysMatch({"a.x", "a.y"}, {"b.x", "b.y"}, {false, true}) ==
         "b.x = a.x AND (b.y = a.y OR (b.y IS NULL AND a.y IS NULL))");
-  GroupShape shape = OrderTotals();
-  shape.keys[0].nullable = false;
-  CHECK_THAT(
-      ApplyDeltasSql(shape, "deltas")[2],
-      Catch::Contains("WHERE __trellis_t.\"customer_id\" = __trellis_d.\"customer_id\" AND"));
 }
 
 TEST_CASE("keys match NULL-safely, one OR per key", "[group][sql]") {
@@ -257,30 +257,107 @@ TEST_CASE("changes fold into one delta row per group", "[group][sql]") {
              Catch::EndsWith("FROM changes AS __trellis_ch HAVING count(*) > 0"));
 }
 
-TEST_CASE("deltas update existing groups, insert new ones, delete emptied ones", "[group][sql]") {
-  const std::vector<std::string> statements = ApplyDeltasSql(OrderTotals(), "deltas");
-  REQUIRE(statements.size() == 3);
-  CHECK(
-      statements[0] ==
-      R"sql(UPDATE "public"."order_totals" AS __trellis_t SET "n" = __trellis_t."n" + __trellis_d."n", "total" = CASE WHEN __trellis_t."__trellis_2_n" + __trellis_d."__trellis_2_n" = 0 THEN NULL ELSE __trellis_t."__trellis_2_sum" + __trellis_d."__trellis_2_sum" END, "__trellis_2_sum" = __trellis_t."__trellis_2_sum" + __trellis_d."__trellis_2_sum", "__trellis_2_n" = __trellis_t."__trellis_2_n" + __trellis_d."__trellis_2_n", "last" = CASE WHEN __trellis_d."last" IS NOT NULL AND (__trellis_t."last" IS NULL OR __trellis_d."last" >= __trellis_t."last") THEN (SELECT max((o.placed_at)) FROM "public"."orders" AS "o" WHERE (o.status <> 'void') AND (__trellis_t."customer_id" = (o.customer_id) OR (__trellis_t."customer_id" IS NULL AND (o.customer_id) IS NULL))) ELSE __trellis_t."last" END, "__trellis_rows" = __trellis_t."__trellis_rows" + __trellis_d."__trellis_rows" FROM deltas AS __trellis_d WHERE (__trellis_t."customer_id" = __trellis_d."customer_id" OR (__trellis_t."customer_id" IS NULL AND __trellis_d."customer_id" IS NULL)))sql");
-  CHECK(
-      statements[1] ==
-      R"sql(INSERT INTO "public"."order_totals" ("customer_id", "n", "total", "__trellis_2_sum", "__trellis_2_n", "last", "__trellis_rows") SELECT __trellis_d."customer_id", __trellis_d."n", CASE WHEN __trellis_d."__trellis_2_n" = 0 THEN NULL ELSE __trellis_d."__trellis_2_sum" END, __trellis_d."__trellis_2_sum", __trellis_d."__trellis_2_n", (SELECT max((o.placed_at)) FROM "public"."orders" AS "o" WHERE (o.status <> 'void') AND (__trellis_d."customer_id" = (o.customer_id) OR (__trellis_d."customer_id" IS NULL AND (o.customer_id) IS NULL))), __trellis_d."__trellis_rows" FROM deltas AS __trellis_d WHERE NOT EXISTS (SELECT 1 FROM "public"."order_totals" AS __trellis_t WHERE (__trellis_t."customer_id" = __trellis_d."customer_id" OR (__trellis_t."customer_id" IS NULL AND __trellis_d."customer_id" IS NULL))))sql");
-  CHECK(
-      statements[2] ==
-      R"sql(DELETE FROM "public"."order_totals" AS __trellis_t USING deltas AS __trellis_d WHERE (__trellis_t."customer_id" = __trellis_d."customer_id" OR (__trellis_t."customer_id" IS NULL AND __trellis_d."customer_id" IS NULL)) AND __trellis_t."n" = 0 AND __trellis_t."__trellis_2_sum" = 0 AND __trellis_t."__trellis_2_n" = 0 AND __trellis_t."__trellis_rows" = 0)sql");
+TEST_CASE("deltas update existing groups, insert new ones, delete emptied ones, in one statement",
+          "[group][sql]") {
+  GroupShape shape = OrderTotals();
+  shape.keys[0].nullable = false;
+  // One pre-image: each delta row with its group's target row, and what
+  // happens to the group; the flagged groups' max, recomputed by one
+  // statement reading only their rows; then the three disjoint actions.
+  CHECK(ApplyDeltasSql(shape, "deltas") ==
+        R"sql(WITH __trellis_deltas AS MATERIALIZED (
+  SELECT * FROM deltas AS d
+), __trellis_pre AS MATERIALIZED (
+  SELECT __trellis_d.*, __trellis_t.ctid IS NOT NULL AS __trellis_found, (__trellis_t."n" + __trellis_d."n" = 0 AND __trellis_t."__trellis_2_sum" + __trellis_d."__trellis_2_sum" = 0 AND __trellis_t."__trellis_2_n" + __trellis_d."__trellis_2_n" = 0 AND __trellis_t."__trellis_rows" + __trellis_d."__trellis_rows" = 0) IS TRUE AS __trellis_emptied, CASE WHEN __trellis_t.ctid IS NULL THEN (__trellis_d."n" = 0 AND __trellis_d."__trellis_2_sum" = 0 AND __trellis_d."__trellis_2_n" = 0 AND __trellis_d."__trellis_rows" = 0) IS NOT TRUE ELSE (NOT (__trellis_t."n" + __trellis_d."n" = 0 AND __trellis_t."__trellis_2_sum" + __trellis_d."__trellis_2_sum" = 0 AND __trellis_t."__trellis_2_n" + __trellis_d."__trellis_2_n" = 0 AND __trellis_t."__trellis_rows" + __trellis_d."__trellis_rows" = 0) IS TRUE AND ((__trellis_d."last" IS NOT NULL AND (__trellis_t."last" IS NULL OR __trellis_d."last" >= __trellis_t."last")))) IS TRUE END AS __trellis_flagged
+    FROM __trellis_deltas AS __trellis_d LEFT JOIN "public"."order_totals" AS __trellis_t ON __trellis_t."customer_id" = __trellis_d."customer_id"
+), __trellis_extremes AS (
+  SELECT (o.customer_id) AS "customer_id", max((o.placed_at)) AS "last"
+  FROM (SELECT __trellis_d."customer_id" AS __trellis_key_1 FROM __trellis_pre AS __trellis_d WHERE __trellis_d.__trellis_flagged) AS __trellis_k CROSS JOIN LATERAL (SELECT * FROM "public"."orders" AS "o" WHERE (o.customer_id) = __trellis_k.__trellis_key_1 OFFSET 0) AS "o"
+  WHERE (o.status <> 'void')
+  GROUP BY (o.customer_id)
+), __trellis_updated AS (
+  UPDATE "public"."order_totals" AS __trellis_t SET "n" = __trellis_t."n" + __trellis_d."n", "total" = CASE WHEN __trellis_t."__trellis_2_n" + __trellis_d."__trellis_2_n" = 0 THEN NULL ELSE __trellis_t."__trellis_2_sum" + __trellis_d."__trellis_2_sum" END, "__trellis_2_sum" = __trellis_t."__trellis_2_sum" + __trellis_d."__trellis_2_sum", "__trellis_2_n" = __trellis_t."__trellis_2_n" + __trellis_d."__trellis_2_n", "last" = CASE WHEN __trellis_d."last" IS NOT NULL AND (__trellis_t."last" IS NULL OR __trellis_d."last" >= __trellis_t."last") THEN __trellis_x."last" ELSE __trellis_t."last" END, "__trellis_rows" = __trellis_t."__trellis_rows" + __trellis_d."__trellis_rows"
+    FROM __trellis_pre AS __trellis_d LEFT JOIN __trellis_extremes AS __trellis_x ON __trellis_x."customer_id" = __trellis_d."customer_id"
+    WHERE __trellis_t."customer_id" = __trellis_d."customer_id" AND __trellis_d.__trellis_found AND NOT __trellis_d.__trellis_emptied
+  RETURNING 1
+), __trellis_inserted AS (
+  INSERT INTO "public"."order_totals" ("customer_id", "n", "total", "__trellis_2_sum", "__trellis_2_n", "last", "__trellis_rows")
+    SELECT __trellis_d."customer_id", __trellis_d."n", CASE WHEN __trellis_d."__trellis_2_n" = 0 THEN NULL ELSE __trellis_d."__trellis_2_sum" END, __trellis_d."__trellis_2_sum", __trellis_d."__trellis_2_n", __trellis_x."last", __trellis_d."__trellis_rows"
+    FROM __trellis_pre AS __trellis_d LEFT JOIN __trellis_extremes AS __trellis_x ON __trellis_x."customer_id" = __trellis_d."customer_id"
+    WHERE NOT __trellis_d.__trellis_found AND (__trellis_d."n" = 0 AND __trellis_d."__trellis_2_sum" = 0 AND __trellis_d."__trellis_2_n" = 0 AND __trellis_d."__trellis_rows" = 0) IS NOT TRUE
+  RETURNING 1
+), __trellis_deleted AS (
+  DELETE FROM "public"."order_totals" AS __trellis_t USING __trellis_pre AS __trellis_d
+    WHERE __trellis_t."customer_id" = __trellis_d."customer_id" AND __trellis_d.__trellis_emptied
+  RETURNING 1
+)
+SELECT (SELECT count(*) FROM __trellis_updated) + (SELECT count(*) FROM __trellis_inserted), (SELECT count(*) FROM __trellis_deleted))sql");
+}
+
+TEST_CASE("deltas of groups with a NULL key take a branch of their own", "[group][sql]") {
+  const std::string sql = ApplyDeltasSql(OrderTotals(), "deltas");
+  // The plain branch matches by `=` and leaves NULL keys out...
+  CHECK_THAT(sql,
+             Catch::Contains("LEFT JOIN \"public\".\"order_totals\" AS __trellis_t ON "
+                             "__trellis_t.\"customer_id\" = __trellis_d.\"customer_id\"\n"
+                             "    WHERE NOT (__trellis_d.\"customer_id\" IS NULL)\n  UNION ALL"));
+  // ...which the second branch matches NULL-safely, only among target rows
+  // with a NULL key, and only when some delta row has one.
+  CHECK_THAT(sql,
+             Catch::Contains("ON (__trellis_d.\"customer_id\" IS NULL) AND "
+                             "(__trellis_t.\"customer_id\" IS NULL) AND "
+                             "(__trellis_t.\"customer_id\" = __trellis_d.\"customer_id\" OR "
+                             "(__trellis_t.\"customer_id\" IS NULL AND "
+                             "__trellis_d.\"customer_id\" IS NULL))\n    WHERE EXISTS (SELECT 1 "
+                             "FROM __trellis_deltas AS __trellis_d WHERE "
+                             "(__trellis_d.\"customer_id\" IS NULL))"));
+  for (const char* cte : {"), __trellis_updated_null AS (", "), __trellis_deleted_null AS ("}) {
+    CHECK_THAT(sql, Catch::Contains(cte));
+  }
+  // The recompute of the flagged extremes: a lookup per group with non-NULL
+  // keys, a gated branch for those with a NULL key; joined back by arrays,
+  // whose equality holds for two NULLs.
+  CHECK_THAT(sql,
+             Catch::Contains("WHERE __trellis_d.__trellis_flagged AND NOT "
+                             "(__trellis_d.\"customer_id\" IS NULL)) AS __trellis_k CROSS JOIN "
+                             "LATERAL (SELECT * FROM \"public\".\"orders\" AS \"o\" WHERE "
+                             "(o.customer_id) = __trellis_k.__trellis_key_1 OFFSET 0) AS \"o\""));
+  CHECK_THAT(sql,
+             Catch::Contains("FROM (SELECT * FROM \"public\".\"orders\" AS \"o\" WHERE "
+                             "((o.customer_id) IS NULL) AND EXISTS (SELECT 1 FROM __trellis_pre "
+                             "AS __trellis_d WHERE __trellis_d.__trellis_flagged AND "
+                             "(__trellis_d.\"customer_id\" IS NULL)) AND EXISTS"));
+  CHECK_THAT(sql, Catch::Contains("LEFT JOIN __trellis_extremes AS __trellis_x ON "
+                                  "ARRAY[__trellis_x.\"customer_id\"] = "
+                                  "ARRAY[__trellis_d.\"customer_id\"]"));
+  CHECK_THAT(sql, Catch::EndsWith("SELECT (SELECT count(*) FROM __trellis_updated) + (SELECT "
+                                  "count(*) FROM __trellis_updated_null) + (SELECT count(*) FROM "
+                                  "__trellis_inserted), (SELECT count(*) FROM __trellis_deleted) + "
+                                  "(SELECT count(*) FROM __trellis_deleted_null)"));
+}
+
+TEST_CASE("deltas without min or max read no source", "[group][sql]") {
+  GroupShape shape = OrderTotals();
+  shape.aggregates.pop_back();
+  const std::string sql = ApplyDeltasSql(shape, "deltas");
+  CHECK_THAT(sql, !Catch::Contains("__trellis_extremes") && !Catch::Contains("orders"));
+  CHECK_THAT(sql, Catch::Contains("false AS __trellis_flagged"));
 }
 
 TEST_CASE("without GROUP BY the one row is updated and never deleted", "[group][sql]") {
   GroupShape whole = OrderTotals();
   whole.keys.clear();
-  const std::vector<std::string> statements = ApplyDeltasSql(whole, "deltas");
-  REQUIRE(statements.size() == 1);
-  CHECK_THAT(statements[0], Catch::StartsWith("UPDATE \"public\".\"order_totals\" AS __trellis_t"));
-  CHECK_THAT(statements[0], Catch::EndsWith("FROM deltas AS __trellis_d WHERE true"));
-  CHECK_THAT(statements[0],
-             Catch::Contains("(SELECT max((o.placed_at)) FROM \"public\".\"orders\" AS \"o\" "
-                             "WHERE (o.status <> 'void'))"));
+  const std::string sql = ApplyDeltasSql(whole, "deltas");
+  CHECK_THAT(sql, Catch::Contains("false AS __trellis_emptied"));
+  CHECK_THAT(sql, Catch::Contains("LEFT JOIN \"public\".\"order_totals\" AS __trellis_t ON true"));
+  CHECK_THAT(sql, !Catch::Contains("INSERT") && !Catch::Contains("DELETE"));
+  // The max over the whole table, read only when a change reaches it.
+  CHECK_THAT(sql,
+             Catch::Contains("SELECT max((o.placed_at)) AS \"last\"\n  FROM (SELECT * FROM "
+                             "\"public\".\"orders\" AS \"o\" WHERE EXISTS (SELECT 1 FROM "
+                             "__trellis_pre AS __trellis_d WHERE __trellis_d.__trellis_flagged) "
+                             "OFFSET 0) AS \"o\"\n  WHERE (o.status <> 'void')\n)"));
+  CHECK_THAT(sql, Catch::EndsWith("SELECT (SELECT count(*) FROM __trellis_updated), 0::bigint"));
 }
 
 // ------------------------------------------------------ source index gaps

@@ -10,6 +10,7 @@ namespace {
 // aliases they start with kHiddenPrefix, which no definition may use.
 constexpr std::string_view kDirtyAlias = "__trellis_k";
 constexpr std::string_view kFreshAlias = "__trellis_f";
+constexpr std::string_view kExtremeAlias = "__trellis_x";
 
 // The alias and a dot, to qualify a column with.
 std::string Dot(std::string_view alias) { return std::string(alias) + "."; }
@@ -67,16 +68,6 @@ std::string WhereOrTrue(const GroupShape& shape) {
   return shape.where ? "(" + *shape.where + ")" : "true";
 }
 
-// The scalar subquery recomputing `aggregate` for the group whose keys are
-// `keys` (the target row's, or the delta row's).
-std::string Recomputed(const GroupShape& shape, const std::string& aggregate,
-                       const std::vector<std::string>& keys) {
-  std::string filter = WhereOrTrue(shape);
-  if (!keys.empty()) filter += " AND " + Match(shape, KeyExprs(shape), keys);
-  return Render("(SELECT {aggregate} FROM {source} WHERE {filter})",
-                {{"aggregate", aggregate}, {"source", SourceFrom(shape)}, {"filter", filter}});
-}
-
 std::vector<std::string> Names(const std::vector<StateColumn>& columns) {
   std::vector<std::string> out;
   for (const auto& c : columns) out.push_back(sql::Ident(c.name));
@@ -86,6 +77,125 @@ std::vector<std::string> Names(const std::vector<StateColumn>& columns) {
 std::vector<std::string> Prefixed(std::string_view prefix, const std::vector<std::string>& names) {
   std::vector<std::string> out;
   for (const auto& n : names) out.push_back(std::string(prefix) + n);
+  return out;
+}
+
+// The source's rows for which `filter` holds, found before anything else is
+// evaluated over them (OFFSET 0 keeps the planner from merging the two), as
+// the source's alias.
+std::string Fenced(const GroupShape& shape, const std::string& filter) {
+  return "(SELECT * FROM " + SourceFrom(shape) + " WHERE " + filter + " OFFSET 0) AS " +
+         sql::Ident(shape.alias);
+}
+
+// A SELECT of the key columns and `columns`' recomputes over the source rows
+// `from` gives (as the source's alias) that pass the WHERE, grouped by the
+// keys.
+std::string GroupedSelect(const GroupShape& shape, const std::string& from,
+                          const std::vector<StateColumn>& columns) {
+  std::vector<std::string> items;
+  for (const auto& key : shape.keys) {
+    items.push_back("(" + key.expr + ") AS " + sql::Ident(key.column));
+  }
+  for (const auto& c : columns) items.push_back(c.Recompute() + " AS " + sql::Ident(c.name));
+  const std::string grouping =
+      shape.keys.empty() ? "" : "\n  GROUP BY " + sql::Join(KeyExprs(shape), ", ");
+  return Render("SELECT {items}\n  FROM {source}\n  WHERE {where}{grouping}",
+                {{"items", sql::Join(items, ", ")},
+                 {"source", from},
+                 {"where", WhereOrTrue(shape)},
+                 {"grouping", grouping}});
+}
+
+// Equality of two relations' keys that a hash join can use: `=` for a key
+// that cannot be NULL, else one-element arrays, whose equality treats two
+// NULLs as equal. For joining small relations of the statement's own (no
+// index to use on either side).
+std::string SameKeys(const GroupShape& shape, const std::vector<std::string>& left,
+                     const std::vector<std::string>& right) {
+  std::vector<std::string> parts;
+  for (std::size_t i = 0; i < shape.keys.size(); ++i) {
+    parts.push_back(shape.keys[i].nullable ? "ARRAY[" + left[i] + "] = ARRAY[" + right[i] + "]"
+                                           : left[i] + " = " + right[i]);
+  }
+  return sql::Join(parts, " AND ");
+}
+
+// What ApplyDeltasSql decides per group from the delta row `d` and the
+// group's target row `t` (NULL when the group is new), as SQL.
+struct DeltaParts {
+  std::string emptied;                  // its row count and every count and sum reach 0: deleted
+  std::string new_group;                // over `d` alone: a new group that has anything to insert
+  std::string flagged;                  // its recomputed columns need the source
+  std::vector<StateColumn> recomputed;  // the columns that can be recomputed
+};
+
+DeltaParts DeltaPartsFor(const GroupShape& shape, const std::vector<StateColumn>& columns) {
+  const std::string t = Dot(kTargetAlias);
+  const std::string d = Dot(kDeltaAlias);
+  DeltaParts parts;
+  std::vector<std::string> sum_zero, delta_zero, when;
+  for (const auto& c : columns) {
+    const std::string name = sql::Ident(c.name);
+    if (c.additive) {
+      sum_zero.push_back(t + name + " + " + d + name + " = 0");
+      delta_zero.push_back(d + name + " = 0");
+    }
+    if (!c.RecomputeWhen().empty()) {
+      when.push_back("(" + c.RecomputeWhen() + ")");
+      parts.recomputed.push_back(c);
+    }
+  }
+  // IS TRUE and IS NOT TRUE, so that the sets stay disjoint and cover
+  // every delta row whatever is NULL. A group without GROUP BY is never
+  // deleted.
+  parts.emptied = shape.keys.empty() ? "false" : "(" + sql::Join(sum_zero, " AND ") + ") IS TRUE";
+  parts.new_group = "(" + sql::Join(delta_zero, " AND ") + ") IS NOT TRUE";
+  parts.flagged = when.empty()
+                      ? "false"
+                      : "CASE WHEN " + t + "ctid IS NULL THEN " + parts.new_group + " ELSE (NOT " +
+                            parts.emptied + " AND (" + sql::Join(when, " OR ") + ")) IS TRUE END";
+  return parts;
+}
+
+// The recomputed columns of the groups `__trellis_pre` flags, keyed like
+// the target. Groups with non-NULL keys are read one by one by their keys
+// (a lateral, fenced lookup: the GROUP BY index, or an index on the group
+// columns and the argument, serves it whatever the planner guesses of how
+// many groups are flagged), groups with a NULL key by a second branch.
+std::string FlaggedGroupsSql(const GroupShape& shape, const std::vector<StateColumn>& recomputed) {
+  const std::string flagged = "SELECT 1 FROM __trellis_pre AS " + std::string(kDeltaAlias) +
+                              " WHERE " + Dot(kDeltaAlias) + "__trellis_flagged";
+  if (shape.keys.empty()) {
+    return GroupedSelect(shape, Fenced(shape, "EXISTS (" + flagged + ")"), recomputed);
+  }
+  const std::vector<std::string> d_keys = KeyColumns(shape, Dot(kDeltaAlias));
+  const std::string d_null = AnyNull(shape, d_keys);
+  // The flagged keys under names no user expression can mean.
+  auto flagged_keys = [&](const std::string& which) {
+    std::vector<std::string> items;
+    for (std::size_t i = 0; i < d_keys.size(); ++i) {
+      items.push_back(d_keys[i] + " AS " + DirtyKeyColumn(i + 1));
+    }
+    return "(SELECT " + sql::Join(items, ", ") + " FROM __trellis_pre AS " +
+           std::string(kDeltaAlias) + " WHERE " + Dot(kDeltaAlias) + "__trellis_flagged" + which +
+           ") AS " + std::string(kDirtyAlias);
+  };
+  const std::vector<bool> never_null(shape.keys.size(), false);
+  std::string out = GroupedSelect(
+      shape,
+      flagged_keys(d_null.empty() ? "" : " AND NOT " + d_null) + " CROSS JOIN LATERAL " +
+          Fenced(shape, KeysMatch(DirtyKeys(shape), KeyExprs(shape), never_null)),
+      recomputed);
+  if (!d_null.empty()) {
+    out += "\n  UNION ALL\n  " +
+           GroupedSelect(shape,
+                         Fenced(shape, AnyNull(shape, KeyExprs(shape)) + " AND EXISTS (" + flagged +
+                                           " AND " + d_null + ") AND EXISTS (SELECT 1 FROM " +
+                                           flagged_keys(" AND " + d_null) + " WHERE " +
+                                           Match(shape, DirtyKeys(shape), KeyExprs(shape)) + ")"),
+                         recomputed);
+  }
   return out;
 }
 
@@ -126,28 +236,13 @@ std::string KeysMatch(const std::vector<std::string>& left, const std::vector<st
 }
 
 std::string FreshGroupsSql(const GroupShape& shape, std::string_view filter) {
-  const std::vector<StateColumn> columns = StateColumns(shape);
-  std::vector<std::string> items;
-  for (const auto& key : shape.keys) {
-    items.push_back("(" + key.expr + ") AS " + sql::Ident(key.column));
-  }
-  for (const auto& c : columns) items.push_back(c.Recompute() + " AS " + sql::Ident(c.name));
-  // The groups' rows are found first (OFFSET 0 keeps the planner from
-  // merging the two), and only their rows meet the WHERE and the aggregate
-  // arguments: a row whose WHERE fails then fails the recompute of its own
-  // group only, which failure charging can hold (spec/engine.md
-  // "Charging a failure").
-  const std::string source = filter.empty() ? SourceFrom(shape)
-                                            : "(SELECT * FROM " + SourceFrom(shape) + " WHERE " +
-                                                  std::string(filter) + " OFFSET 0) AS " +
-                                                  sql::Ident(shape.alias);
-  const std::string grouping =
-      shape.keys.empty() ? "" : "\n  GROUP BY " + sql::Join(KeyExprs(shape), ", ");
-  return Render("SELECT {items}\n  FROM {source}\n  WHERE {where}{grouping}",
-                {{"items", sql::Join(items, ", ")},
-                 {"source", source},
-                 {"where", WhereOrTrue(shape)},
-                 {"grouping", grouping}});
+  // The groups' rows are found first, and only their rows meet the WHERE and
+  // the aggregate arguments: a row whose WHERE fails then fails the
+  // recompute of its own group only, which failure charging can hold
+  // (spec/engine.md "Charging a failure").
+  return GroupedSelect(shape,
+                       filter.empty() ? SourceFrom(shape) : Fenced(shape, std::string(filter)),
+                       StateColumns(shape));
 }
 
 std::vector<std::string> StateColumnNames(const GroupShape& shape) {
@@ -314,53 +409,97 @@ std::string FoldChangesSql(const GroupShape& shape, std::string_view changes) {
                  {"ch", std::string(kChangeAlias)}});
 }
 
-std::vector<std::string> ApplyDeltasSql(const GroupShape& shape, std::string_view deltas) {
+std::string ApplyDeltasSql(const GroupShape& shape, std::string_view deltas) {
   const std::vector<StateColumn> columns = StateColumns(shape);
-  const std::vector<std::string> t_keys = KeyColumns(shape, Dot(kTargetAlias));
+  const DeltaParts parts = DeltaPartsFor(shape, columns);
+  const std::string d = std::string(kDeltaAlias);
+  const std::string t = std::string(kTargetAlias);
   const std::vector<std::string> d_keys = KeyColumns(shape, Dot(kDeltaAlias));
+  const std::vector<std::string> t_keys = KeyColumns(shape, Dot(kTargetAlias));
+  const bool grouped = !shape.keys.empty();
+  const std::string d_null = AnyNull(shape, d_keys);  // "" when no key can be NULL
+  const std::vector<bool> never_null(shape.keys.size(), false);
+  // A delta row's group is matched by `=` on its keys (an index probe or a
+  // hash join on the target's key), and a group with a NULL key by a second
+  // branch, gated on there being one: the NULL-safe form is a nested loop.
+  const std::string key_eq = grouped ? KeysMatch(d_keys, t_keys, never_null) : "true";
+  const std::string not_null = d_null.empty() ? "" : " AND NOT " + d_null;
+  const std::string plain_match = key_eq + not_null;
+  const std::string null_match = d_null.empty() ? ""
+                                                : d_null + " AND " + AnyNull(shape, t_keys) +
+                                                      " AND " + Match(shape, d_keys, t_keys);
+  auto null_gate = [&](std::string_view relation) {
+    return "EXISTS (SELECT 1 FROM " + std::string(relation) + " AS " + d + " WHERE " + d_null + ")";
+  };
+
+  // 1. Every delta row with its group's target row as it was before this
+  // statement (every CTE below reads that same snapshot), and what happens
+  // to the group: updated, inserted (not found), deleted (emptied), and
+  // whether a min/max or recomputed column needs the source (flagged).
+  const std::string pre_select =
+      "SELECT " + d + ".*, " + t + ".ctid IS NOT NULL AS __trellis_found, " + parts.emptied +
+      " AS __trellis_emptied, " + parts.flagged + " AS __trellis_flagged\n    FROM " +
+      "__trellis_deltas AS " + d + " LEFT JOIN " + shape.target + " AS " + t + " ON ";
+  std::string pre = pre_select + key_eq + (d_null.empty() ? "" : "\n    WHERE NOT " + d_null);
+  if (!d_null.empty()) {
+    pre += "\n  UNION ALL\n  " + pre_select + null_match + "\n    WHERE " +
+           null_gate("__trellis_deltas") + " AND " + d_null;
+  }
+  std::string ctes = "WITH __trellis_deltas AS MATERIALIZED (\n  SELECT * FROM " +
+                     std::string(deltas) + " AS d\n), __trellis_pre AS MATERIALIZED (\n  " + pre +
+                     "\n)";
+
+  // 2. The flagged groups' recomputed columns, in one statement over their
+  // source rows only.
+  std::string from_pre = "__trellis_pre AS " + d;
+  if (!parts.recomputed.empty()) {
+    ctes += ", __trellis_extremes AS (\n  " + FlaggedGroupsSql(shape, parts.recomputed) + "\n)";
+    from_pre += " LEFT JOIN __trellis_extremes AS " + std::string(kExtremeAlias) + " ON " +
+                (grouped ? SameKeys(shape, KeyColumns(shape, Dot(kExtremeAlias)), d_keys) : "true");
+  }
+
+  // 3. The three actions, over disjoint sets of groups of that one pre-image.
   std::vector<std::string> sets;
   std::vector<std::string> inserts = d_keys;
   for (const auto& c : columns) {
-    sets.push_back(sql::Ident(c.name) + " = " + c.Update(Recomputed(shape, c.Recompute(), t_keys)));
-    inserts.push_back(c.Insert(Recomputed(shape, c.Recompute(), d_keys)));
+    const std::string recomputed =
+        c.RecomputeWhen().empty() ? "" : Dot(kExtremeAlias) + sql::Ident(c.name);
+    sets.push_back(sql::Ident(c.name) + " = " + c.Update(recomputed));
+    inserts.push_back(c.Insert(recomputed));
   }
-  const std::string match = shape.keys.empty() ? "true" : Match(shape, d_keys, t_keys);
-  std::vector<std::string> statements;
-  statements.push_back(
-      Render("UPDATE {target} AS {t} SET {sets} FROM {deltas} AS {d} WHERE {match}",
-             {{"target", shape.target},
-              {"sets", sql::Join(sets, ", ")},
-              {"deltas", std::string(deltas)},
-              {"match", match},
-              {"t", std::string(kTargetAlias)},
-              {"d", std::string(kDeltaAlias)}}));
-  // The one row of a transform without GROUP BY always exists.
-  if (shape.keys.empty()) return statements;
-  std::vector<std::string> all = KeyColumns(shape, "");
-  for (const auto& name : Names(columns)) all.push_back(name);
-  statements.push_back(
-      Render("INSERT INTO {target} ({all}) SELECT {inserts} FROM {deltas} AS {d} "
-             "WHERE NOT EXISTS (SELECT 1 FROM {target} AS {t} WHERE {match})",
-             {{"target", shape.target},
-              {"all", sql::Join(all, ", ")},
-              {"inserts", sql::Join(inserts, ", ")},
-              {"deltas", std::string(deltas)},
-              {"match", match},
-              {"t", std::string(kTargetAlias)},
-              {"d", std::string(kDeltaAlias)}}));
-  std::vector<std::string> zero;
-  for (const auto& c : columns) {
-    if (c.additive) zero.push_back(Dot(kTargetAlias) + sql::Ident(c.name) + " = 0");
+  const std::string update = "UPDATE " + shape.target + " AS " + t + " SET " +
+                             sql::Join(sets, ", ") + "\n    FROM " + from_pre + "\n    WHERE ";
+  const std::string updated = " AND " + d + ".__trellis_found AND NOT " + d + ".__trellis_emptied";
+  ctes += ", __trellis_updated AS (\n  " + update + plain_match + updated + "\n  RETURNING 1\n)";
+  std::vector<std::string> written = {"(SELECT count(*) FROM __trellis_updated)"};
+  std::vector<std::string> gone;
+  if (!d_null.empty()) {
+    ctes += ", __trellis_updated_null AS (\n  " + update + null_gate("__trellis_pre") + " AND " +
+            null_match + updated + "\n  RETURNING 1\n)";
+    written.push_back("(SELECT count(*) FROM __trellis_updated_null)");
   }
-  statements.push_back(
-      Render("DELETE FROM {target} AS {t} USING {deltas} AS {d} WHERE {match} AND {zero}",
-             {{"target", shape.target},
-              {"deltas", std::string(deltas)},
-              {"match", match},
-              {"zero", sql::Join(zero, " AND ")},
-              {"t", std::string(kTargetAlias)},
-              {"d", std::string(kDeltaAlias)}}));
-  return statements;
+  // The one row of a transform without GROUP BY always exists, and stays.
+  if (grouped) {
+    std::vector<std::string> all = KeyColumns(shape, "");
+    for (const auto& name : Names(columns)) all.push_back(name);
+    ctes += ", __trellis_inserted AS (\n  INSERT INTO " + shape.target + " (" +
+            sql::Join(all, ", ") + ")\n    SELECT " + sql::Join(inserts, ", ") + "\n    FROM " +
+            from_pre + "\n    WHERE NOT " + d + ".__trellis_found AND " + parts.new_group +
+            "\n  RETURNING 1\n)";
+    written.push_back("(SELECT count(*) FROM __trellis_inserted)");
+    const std::string remove = "DELETE FROM " + shape.target + " AS " + t +
+                               " USING __trellis_pre AS " + d + "\n    WHERE ";
+    const std::string emptied = " AND " + d + ".__trellis_emptied";
+    ctes += ", __trellis_deleted AS (\n  " + remove + plain_match + emptied + "\n  RETURNING 1\n)";
+    gone.push_back("(SELECT count(*) FROM __trellis_deleted)");
+    if (!d_null.empty()) {
+      ctes += ", __trellis_deleted_null AS (\n  " + remove + null_gate("__trellis_pre") + " AND " +
+              null_match + emptied + "\n  RETURNING 1\n)";
+      gone.push_back("(SELECT count(*) FROM __trellis_deleted_null)");
+    }
+  }
+  return ctes + "\nSELECT " + sql::Join(written, " + ") + ", " +
+         (gone.empty() ? "0::bigint" : sql::Join(gone, " + "));
 }
 
 }  // namespace trellis::plan::aggregates

@@ -89,13 +89,19 @@ std::string RecomputeAllGroupsSql(const GroupShape& shape);
 // change_argument) into one delta row per group.
 std::string FoldChangesSql(const GroupShape& shape, std::string_view changes);
 
-// Applies the delta rows of `deltas` (as FoldChangesSql gives them) to the
-// target, in order: update the groups that exist, insert the new ones,
-// delete those whose row count and every count and running sum reached 0
-// (not for a transform without GROUP BY, whose one row stays, as SQL says).
-// Changes of one group may be applied in any order: a group whose row count
-// is 0 while other state is not is in the middle of out-of-order changes,
-// and stays until the rest arrive.
-std::vector<std::string> ApplyDeltasSql(const GroupShape& shape, std::string_view deltas);
+// Applies the delta rows of `deltas` (a relation or a parenthesized query
+// with FoldChangesSql's columns; `(<FoldChangesSql>)` folds and applies in
+// one statement) to the target, as ONE statement over one pre-image: update
+// the groups that exist, insert the new ones, delete those whose row count
+// and every count and running sum reach 0 (never the one row of a
+// transform without GROUP BY, as SQL says), three disjoint sets. A min/max
+// (or recomputed) column is recomputed from the source only for the groups
+// a change could move it in, in one pass over those groups' rows. Groups
+// are matched by `=` on their keys (indexable), those with a NULL key by a
+// branch of their own. Changes of one group may be applied in any order: a
+// group whose row count is 0 while other state is not is in the middle of
+// out-of-order changes, and stays until the rest arrive. Returns one row
+// (written, deleted), as RecomputeGroupsSql does.
+std::string ApplyDeltasSql(const GroupShape& shape, std::string_view deltas);
 
 }  // namespace trellis::plan::aggregates

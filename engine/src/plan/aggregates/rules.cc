@@ -32,8 +32,14 @@ StateColumn Column(const AggregateInput& input, std::string name, std::string re
                    std::string delta, std::string update, std::string insert) {
   Slots slots = SlotsFor(input);
   slots["c"] = sql::Ident(name);
-  return StateColumn{std::move(name),  std::move(slots),  std::move(recompute),
-                     std::move(delta), std::move(update), std::move(insert)};
+  StateColumn column;
+  column.name = std::move(name);
+  column.slots = std::move(slots);
+  column.recompute_template = std::move(recompute);
+  column.delta_template = std::move(delta);
+  column.update_template = std::move(update);
+  column.insert_template = std::move(insert);
+  return column;
 }
 
 // A signed count of the change rows for which `filter` holds (every change
@@ -70,9 +76,10 @@ StateColumn RunningSum(const AggregateInput& input) {
 
 // A column recomputed from the source for every group a change touches.
 AggregateRule Recomputed(const AggregateInput& input, std::string recompute) {
-  return AggregateRule{
-      Upkeep::kRecompute,
-      {Column(input, input.column, std::move(recompute), "", "{recomputed}", "{recomputed}")}};
+  StateColumn column =
+      Column(input, input.column, std::move(recompute), "", "{recomputed}", "{recomputed}");
+  column.recompute_when_template = "true";
+  return AggregateRule{Upkeep::kRecompute, {std::move(column)}};
 }
 
 std::string Fill(std::string_view text, const Slots& slots, std::string_view recomputed) {
@@ -91,6 +98,9 @@ std::string StateColumn::Update(std::string_view recomputed) const {
 }
 std::string StateColumn::Insert(std::string_view recomputed) const {
   return Fill(insert_template, slots, recomputed);
+}
+std::string StateColumn::RecomputeWhen() const {
+  return recompute_when_template.empty() ? "" : Render(recompute_when_template, slots);
 }
 
 bool SumsExactly(std::string_view format_type) {
@@ -139,11 +149,13 @@ AggregateRule ExtremeRule(const AggregateInput& input) {
   // at the source again whenever it could move the extreme: an old version
   // at or beyond it may have been the extreme; a new one beyond it may be
   // the new extreme, or may already be gone again.
-  return AggregateRule{Upkeep::kExtreme,
-                       {Column(input, input.column, fn + "({arg})", fn + "({ch_arg})",
-                               "CASE WHEN {d}.{v} IS NOT NULL AND ({t}.{v} IS NULL OR {d}.{v}" +
-                                   reaches + "{t}.{v}) THEN {recomputed} ELSE {t}.{v} END",
-                               "{recomputed}")}};
+  const std::string when =
+      "{d}.{v} IS NOT NULL AND ({t}.{v} IS NULL OR {d}.{v}" + reaches + "{t}.{v})";
+  StateColumn column =
+      Column(input, input.column, fn + "({arg})", fn + "({ch_arg})",
+             "CASE WHEN " + when + " THEN {recomputed} ELSE {t}.{v} END", "{recomputed}");
+  column.recompute_when_template = when;
+  return AggregateRule{Upkeep::kExtreme, {std::move(column)}};
 }
 
 AggregateRule BoolRule(const AggregateInput& input) {

@@ -54,6 +54,12 @@ struct StateColumn {
   // column are 0, so that no state is lost while out-of-order changes
   // are in flight.
   bool additive = false;
+  // For a column whose update may take its recomputed value: SQL over `t`
+  // and `d`, true when it does (a min/max: a change reaches the extreme; a
+  // recomputed column: always). Empty for a column kept by deltas alone.
+  // ApplyDeltasSql recomputes exactly the groups for which some column's
+  // condition holds, in one pass over them.
+  std::string recompute_when_template;
 
   // The rendered fragments. `recomputed` is the column's recompute as a
   // scalar subquery over the group's source rows (kExtreme and kRecompute
@@ -62,6 +68,7 @@ struct StateColumn {
   std::string Delta() const;
   std::string Update(std::string_view recomputed) const;
   std::string Insert(std::string_view recomputed) const;
+  std::string RecomputeWhen() const;  // "" when the column is never recomputed
 };
 
 struct AggregateRule {
