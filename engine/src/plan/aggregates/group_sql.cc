@@ -124,6 +124,7 @@ std::string SameKeys(const GroupShape& shape, const std::vector<std::string>& le
 // What ApplyDeltasSql decides per group from the delta row `d` and the
 // group's target row `t` (NULL when the group is new), as SQL.
 struct DeltaParts {
+  std::string found;                    // the group has a target row
   std::string emptied;                  // its row count and every count and sum reach 0: deleted
   std::string new_group;                // over `d` alone: a new group that has anything to insert
   std::string flagged;                  // its recomputed columns need the source
@@ -146,6 +147,8 @@ DeltaParts DeltaPartsFor(const GroupShape& shape, const std::vector<StateColumn>
       parts.recomputed.push_back(c);
     }
   }
+  // A target row's row count is never NULL: NULL is no row.
+  parts.found = t + sql::Ident(kRowCountColumn) + " IS NOT NULL";
   // IS TRUE and IS NOT TRUE, so that the sets stay disjoint and cover
   // every delta row whatever is NULL. A group without GROUP BY is never
   // deleted.
@@ -153,8 +156,8 @@ DeltaParts DeltaPartsFor(const GroupShape& shape, const std::vector<StateColumn>
   parts.new_group = "(" + sql::Join(delta_zero, " AND ") + ") IS NOT TRUE";
   parts.flagged = when.empty()
                       ? "false"
-                      : "CASE WHEN " + t + "ctid IS NULL THEN " + parts.new_group + " ELSE (NOT " +
-                            parts.emptied + " AND (" + sql::Join(when, " OR ") + ")) IS TRUE END";
+                      : "CASE WHEN " + parts.found + " THEN (NOT " + parts.emptied + " AND (" +
+                            sql::Join(when, " OR ") + ")) IS TRUE ELSE " + parts.new_group + " END";
   return parts;
 }
 
@@ -436,14 +439,22 @@ std::string ApplyDeltasSql(const GroupShape& shape, std::string_view deltas) {
   // statement (every CTE below reads that same snapshot), and what happens
   // to the group: updated, inserted (not found), deleted (emptied), and
   // whether a min/max or recomputed column needs the source (flagged).
-  const std::string pre_select =
-      "SELECT " + d + ".*, " + t + ".ctid IS NOT NULL AS __trellis_found, " + parts.emptied +
-      " AS __trellis_emptied, " + parts.flagged + " AS __trellis_flagged\n    FROM " +
-      "__trellis_deltas AS " + d + " LEFT JOIN " + shape.target + " AS " + t + " ON ";
-  std::string pre = pre_select + key_eq + (d_null.empty() ? "" : "\n    WHERE NOT " + d_null);
+  const std::string pre_select = "SELECT " + d + ".*, " + parts.found + " AS __trellis_found, " +
+                                 parts.emptied + " AS __trellis_emptied, " + parts.flagged +
+                                 " AS __trellis_flagged\n    FROM " + "__trellis_deltas AS " + d +
+                                 " LEFT JOIN ";
+  // A page of deltas is small next to its target: each delta row looks its
+  // group up by the target's key (fenced, so the planner cannot turn it
+  // into a hash of the whole target, which it did for 941 deltas over 10k
+  // groups: 9.5 ms of 11 building the hash).
+  std::string pre = pre_select +
+                    (grouped ? "LATERAL (SELECT * FROM " + shape.target + " AS " + t + " WHERE " +
+                                   key_eq + " OFFSET 0) AS " + t + " ON true"
+                             : shape.target + " AS " + t + " ON true") +
+                    (d_null.empty() ? "" : "\n    WHERE NOT " + d_null);
   if (!d_null.empty()) {
-    pre += "\n  UNION ALL\n  " + pre_select + null_match + "\n    WHERE " +
-           null_gate("__trellis_deltas") + " AND " + d_null;
+    pre += "\n  UNION ALL\n  " + pre_select + shape.target + " AS " + t + " ON " + null_match +
+           "\n    WHERE " + null_gate("__trellis_deltas") + " AND " + d_null;
   }
   std::string ctes = "WITH __trellis_deltas AS MATERIALIZED (\n  SELECT * FROM " +
                      std::string(deltas) + " AS d\n), __trellis_pre AS MATERIALIZED (\n  " + pre +
