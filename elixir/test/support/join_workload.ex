@@ -13,7 +13,7 @@ defmodule Trellis.Test.JoinWorkload do
   # (key or email collisions) roll back and are skipped: the tables are
   # whatever committed, and the targets must match them.
 
-  alias Trellis.Test.SimplePG
+  alias Trellis.Test.{SimplePG, Writers}
 
   @orders 3_000
   @customers 220
@@ -48,18 +48,7 @@ defmodule Trellis.Test.JoinWorkload do
   collision and rolled back).
   """
   def run(url, writer, seed, rounds, counter \\ nil) do
-    :rand.seed(:exsss, {seed, writer, 41})
-    pg = SimplePG.connect!(url)
-
-    committed =
-      Enum.count(1..rounds, fn _ ->
-        result = SimplePG.query(pg, statement())
-        if counter, do: :counters.add(counter, 1, 1)
-        match?({:ok, _}, result)
-      end)
-
-    SimplePG.close(pg)
-    committed
+    Writers.run(url, {seed, writer, 41}, rounds, &statement/0, counter)
   end
 
   defp statement do

@@ -10,7 +10,7 @@ defmodule Trellis.Test.PartitionWorkload do
   # moment, a partition that was detached) roll back and are skipped: the
   # source is whatever committed, and the target must match it.
 
-  alias Trellis.Test.SimplePG
+  alias Trellis.Test.{SimplePG, Writers}
 
   @key_space 2_000
   @regions 0..4
@@ -49,25 +49,13 @@ defmodule Trellis.Test.PartitionWorkload do
   def detach!(pg), do: SimplePG.query!(pg, "ALTER TABLE orders DETACH PARTITION orders_p1")
 
   @doc """
-  Runs `rounds` random writes on its own connection, seeded, adding one to
-  `counter` (a :counters ref) after each. Returns how many committed.
+  Runs `rounds` random writes on its own connection, seeded by (`seed`,
+  `writer`), adding one to `counter` after each. Returns how many committed.
   """
+  @spec run(String.t(), pos_integer, integer, pos_integer, :counters.counters_ref() | nil) ::
+          non_neg_integer
   def run(url, writer, seed, rounds, counter) do
-    :rand.seed(:exsss, {seed, writer, 29})
-    pg = SimplePG.connect!(url)
-
-    committed =
-      Enum.count(1..rounds, fn _ ->
-        result = SimplePG.query(pg, statement())
-        # A failed statement inside BEGIN ... COMMIT leaves the session in
-        # an aborted transaction, which would fail every later statement.
-        if match?({:error, _}, result), do: SimplePG.query!(pg, "ROLLBACK")
-        :counters.add(counter, 1, 1)
-        match?({:ok, _}, result)
-      end)
-
-    SimplePG.close(pg)
-    committed
+    Writers.run(url, {seed, writer, 29}, rounds, &statement/0, counter)
   end
 
   defp statement do

@@ -11,7 +11,7 @@ defmodule Trellis.Test.PartitionedJoinWorkload do
   # at the moment, a partition detached meanwhile) roll back and are
   # skipped: the tables are whatever committed.
 
-  alias Trellis.Test.SimplePG
+  alias Trellis.Test.{SimplePG, Writers}
 
   @orders 1_500
 
@@ -48,26 +48,12 @@ defmodule Trellis.Test.PartitionedJoinWorkload do
 
   @doc """
   Runs `rounds` random writes on its own connection, seeded by (`seed`,
-  `writer`), adding one to `counter` (a :counters ref) after each. Returns
-  how many committed.
+  `writer`), adding one to `counter` after each. Returns how many committed.
   """
   @spec run(String.t(), pos_integer, integer, pos_integer, :counters.counters_ref()) ::
           non_neg_integer
   def run(url, writer, seed, rounds, counter) do
-    :rand.seed(:exsss, {seed, writer, 61})
-    pg = SimplePG.connect!(url)
-
-    committed =
-      Enum.count(1..rounds, fn _ ->
-        result = SimplePG.query(pg, statement())
-        # A failure inside BEGIN ... COMMIT leaves the transaction aborted.
-        if match?({:error, _}, result), do: SimplePG.query!(pg, "ROLLBACK")
-        :counters.add(counter, 1, 1)
-        match?({:ok, _}, result)
-      end)
-
-    SimplePG.close(pg)
-    committed
+    Writers.run(url, {seed, writer, 61}, rounds, &statement/0, counter)
   end
 
   defp statement do

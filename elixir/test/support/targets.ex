@@ -40,4 +40,40 @@ defmodule Trellis.Test.Targets do
         "UNION ALL (#{right} EXCEPT ALL #{left})) d"
     )
   end
+
+  @doc """
+  Defines each `{name, statement, query}` of `transforms` through `handle`
+  (the query is the one the target must equal, see `assert_all_equal/5`).
+  """
+  @spec define_all!(Trellis.t(), [{String.t(), String.t(), String.t()}]) :: :ok
+  def define_all!(handle, transforms) do
+    for {_name, statement, _query} <- transforms do
+      {:ok, {:transform_defined, _}} = Trellis.define(handle, statement)
+    end
+
+    :ok
+  end
+
+  @doc """
+  Waits until every write committed so far is in every target, then asserts
+  that each `{name, statement, query}` of `transforms` has its target equal
+  to its query; `context` (a seed, the step just made) goes in the message.
+  """
+  @spec assert_all_equal(
+          Trellis.t(),
+          SimplePG.t(),
+          [{String.t(), String.t(), String.t()}],
+          String.t()
+        ) ::
+          :ok
+  def assert_all_equal(handle, pg, transforms, context) do
+    import ExUnit.Assertions
+    converge!(handle, 240_000)
+
+    for {name, _statement, query} <- transforms do
+      assert differences(pg, "TABLE #{name}", query) == "0", "#{name} differs (#{context})"
+    end
+
+    :ok
+  end
 end

@@ -11,7 +11,7 @@ defmodule Trellis.Test.TwiceJoinedWorkload do
   # Statements that fail (a key or email collision) roll back and are
   # skipped: the tables are whatever committed.
 
-  alias Trellis.Test.SimplePG
+  alias Trellis.Test.{SimplePG, Writers}
 
   @orders 1_500
   @customers 120
@@ -43,19 +43,7 @@ defmodule Trellis.Test.TwiceJoinedWorkload do
   """
   @spec run(String.t(), pos_integer, integer, pos_integer) :: non_neg_integer
   def run(url, writer, seed, rounds) do
-    :rand.seed(:exsss, {seed, writer, 53})
-    pg = SimplePG.connect!(url)
-
-    committed =
-      Enum.count(1..rounds, fn _ ->
-        result = SimplePG.query(pg, statement())
-        # A failure inside BEGIN ... COMMIT leaves the transaction aborted.
-        if match?({:error, _}, result), do: SimplePG.query!(pg, "ROLLBACK")
-        match?({:ok, _}, result)
-      end)
-
-    SimplePG.close(pg)
-    committed
+    Writers.run(url, {seed, writer, 53}, rounds, &statement/0)
   end
 
   defp statement do

@@ -44,29 +44,17 @@ defmodule Trellis.Joins.DifferentialTest do
     %{url: url, pg: pg, seed: seed}
   end
 
-  defp define_all(handle) do
-    for {_name, statement, _query} <- @transforms do
-      {:ok, {:transform_defined, _}} = Trellis.define(handle, statement)
-    end
-  end
-
   defp writers(url, seed, count, rounds) do
     Enum.map(1..count, fn w -> Task.async(fn -> JoinWorkload.run(url, w, seed, rounds) end) end)
   end
 
-  defp assert_equal(handle, pg, seed) do
-    converge!(handle, 240_000)
-
-    for {name, _statement, query} <- @transforms do
-      assert differences(pg, "TABLE #{name}", query) == "0",
-             "#{name} differs from its definition (seed #{seed}; rerun with TRELLIS_SEED=#{seed})"
-    end
-  end
+  defp assert_equal(handle, pg, seed),
+    do: assert_all_equal(handle, pg, @transforms, "seed #{seed}; rerun with TRELLIS_SEED=#{seed}")
 
   test "4 writers over all three tables, 5000 random writes, a fleet of two handles",
        %{url: url, pg: pg, seed: seed} do
     {a, b} = Handles.fleet!(url, [staging: true, drain_threads: 2], drain_threads: 2)
-    define_all(a)
+    define_all!(a, @transforms)
     converge!(a)
     assert_equal(a, pg, seed)
 
@@ -89,7 +77,7 @@ defmodule Trellis.Joins.DifferentialTest do
     {a, b} =
       Handles.fleet!(url, [staging: true, drain_threads: 2], staging: true, drain_threads: 1)
 
-    define_all(a)
+    define_all!(a, @transforms)
     converge!(a)
     assert eventually(fn -> Trellis.has_live_staging_worker(b) == {:ok, true} end)
 

@@ -9,7 +9,7 @@ defmodule Trellis.Partitions.GroupByPartitionedTest do
   # TRELLIS_SEED=<n>.
   use ExUnit.Case, async: false
 
-  alias Trellis.Test.{Database, Handles, PartitionWorkload, SimplePG}
+  alias Trellis.Test.{Database, Handles, PartitionWorkload, SimplePG, Writers}
   import Trellis.Test.Targets
 
   @moduletag :port
@@ -70,22 +70,15 @@ defmodule Trellis.Partitions.GroupByPartitionedTest do
     assert_equal(a, pg, seed)
 
     # 4 writers x 1,250 statements = 5,000 operations; the partition
-    # changes happen while they write (checked by the counter).
-    done = :counters.new(1, [:atomics])
+    # changes happen while they write (checked by the count).
+    {committed, at_detach} =
+      Writers.with_changes(
+        url,
+        4,
+        fn w, counter -> PartitionWorkload.run(url, w, seed, 1_250, counter) end,
+        [{1_000, &PartitionWorkload.attach!/1}, {2_500, &PartitionWorkload.detach!/1}]
+      )
 
-    writers =
-      Enum.map(1..4, fn writer ->
-        Task.async(fn -> PartitionWorkload.run(url, writer, seed, 1_250, done) end)
-      end)
-
-    ddl = SimplePG.connect!(url)
-    wait_for_count(done, 1_000)
-    PartitionWorkload.attach!(ddl)
-    wait_for_count(done, 2_500)
-    PartitionWorkload.detach!(ddl)
-    at_detach = :counters.get(done, 1)
-    SimplePG.close(ddl)
-    committed = writers |> Task.await_many(400_000) |> Enum.sum()
     assert at_detach < 4_500, "the writers finished before the partition changes"
     # Most writes land (collisions and a detached partition roll back).
     assert committed > 3_500, "only #{committed} of 5000 writes committed"
@@ -102,9 +95,5 @@ defmodule Trellis.Partitions.GroupByPartitionedTest do
 
     Trellis.shutdown(a)
     Trellis.shutdown(b)
-  end
-
-  defp wait_for_count(counter, n) do
-    if :counters.get(counter, 1) < n, do: Process.sleep(5) && wait_for_count(counter, n)
   end
 end

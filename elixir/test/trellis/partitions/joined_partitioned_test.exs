@@ -10,7 +10,7 @@ defmodule Trellis.Partitions.JoinedPartitionedTest do
   # sources"). Seeded; replay with TRELLIS_SEED=<n>.
   use ExUnit.Case, async: false
 
-  alias Trellis.Test.{Database, Handles, PartitionedJoinWorkload, SimplePG}
+  alias Trellis.Test.{Database, Handles, PartitionedJoinWorkload, SimplePG, Writers}
   import Trellis.Test.Targets
 
   @moduletag :port
@@ -39,27 +39,13 @@ defmodule Trellis.Partitions.JoinedPartitionedTest do
     %{url: url, pg: pg, seed: seed}
   end
 
-  defp define_all(handle) do
-    for {_name, statement, _query} <- @transforms do
-      {:ok, {:transform_defined, _}} = Trellis.define(handle, statement)
-    end
-  end
-
-  defp assert_equal(handle, pg, context) do
-    converge!(handle, 240_000)
-
-    for {name, _statement, query} <- @transforms do
-      assert differences(pg, "TABLE #{name}", query) == "0", "#{name} differs (#{context})"
-    end
-  end
-
   test "writes through the parent and to a partition by name, an attach and a detach, " <>
          "each followed",
        %{url: url, pg: pg} do
     :ok = Trellis.migrate(Handles.connect!(url))
     trellis = Handles.connect!(url, staging: true, drain_threads: 2, timeout_ms: 30_000)
-    define_all(trellis)
-    assert_equal(trellis, pg, "after the build")
+    define_all!(trellis, @transforms)
+    assert_all_equal(trellis, pg, @transforms, "after the build")
 
     steps = [
       {"a rename through the parent", fn -> "UPDATE customers SET name = 'x' WHERE id = 10" end},
@@ -86,7 +72,7 @@ defmodule Trellis.Partitions.JoinedPartitionedTest do
 
     for {what, step} <- steps do
       if sql = step.(), do: SimplePG.query!(pg, sql)
-      assert_equal(trellis, pg, what)
+      assert_all_equal(trellis, pg, @transforms, what)
     end
 
     # The steps were seen: the attached partition's rows are joined, the
@@ -99,28 +85,23 @@ defmodule Trellis.Partitions.JoinedPartitionedTest do
          "5000 writes, a fleet of two handles",
        %{url: url, pg: pg, seed: seed} do
     {a, b} = Handles.fleet!(url, [staging: true, drain_threads: 2], drain_threads: 2)
-    define_all(a)
-    assert_equal(a, pg, "after the build, seed #{seed}")
+    define_all!(a, @transforms)
+    assert_all_equal(a, pg, @transforms, "after the build, seed #{seed}")
 
-    done = :counters.new(1, [:atomics])
+    # 4 writers x 1,250 statements = 5,000 operations; the partition
+    # changes happen while they write (checked by the count).
+    {committed, at_detach} =
+      Writers.with_changes(
+        url,
+        4,
+        fn w, counter -> PartitionedJoinWorkload.run(url, w, seed, 1_250, counter) end,
+        [{1_000, &PartitionedJoinWorkload.attach!/1}, {2_500, &PartitionedJoinWorkload.detach!/1}]
+      )
 
-    writers =
-      Enum.map(1..4, fn w ->
-        Task.async(fn -> PartitionedJoinWorkload.run(url, w, seed, 1_250, done) end)
-      end)
-
-    ddl = SimplePG.connect!(url)
-    wait_for_count(done, 1_000)
-    PartitionedJoinWorkload.attach!(ddl)
-    wait_for_count(done, 2_500)
-    PartitionedJoinWorkload.detach!(ddl)
-    at_detach = :counters.get(done, 1)
-    SimplePG.close(ddl)
-    committed = writers |> Task.await_many(400_000) |> Enum.sum()
     assert at_detach < 4_500, "the writers finished before the partition changes"
     assert committed > 3_500, "only #{committed} of 5000 writes committed"
 
-    assert_equal(b, pg, "seed #{seed}; rerun with TRELLIS_SEED=#{seed}")
+    assert_all_equal(b, pg, @transforms, "seed #{seed}; rerun with TRELLIS_SEED=#{seed}")
 
     for {name, _statement, _query} <- @transforms do
       assert {:ok, %Trellis.Status{status: :live, correcting: []}} = Trellis.status(b, name)
@@ -128,9 +109,5 @@ defmodule Trellis.Partitions.JoinedPartitionedTest do
 
     Trellis.shutdown(a)
     Trellis.shutdown(b)
-  end
-
-  defp wait_for_count(counter, n) do
-    if :counters.get(counter, 1) < n, do: Process.sleep(5) && wait_for_count(counter, n)
   end
 end

@@ -5,7 +5,7 @@ defmodule Trellis.Partitions.PartitionedSourceTest do
   # target equals its definition's query. Seeded; replay with TRELLIS_SEED=<n>.
   use ExUnit.Case, async: false
 
-  alias Trellis.Test.{Database, Handles, PartitionWorkload, SimplePG, Workload}
+  alias Trellis.Test.{Database, Handles, PartitionWorkload, SimplePG, Workload, Writers}
 
   @moduletag :port
   @moduletag timeout: 600_000
@@ -26,23 +26,18 @@ defmodule Trellis.Partitions.PartitionedSourceTest do
     {:ok, {:transform_defined, _}} = Trellis.define(a, @statement)
 
     # 4 writers x 1,250 statements = 5,000 operations; the partition
-    # changes happen while they write (checked by the counter).
-    done = :counters.new(1, [:atomics])
+    # changes happen while they write (checked by the count).
+    {committed, at_detach} =
+      Writers.with_changes(
+        url,
+        4,
+        fn w, counter -> PartitionWorkload.run(url, w, seed, 1_250, counter) end,
+        [{1_000, &PartitionWorkload.attach!/1}, {2_500, &PartitionWorkload.detach!/1}]
+      )
 
-    writers =
-      Enum.map(1..4, fn writer ->
-        Task.async(fn -> PartitionWorkload.run(url, writer, seed, 1_250, done) end)
-      end)
-
-    ddl = SimplePG.connect!(url)
-    wait_for_count(done, 1_000)
-    PartitionWorkload.attach!(ddl)
-    wait_for_count(done, 2_500)
-    PartitionWorkload.detach!(ddl)
-    at_detach = :counters.get(done, 1)
-    SimplePG.close(ddl)
-    Task.await_many(writers, 400_000)
     assert at_detach < 4_500, "the writers finished before the partition changes"
+    # Most writes land (collisions and a detached partition roll back).
+    assert committed > 3_500, "only #{committed} of 5000 writes committed"
 
     {:ok, token} = Trellis.watermark_token(b)
     assert :ok == Trellis.await_converged(b, token, timeout_ms: 180_000), "seed #{seed}"
@@ -160,9 +155,5 @@ defmodule Trellis.Partitions.PartitionedSourceTest do
       falsy when falsy in [nil, false] -> flunk("condition not met in time")
       value -> value
     end
-  end
-
-  defp wait_for_count(counter, n) do
-    if :counters.get(counter, 1) < n, do: Process.sleep(5) && wait_for_count(counter, n)
   end
 end
