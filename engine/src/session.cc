@@ -1,6 +1,7 @@
 #include "capture/disruption.h"
 #include "catalog/migrations.h"
 #include "catalog/model.h"
+#include "catalog/parts.h"
 #include "catalog/states.h"
 #include "pg/connection.h"
 #include "reads/convergence.h"
@@ -84,6 +85,13 @@ Status Session::RequestBackfill(const std::string& transform) {
   TRELLIS_RETURN_IF_ERROR(CheckMigrated());
   auto t = reads::LoadNamedTransform(*conn_, options_.schema, transform, /*lock=*/true);
   if (!t.ok()) return t.status();
+  // A grouped join is rebuilt as one: the join it reads, then the groups.
+  auto part = catalog::HiddenPartOf(*conn_, options_.schema, t.value(), /*lock=*/true);
+  if (!part.ok()) return part.status();
+  if (part->has_value()) {
+    TRELLIS_RETURN_IF_ERROR(
+        catalog::RequestRebuild(*conn_, options_.schema, (*part)->id, std::nullopt));
+  }
   TRELLIS_RETURN_IF_ERROR(catalog::RequestRebuild(*conn_, options_.schema, t->id, std::nullopt));
   return tx.value()->Commit();
 }

@@ -30,6 +30,8 @@ std::string Hex16(uint64_t value) {
 
 }  // namespace
 
+std::string StableHash(std::string_view text) { return Hex16(Fnv1a(text)); }
+
 std::string_view Utf8Prefix(std::string_view text, size_t max_bytes) {
   if (text.size() <= max_bytes) return text;
   size_t end = max_bytes;

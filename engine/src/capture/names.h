@@ -35,6 +35,10 @@ std::string FunctionName(int source_id, std::string_view event);
 // The same, qualified by the quoted catalog schema: ready for SQL text.
 std::string QualifiedFunctionName(std::string_view schema, int source_id, std::string_view event);
 
+// 16 hex digits of a 64-bit FNV-1a hash of `text`: stable across builds and
+// platforms, for names kept in a database for years.
+std::string StableHash(std::string_view text);
+
 // The longest prefix of `text` of at most `max_bytes` bytes that does not
 // cut a UTF-8 character in two.
 std::string_view Utf8Prefix(std::string_view text, size_t max_bytes);

@@ -1,5 +1,6 @@
 #include "catalog/address.h"
 
+#include "catalog/parts.h"
 #include "grammar/address.h"
 #include "grammar/render.h"
 #include "sql/quote.h"
@@ -15,6 +16,7 @@ Result<ResolvedAddress> ResolveAddress(pg::Connection& conn, const std::string& 
       return t.status();
     }
     if (reading.target.schema && *reading.target.schema != t->target_schema) continue;
+    TRELLIS_RETURN_IF_ERROR(RefuseHiddenPart(conn, schema, t.value()));
     if (reading.column) {
       bool found = false;
       // A group target's hidden state columns are the engine's, not the user's.

@@ -8,14 +8,9 @@ namespace trellis::plan {
 
 Result<catalog::Transform> BindDefinition(const grammar::TransformStmt& stmt,
                                           const std::vector<capture::ResolvedTable>& inputs) {
-  if (stmt.Groups()) {
-    if (!stmt.joins.empty()) {
-      return Status::Unsupported(
-          "GROUP BY, DISTINCT or aggregates over a JOIN are not maintained by this version of "
-          "Trellis; define the join as a transform and group its target in a second one");
-    }
-    return GroupPlan::Draft(stmt, inputs);
-  }
+  // A grouped join's one input is its hidden join target
+  // (statements/define_group_join.h), which GroupPlan groups.
+  if (stmt.Groups()) return GroupPlan::Draft(stmt, inputs);
   if (!stmt.joins.empty()) return JoinPlan::Draft(stmt, inputs);
   return ProjectionPlan::Draft(stmt, inputs);
 }

@@ -7,6 +7,7 @@
 #include "grammar/parser.h"
 #include "grammar/render.h"
 #include "plan/aggregates/group_check.h"
+#include "plan/group_over_join.h"
 #include "plan/key_sql.h"
 #include "plan/quarantine_sql.h"
 #include "sql/flat_rows.h"
@@ -83,11 +84,15 @@ Result<std::unique_ptr<TransformPlan>> GroupPlan::Bind(const catalog::Transform&
                                                        const std::string& schema) {
   auto parsed = grammar::Parse(t.definition);
   const auto* statement = std::get_if<grammar::Statement>(&parsed);
-  const auto* stmt = statement ? std::get_if<grammar::TransformStmt>(statement) : nullptr;
-  if (!stmt) {
+  const auto* stored = statement ? std::get_if<grammar::TransformStmt>(statement) : nullptr;
+  if (!stored) {
     return Status::Internal("the stored definition of transform " + t.name() +
                             " is not a TRANSFORM statement");
   }
+  // A grouped join groups its hidden join target, the FROM input here.
+  const grammar::TransformStmt over =
+      GroupOverHidden(*stored, grammar::QualifiedName{t.source.schema_name, t.source.table_name});
+  const grammar::TransformStmt* stmt = &over;
   const bool whole_table = stmt->group_by.empty() && !stmt->distinct;
   std::vector<KeyColumn> key;
   for (const auto& k : t.key) key.push_back(KeyColumn{k.name, k.sql_type, k.expr, !whole_table});
@@ -164,6 +169,12 @@ Result<catalog::Transform> GroupPlan::Draft(const grammar::TransformStmt& stmt,
                                             const std::vector<capture::ResolvedTable>& inputs,
                                             const std::map<std::string, int>& ordinals,
                                             int next_ordinal) {
+  // A grouped join is drafted over its hidden join target (inputs.front()).
+  if (!stmt.joins.empty()) {
+    return Draft(GroupOverHidden(stmt, grammar::QualifiedName{inputs.front().schema_name,
+                                                              inputs.front().table_name}),
+                 inputs, ordinals, next_ordinal);
+  }
   const std::string& name = stmt.target.name;
   const std::string hidden(aggregates::kHiddenPrefix);
   const std::string qualifier = stmt.source.Qualifier();

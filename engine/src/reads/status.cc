@@ -6,10 +6,12 @@
 #include "catalog/jobs.h"
 #include "catalog/migrations.h"
 #include "catalog/model.h"
+#include "catalog/parts.h"
 #include "catalog/states.h"
 #include "grammar/address.h"
 #include "grammar/render.h"
 #include "reads/correcting.h"
+#include "reads/part_status.h"
 #include "reads/source_index_gaps.h"
 #include "sql/quote.h"
 #include "sql/row_reader.h"
@@ -29,14 +31,15 @@ Result<catalog::Transform> LoadNamedTransform(pg::Connection& conn, const std::s
                             " (transform " + grammar::RenderTransformName(t->name()) +
                             " writes to schema " + grammar::RenderName(t->target_schema) + ")");
   }
+  if (t.ok()) TRELLIS_RETURN_IF_ERROR(catalog::RefuseHiddenPart(conn, schema, t.value()));
   return t;
 }
 
-Result<TransformStatus> ReadStatus(pg::Connection& conn, const std::string& schema,
-                                   const std::string& name) {
-  TRELLIS_RETURN_IF_ERROR(catalog::CheckMigrated(conn, schema));
-  auto t = LoadNamedTransform(conn, schema, name);
-  if (!t.ok()) return t.status();
+namespace {
+
+// The status of one catalog transform, as stored and read now.
+Result<TransformStatus> StatusOf(pg::Connection& conn, const std::string& schema,
+                                 const catalog::Transform* t) {
   TransformStatus s;
   s.name = grammar::RenderTransformName(t->name());
   s.target_table = t->target_schema + "." + t->target_name;
@@ -105,7 +108,7 @@ SELECT (SELECT count(*) FROM {schema}.pages WHERE transform_id = $1::int),
     s.capture_failure = CaptureFailureStatus{"disruption", row.OptionalInt64(8), *message};
   }
   if (!row.status().ok()) return row.status();
-  auto gaps = ReadSourceIndexGaps(conn, t.value());
+  auto gaps = ReadSourceIndexGaps(conn, *t);
   if (!gaps.ok()) return gaps.status();
   s.source_index_gaps = std::move(gaps.value());
   auto upstream = catalog::PausedUpstreamColumns(conn, schema, t->id);
@@ -139,17 +142,39 @@ FROM {schema}.drain_failures WHERE transform_id = $1::int)sql",
   return s;
 }
 
+}  // namespace
+
+Result<TransformStatus> ReadStatus(pg::Connection& conn, const std::string& schema,
+                                   const std::string& name) {
+  TRELLIS_RETURN_IF_ERROR(catalog::CheckMigrated(conn, schema));
+  auto t = LoadNamedTransform(conn, schema, name);
+  if (!t.ok()) return t.status();
+  auto s = StatusOf(conn, schema, &t.value());
+  if (!s.ok()) return s.status();
+  // A grouped join reads as one transform (catalog/parts.h).
+  auto part = catalog::HiddenPartOf(conn, schema, t.value());
+  if (!part.ok()) return part.status();
+  if (part->has_value()) {
+    auto join = StatusOf(conn, schema, &part->value());
+    if (!join.ok()) return join.status();
+    const std::string join_target = join->target_table;
+    FoldJoinPart(s.value(), std::move(join.value()), join_target);
+  }
+  return s;
+}
+
 Result<std::vector<Definition>> ReadDefinitions(pg::Connection& conn, const std::string& schema) {
   TRELLIS_RETURN_IF_ERROR(catalog::CheckMigrated(conn, schema));
   auto rows = conn.Query(sql::WithSchema(R"sql(
 SELECT target_name, target_schema || '.' || target_name, definition,
        CASE WHEN )sql",
                                          schema) +
-                         catalog::CaughtUpSql(schema, "t") +
-                         catalog::StateSql(R"sql( THEN {state:live} ELSE status END,
+                             catalog::CaughtUpSql(schema, "t") +
+                             catalog::StateSql(R"sql( THEN {state:live} ELSE status END,
        (extract(epoch FROM created_at) * 1000000)::bigint
-FROM {schema}.transforms t ORDER BY target_name)sql",
-                                           schema));
+FROM {schema}.transforms t WHERE t.target_schema <> $1 ORDER BY target_name)sql",
+                                               schema),
+                         {schema});
   if (!rows.ok()) return rows.status();
   std::vector<Definition> out;
   for (size_t r = 0; r < rows->size(); ++r) {

@@ -6,6 +6,7 @@
 
 #include "catalog/migrations.h"
 #include "catalog/model.h"
+#include "catalog/parts.h"
 #include "catalog/states.h"
 #include "grammar/address.h"
 #include "grammar/parser.h"
@@ -31,6 +32,7 @@ Result<Altering> Begin(pg::Connection& conn, const std::string& schema,
   TRELLIS_RETURN_IF_ERROR(catalog::CheckMigrated(conn, schema));
   auto t = catalog::LoadTransform(conn, schema, target.name, /*lock=*/true);
   if (!t.ok()) return t.status();
+  TRELLIS_RETURN_IF_ERROR(catalog::RefuseHiddenPart(conn, schema, t.value()));
   if (target.schema && *target.schema != t->target_schema) {
     return Status::NotFound("no transform named " + grammar::RenderQualified(target));
   }

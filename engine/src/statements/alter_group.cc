@@ -11,6 +11,7 @@
 #include "plan/bind.h"
 #include "plan/group_plan.h"
 #include "sql/quote.h"
+#include "statements/define_group_join.h"
 #include "statements/expression_check.h"
 
 namespace trellis::statements {
@@ -68,6 +69,7 @@ struct Checked {
 
 Result<Checked> Check(pg::Connection& conn, const std::string& schema, const catalog::Transform& t,
                       const grammar::TransformStmt& stmt) {
+  TRELLIS_RETURN_IF_ERROR(CheckJoinColumnsCarried(conn, t, stmt));
   auto source = capture::ResolveTable(
       conn, grammar::QualifiedName{t.source.schema_name, t.source.table_name});
   if (!source.ok()) return source.status();

@@ -9,6 +9,7 @@
 #include "plan/bind.h"
 #include "sql/quote.h"
 #include "sql/row_reader.h"
+#include "statements/define_group_join.h"
 #include "statements/define_inputs.h"
 #include "statements/expression_check.h"
 
@@ -89,21 +90,13 @@ VALUES ($1::int, $2::int, $3::text, $4::text, )sql" +
 
 }  // namespace
 
-Result<std::string> Define(pg::Connection& conn, const std::string& schema,
-                           const grammar::TransformStmt& stmt) {
+Result<int> DefineOver(pg::Connection& conn, const std::string& schema,
+                       const grammar::TransformStmt& stmt,
+                       const std::vector<capture::ResolvedTable>& inputs) {
   const std::string& name = stmt.target.name;
   const std::string shown_target = grammar::RenderQualified(stmt.target);
-
-  auto tx = pg::Transaction::Begin(conn);
-  if (!tx.ok()) return tx.status();
-  TRELLIS_RETURN_IF_ERROR(catalog::CheckMigrated(conn, schema));
-
-  auto source = ResolveInput(conn, schema, stmt.source.table, "source table");
-  if (!source.ok()) return source.status();
-  auto joined = ResolveJoinedTables(conn, schema, stmt);
-  if (!joined.ok()) return joined.status();
-  std::vector<capture::ResolvedTable> inputs{source.value()};
-  inputs.insert(inputs.end(), joined->begin(), joined->end());
+  const capture::ResolvedTable* source = &inputs.front();
+  const std::vector<capture::ResolvedTable> joined(inputs.begin() + 1, inputs.end());
   // The plan of the statement's kind binds it to its inputs: the draft
   // catalog rows, or the refusal of a kind or key it cannot run.
   auto draft = plan::BindDefinition(stmt, inputs);
@@ -125,7 +118,7 @@ Result<std::string> Define(pg::Connection& conn, const std::string& schema,
   TRELLIS_RETURN_IF_ERROR(conn.Exec("LOCK TABLE " + source_table + " IN " +
                                     (may_route ? "SHARE ROW EXCLUSIVE" : "ACCESS SHARE") +
                                     " MODE"));
-  TRELLIS_RETURN_IF_ERROR(LockTables(conn, joined.value()));
+  TRELLIS_RETURN_IF_ERROR(LockTables(conn, joined));
   // No staging batch runs across this define's commit (catalog/locks.h):
   // one that loaded the transforms before it would miss the new one.
   TRELLIS_RETURN_IF_ERROR(catalog::FenceStaging(conn, schema));
@@ -185,8 +178,29 @@ Result<std::string> Define(pg::Connection& conn, const std::string& schema,
     TRELLIS_RETURN_IF_ERROR(conn.Exec(plan.AddKeySql()));
     TRELLIS_RETURN_IF_ERROR(catalog::FinishEmptyBuild(conn, schema, id));
   }
+  return id;
+}
+
+Result<std::string> Define(pg::Connection& conn, const std::string& schema,
+                           const grammar::TransformStmt& stmt) {
+  auto tx = pg::Transaction::Begin(conn);
+  if (!tx.ok()) return tx.status();
+  TRELLIS_RETURN_IF_ERROR(catalog::CheckMigrated(conn, schema));
+  TRELLIS_RETURN_IF_ERROR(RefuseReservedTarget(schema, stmt.target));
+  if (stmt.Groups() && !stmt.joins.empty()) {
+    TRELLIS_RETURN_IF_ERROR(DefineGroupOverJoin(conn, schema, stmt));
+  } else {
+    auto source = ResolveInput(conn, schema, stmt.source.table, "source table");
+    if (!source.ok()) return source.status();
+    auto joined = ResolveJoinedTables(conn, schema, stmt);
+    if (!joined.ok()) return joined.status();
+    std::vector<capture::ResolvedTable> inputs{source.value()};
+    inputs.insert(inputs.end(), joined->begin(), joined->end());
+    auto id = DefineOver(conn, schema, stmt, inputs);
+    if (!id.ok()) return id.status();
+  }
   TRELLIS_RETURN_IF_ERROR(tx.value()->Commit());
-  return shown_target;
+  return grammar::RenderQualified(stmt.target);
 }
 
 }  // namespace trellis::statements

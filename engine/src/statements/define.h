@@ -17,3 +17,21 @@ Result<std::string> Define(pg::Connection& conn, const std::string& schema,
                            const grammar::TransformStmt& stmt);
 
 }  // namespace trellis::statements
+
+#include <vector>
+
+#include "capture/sources.h"
+
+namespace trellis::statements {
+
+// Define's work inside a transaction the caller holds: binds `stmt` to its
+// resolved `inputs` (the FROM table, then the joined ones), locks them
+// before any catalog lock, checks, creates the target, installs capture,
+// stores the catalog rows with `stmt` rendered as the definition, and
+// builds an empty source at once. Returns the transform's id. Define calls
+// it; so does a grouped join's define, once per part.
+Result<int> DefineOver(pg::Connection& conn, const std::string& schema,
+                       const grammar::TransformStmt& stmt,
+                       const std::vector<capture::ResolvedTable>& inputs);
+
+}  // namespace trellis::statements

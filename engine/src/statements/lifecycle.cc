@@ -5,6 +5,7 @@
 #include "catalog/chains.h"
 #include "catalog/migrations.h"
 #include "catalog/model.h"
+#include "catalog/parts.h"
 #include "catalog/states.h"
 #include "grammar/address.h"
 #include "grammar/render.h"
@@ -33,7 +34,8 @@ std::string TargetTable(const catalog::Transform& t) {
 // Takes the lock that installing or removing capture on a source needs
 // before any lock on the catalog's rows, so a long transaction on the
 // source delays this statement and nothing else (spec/engine.md "Define",
-// step 3). Nothing to lock when the table is gone.
+// step 3): the sources of `transform` and of its hidden join part, if it
+// groups a join (catalog/parts.h). Nothing to lock when the table is gone.
 Status LockSourceFirst(pg::Connection& conn, const std::string& schema,
                        const std::string& transform, bool only_if_disrupted) {
   auto name = conn.Query(sql::WithSchema(R"sql(
@@ -43,10 +45,16 @@ JOIN {schema}.transform_inputs i ON i.transform_id = t.id
 JOIN {schema}.sources s ON s.id = i.source_id
 JOIN pg_catalog.pg_class c ON c.oid = s.relid
 JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
-WHERE t.target_name = $1 AND (t.capture_disrupted OR NOT $2::boolean)
-ORDER BY i.ordinal)sql",
+WHERE (t.target_name = $1 OR t.target_schema = $3 AND EXISTS (
+         SELECT 1 FROM {schema}.transforms u
+         JOIN {schema}.transform_inputs ui ON ui.transform_id = u.id AND ui.ordinal = 1
+         JOIN {schema}.sources us ON us.id = ui.source_id
+         WHERE u.target_name = $1 AND us.schema_name = t.target_schema
+           AND us.table_name = t.target_name))
+  AND (t.capture_disrupted OR NOT $2::boolean)
+ORDER BY t.id DESC, i.ordinal)sql",
                                          schema),
-                         {transform, only_if_disrupted ? "t" : "f"});
+                         {transform, only_if_disrupted ? "t" : "f", schema});
   if (!name.ok()) return name.status();
   for (size_t r = 0; r < name->size(); ++r) {
     TRELLIS_RETURN_IF_ERROR(
@@ -64,6 +72,35 @@ std::vector<catalog::Source> SourcesOf(const catalog::Transform& t) {
     if (!seen) out.push_back(input.source);
   }
   return out;
+}
+
+// Resumes `t` as a whole when it is paused; false when it was not.
+Result<bool> ResumeWhole(pg::Connection& conn, const std::string& schema,
+                         const catalog::Transform& t) {
+  if (t.state != TransformState::kPaused) return false;
+  if (t.capture_disrupted) {
+    // Capture first: a write committed after this RESUME is captured, and
+    // the rebuild the resume starts covers every write before it.
+    for (const auto& source : SourcesOf(t)) {
+      TRELLIS_RETURN_IF_ERROR(capture::Reinstall(conn, schema, source));
+    }
+  }
+  TRELLIS_RETURN_IF_ERROR(catalog::Resume(conn, schema, t));
+  return true;
+}
+
+// Drops `t`'s target and catalog rows, and the capture of every input it
+// was the last reader of.
+Status DropOne(pg::Connection& conn, const std::string& schema, const catalog::Transform& t) {
+  TRELLIS_RETURN_IF_ERROR(conn.Exec("DROP TABLE IF EXISTS " + TargetTable(t)));
+  TRELLIS_RETURN_IF_ERROR(
+      conn.Exec(sql::WithSchema("DELETE FROM {schema}.transforms WHERE id = $1::int", schema),
+                {std::to_string(t.id)}));
+  // Every input's capture goes with its last reader.
+  for (const auto& source : SourcesOf(t)) {
+    TRELLIS_RETURN_IF_ERROR(capture::ReleaseIfUnused(conn, schema, source));
+  }
+  return Status::OK();
 }
 
 Result<ApplyResult> Commit(std::unique_ptr<pg::Transaction>& tx, ApplyResult result) {
@@ -87,6 +124,13 @@ Result<ApplyResult> Pause(pg::Connection& conn, const std::string& schema,
   } else {
     TRELLIS_RETURN_IF_ERROR(
         catalog::Pause(conn, schema, r->transform.id, PauseKind::kOperator, reason));
+    // A grouped join pauses as one: its hidden join part too.
+    auto part = catalog::HiddenPartOf(conn, schema, r->transform, /*lock=*/true);
+    if (!part.ok()) return part.status();
+    if (part->has_value()) {
+      TRELLIS_RETURN_IF_ERROR(
+          catalog::Pause(conn, schema, (*part)->id, PauseKind::kOperator, reason));
+    }
   }
   return Commit(
       tx.value(),
@@ -111,16 +155,17 @@ Result<ApplyResult> Resume(pg::Connection& conn, const std::string& schema,
     auto was_paused = catalog::ResumeColumn(conn, schema, t.id, *r->column);
     if (!was_paused.ok()) return was_paused.status();
     if (was_paused.value()) resumed.push_back(Address(*r));
-  } else if (t.state == TransformState::kPaused) {
-    if (t.capture_disrupted) {
-      // Capture first: a write committed after this RESUME is captured, and
-      // the rebuild the resume starts covers every write before it.
-      for (const auto& source : SourcesOf(t)) {
-        TRELLIS_RETURN_IF_ERROR(capture::Reinstall(conn, schema, source));
-      }
+  } else {
+    // A grouped join resumes as one: its hidden join part too.
+    auto part = catalog::HiddenPartOf(conn, schema, t, /*lock=*/true);
+    if (!part.ok()) return part.status();
+    if (part->has_value()) {
+      auto part_paused = ResumeWhole(conn, schema, **part);
+      if (!part_paused.ok()) return part_paused.status();
     }
-    TRELLIS_RETURN_IF_ERROR(catalog::Resume(conn, schema, t));
-    resumed.push_back(Address(*r));
+    auto was_paused = ResumeWhole(conn, schema, t);
+    if (!was_paused.ok()) return was_paused.status();
+    if (was_paused.value()) resumed.push_back(Address(*r));
   }
   return Commit(tx.value(),
                 ApplyResult{"resumed", grammar::RenderTransformName(t.name()), resumed});
@@ -140,12 +185,18 @@ Result<ApplyResult> Drop(pg::Connection& conn, const std::string& schema,
   if (stmt.target.schema && *stmt.target.schema != t->target_schema) {
     return Status::NotFound("no transform named " + grammar::RenderQualified(stmt.target));
   }
+  TRELLIS_RETURN_IF_ERROR(catalog::RefuseHiddenPart(conn, schema, t.value()));
   // Its target is another transform's input: dropping it would break that one.
   auto readers = catalog::ReadersOf(conn, schema, t->id);
   if (!readers.ok()) return readers.status();
   if (!readers->empty()) {
     std::vector<std::string> shown;
-    for (const auto& r : readers.value()) shown.push_back(grammar::RenderTransformName(r));
+    for (const auto& r : readers.value()) {
+      // A grouped join reads through its hidden part: named as the user knows it.
+      auto owner = catalog::OwnerName(conn, schema, r);
+      if (!owner.ok()) return owner.status();
+      shown.push_back(grammar::RenderTransformName(owner.value()));
+    }
     return Status::Validation("transform " + grammar::RenderTransformName(t->name()) +
                               " is read by " + sql::Join(shown, ", ") +
                               "; DROP TRANSFORM those first, then this one");
@@ -155,15 +206,11 @@ Result<ApplyResult> Drop(pg::Connection& conn, const std::string& schema,
                               " is not paused; run PAUSE TRANSFORM " +
                               grammar::RenderName(t->name()) + " first, then DROP it");
   }
-  const std::string target = TargetTable(t.value());
-  TRELLIS_RETURN_IF_ERROR(conn.Exec("DROP TABLE IF EXISTS " + target));
-  TRELLIS_RETURN_IF_ERROR(
-      conn.Exec(sql::WithSchema("DELETE FROM {schema}.transforms WHERE id = $1::int", schema),
-                {std::to_string(t->id)}));
-  // Every input's capture goes with its last reader.
-  for (const auto& source : SourcesOf(t.value())) {
-    TRELLIS_RETURN_IF_ERROR(capture::ReleaseIfUnused(conn, schema, source));
-  }
+  // A grouped join goes as one: the group, then the join it read.
+  auto part = catalog::HiddenPartOf(conn, schema, t.value(), /*lock=*/true);
+  if (!part.ok()) return part.status();
+  TRELLIS_RETURN_IF_ERROR(DropOne(conn, schema, t.value()));
+  if (part->has_value()) TRELLIS_RETURN_IF_ERROR(DropOne(conn, schema, **part));
   return Commit(tx.value(), ApplyResult{"dropped", grammar::RenderTransformName(t->name()), {}});
 }
 

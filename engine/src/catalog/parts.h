@@ -1,0 +1,37 @@
+// The parts of a grouped join (spec/engine.md "Grouping a join"): the user's
+// group transform and the hidden join transform it reads, whose target is in
+// the catalog schema. A user sees one transform: statements address the
+// group, act on both parts, and refuse to address the hidden one alone.
+// The hidden part is found from the group's FROM input (its source is a
+// table of the catalog schema) and the group from the hidden part's one
+// reader; no catalog column says it.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "catalog/model.h"
+#include "pg/connection.h"
+#include "trellis/status.h"
+
+namespace trellis::catalog {
+
+// True for the hidden join part of a grouped join: its target is in the
+// catalog schema `schema`, where define puts no user's target.
+bool IsHiddenPart(const Transform& t, const std::string& schema);
+
+// The hidden join part that group transform `t` reads, when `t` groups a
+// join; FOR UPDATE with `lock`.
+Result<std::optional<Transform>> HiddenPartOf(pg::Connection& conn, const std::string& schema,
+                                              const Transform& t, bool lock = false);
+
+// The name of the transform a user knows `name` as: the group reading it
+// when `name` is a hidden part, else `name`.
+Result<std::string> OwnerName(pg::Connection& conn, const std::string& schema,
+                              const std::string& name);
+
+// Refuses (not_found, naming the transform to address) a statement or read
+// addressed to a hidden part.
+Status RefuseHiddenPart(pg::Connection& conn, const std::string& schema, const Transform& t);
+
+}  // namespace trellis::catalog

@@ -1,0 +1,52 @@
+#include "reads/part_status.h"
+
+#include <algorithm>
+
+namespace trellis::reads {
+namespace {
+
+// How far from live a state is, as a user of the pair reads it: a part that
+// builds makes the whole build, even while the group only waits for it.
+int Badness(const std::string& status) {
+  if (status == "paused") return 4;
+  if (status == "backfilling") return 3;
+  if (status == "waiting_to_backfill") return 2;
+  if (status == "catching_up") return 1;
+  return 0;
+}
+
+}  // namespace
+
+void FoldJoinPart(TransformStatus& group, TransformStatus join, const std::string& join_target) {
+  if (Badness(join.status) > Badness(group.status)) {
+    group.status = join.status;
+    if (!group.paused_kind) {
+      group.paused_kind = join.paused_kind;
+      group.paused_reason = join.paused_reason;
+      group.paused_at_us = join.paused_at_us;
+    }
+    if (join.status == "backfilling") group.backfill = join.backfill;
+  }
+  group.backlog_pages += join.backlog_pages;
+  group.backlog_keys += join.backlog_keys;
+  group.capture_backlog += join.capture_backlog;
+  group.held_keys += join.held_keys;
+  if (!group.drain_failure) group.drain_failure = std::move(join.drain_failure);
+  if (!group.capture_failure) group.capture_failure = std::move(join.capture_failure);
+  // The group's own gaps on the hidden target are closed by the index define
+  // made on it; a gap listed there is not the user's to fix.
+  std::erase_if(group.source_index_gaps,
+                [&](const SourceIndexGapStatus& g) { return g.table == join_target; });
+  group.source_index_gaps.insert(group.source_index_gaps.begin(), join.source_index_gaps.begin(),
+                                 join.source_index_gaps.end());
+  std::erase_if(group.paused_upstream_columns, [&](const std::string& c) {
+    return c.rfind(join_target.substr(join_target.find('.') + 1) + ".", 0) == 0;
+  });
+  group.paused_upstream_columns.insert(group.paused_upstream_columns.end(),
+                                       join.paused_upstream_columns.begin(),
+                                       join.paused_upstream_columns.end());
+  std::sort(group.paused_upstream_columns.begin(), group.paused_upstream_columns.end());
+  group.correcting.insert(group.correcting.end(), join.correcting.begin(), join.correcting.end());
+}
+
+}  // namespace trellis::reads

@@ -1,0 +1,190 @@
+#include "statements/define_group_join.h"
+
+#include <algorithm>
+
+#include "grammar/render.h"
+#include "plan/aggregates/group_check.h"
+#include "plan/aggregates/rules.h"
+#include "plan/aggregates/source_index_gap.h"
+#include "plan/bind.h"
+#include "plan/group_over_join.h"
+#include "plan/group_plan.h"
+#include "sql/quote.h"
+#include "statements/define.h"
+#include "statements/define_inputs.h"
+#include "statements/expression_check.h"
+
+namespace trellis::statements {
+namespace {
+
+// `status` with its message replaced, code and diagnostics kept.
+Status WithMessage(const Status& status, std::string message) {
+  Status out;
+  switch (status.code()) {
+    case Code::kValidation:
+      out = Status::Validation(std::move(message));
+      break;
+    case Code::kNotFound:
+      out = Status::NotFound(std::move(message));
+      break;
+    case Code::kAlreadyExists:
+      out = Status::AlreadyExists(std::move(message));
+      break;
+    case Code::kUnsupported:
+      out = Status::Unsupported(std::move(message));
+      break;
+    default:
+      return status;
+  }
+  out.sqlstate = status.sqlstate;
+  out.detail = status.detail;
+  out.hint = status.hint;
+  return out;
+}
+
+void ReplaceAll(std::string& text, const std::string& from, const std::string& to) {
+  for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size()))
+    text.replace(at, from.size(), to);
+}
+
+// A refusal of the hidden part in the user's terms: the hidden target is
+// "the join", the hidden transform is the user's.
+Status InUserTerms(const Status& status, const grammar::QualifiedName& hidden,
+                   const std::string& user_name) {
+  if (status.ok()) return status;
+  std::string message = status.message();
+  ReplaceAll(message, sql::Qualified(*hidden.schema, hidden.name), "the join");
+  ReplaceAll(message, grammar::RenderQualified(hidden), "the join");
+  ReplaceAll(message, sql::Ident(hidden.name), sql::Ident(user_name));
+  ReplaceAll(message, hidden.name, user_name);
+  return WithMessage(status, std::move(message));
+}
+
+// A fresh name for the hidden part: a number the transforms' id sequence
+// hands out once (never again, even after a rollback), so it fits in 63
+// bytes whatever the user's name and never carries the user's bytes.
+Result<grammar::QualifiedName> HiddenName(pg::Connection& conn, const std::string& schema) {
+  auto n = conn.Query("SELECT pg_catalog.nextval(pg_catalog.pg_get_serial_sequence($1, 'id'))",
+                      {sql::Qualified(schema, "transforms")});
+  if (!n.ok()) return n.status();
+  return grammar::QualifiedName{schema, std::string(plan::kHiddenJoinPrefix) + n->text(0, 0)};
+}
+
+// The user's grouping checked over the join itself, so that an error names
+// what the user wrote: the grouped query, then every per-row expression.
+Status CheckGroupingOverJoin(pg::Connection& conn, const std::string& schema, int join_id,
+                             const grammar::TransformStmt& stmt) {
+  auto join = catalog::LoadTransformById(conn, schema, join_id);
+  if (!join.ok()) return join.status();
+  auto plan = plan::Bind(join.value(), schema);
+  if (!plan.ok()) return plan.status();
+  const std::string from = plan.value()->FromClause();
+  grammar::TransformStmt grouping = stmt;
+  grouping.where.reset();  // checked with the join
+  TRELLIS_RETURN_IF_ERROR(plan::aggregates::CheckGroupedQuery(conn, grouping, from));
+  std::vector<std::string_view> per_row;
+  for (const auto& item : stmt.select) {
+    if (!item.aggregate) per_row.push_back(item.expr);
+    if (item.aggregate && item.aggregate->argument) per_row.push_back(*item.aggregate->argument);
+  }
+  for (const auto& g : stmt.group_by) per_row.push_back(g);
+  auto checked = ExpressionCheckFor(conn, stmt.target.name)(from, per_row, std::nullopt);
+  return checked.ok() ? Status::OK() : checked.status();
+}
+
+// Every group recompute looks its rows up in the hidden target by the group
+// expressions: the index that serves it, made with the target (which is
+// Trellis's own, so no user is asked to).
+Status IndexGroups(pg::Connection& conn, const std::string& schema, int group_id) {
+  auto group = catalog::LoadTransformById(conn, schema, group_id);
+  if (!group.ok()) return group.status();
+  std::vector<plan::aggregates::GroupingExpression> keys;
+  for (const auto& k : group->key) {
+    if (k.name == plan::kWholeTableKey) return Status::OK();  // no lookup by group
+    keys.push_back({k.expr, k.sql_type});
+  }
+  // The fix status would show, less CONCURRENTLY: the table is new, in this
+  // transaction, and no one else can see it yet.
+  std::string index = plan::aggregates::IndexFixSql(
+      sql::Qualified(group->source.schema_name, group->source.table_name), group->source_alias,
+      keys);
+  ReplaceAll(index, "CREATE INDEX CONCURRENTLY ", "CREATE INDEX ");
+  return conn.Exec(index);
+}
+
+}  // namespace
+
+Status RefuseReservedTarget(const std::string& schema, const grammar::QualifiedName& target) {
+  const std::string reserved(plan::aggregates::kHiddenPrefix);
+  if (target.name.rfind(reserved, 0) == 0) {
+    return Status::Validation("the transform name " + grammar::RenderName(target.name) +
+                              " starts with " + reserved +
+                              ", which Trellis keeps for its own transforms; choose another name");
+  }
+  if (target.schema && *target.schema == schema) {
+    return Status::Validation("schema " + grammar::RenderName(schema) +
+                              " is Trellis's catalog schema, where no target of yours may go; "
+                              "put the target in another schema");
+  }
+  return Status::OK();
+}
+
+Status DefineGroupOverJoin(pg::Connection& conn, const std::string& schema,
+                           const grammar::TransformStmt& stmt) {
+  const std::string& name = stmt.target.name;
+  auto hidden = HiddenName(conn, schema);
+  if (!hidden.ok()) return hidden.status();
+
+  // The join first: its define locks every table it reads before any
+  // catalog lock, and refuses what a join refuses (a joined side that is not
+  // unique, a WHERE that does not evaluate).
+  const grammar::TransformStmt join = plan::HiddenJoinStatement(stmt, hidden.value());
+  auto source = ResolveInput(conn, schema, join.source.table, "source table");
+  if (!source.ok()) return source.status();
+  auto joined = ResolveJoinedTables(conn, schema, join);
+  if (!joined.ok()) return joined.status();
+  std::vector<capture::ResolvedTable> inputs{source.value()};
+  inputs.insert(inputs.end(), joined->begin(), joined->end());
+  auto join_id = DefineOver(conn, schema, join, inputs);
+  if (!join_id.ok()) return InUserTerms(join_id.status(), hidden.value(), name);
+  TRELLIS_RETURN_IF_ERROR(CheckGroupingOverJoin(conn, schema, join_id.value(), stmt));
+
+  // Then the grouping, over the join's target.
+  auto target = ResolveInput(conn, schema, hidden.value(), "source table");
+  if (!target.ok()) return target.status();
+  auto group_id = DefineOver(conn, schema, stmt, {target.value()});
+  if (!group_id.ok()) {
+    Status refused = InUserTerms(group_id.status(), hidden.value(), name);
+    if (refused.code() != Code::kValidation) return refused;
+    // The checks over the join passed: what fails over the hidden target is
+    // a column the rewrite could not see, one not written table.column.
+    return WithMessage(refused, refused.message() +
+                                    " (in a GROUP BY over a JOIN, write every column as "
+                                    "table.column, or alias.column, of a table of the statement)");
+  }
+  return IndexGroups(conn, schema, group_id.value());
+}
+
+Status CheckJoinColumnsCarried(pg::Connection& conn, const catalog::Transform& t,
+                               const grammar::TransformStmt& stmt) {
+  if (stmt.joins.empty()) return Status::OK();
+  auto columns = conn.Query(
+      "SELECT attname::text FROM pg_catalog.pg_attribute WHERE attrelid = $1::regclass AND "
+      "attnum > 0 AND NOT attisdropped",
+      {sql::Qualified(t.source.schema_name, t.source.table_name)});
+  if (!columns.ok()) return columns.status();
+  std::vector<std::string> carried;
+  for (size_t r = 0; r < columns->size(); ++r) carried.push_back(columns->text(r, 0));
+  for (const auto& ref : plan::GroupingColumnRefs(stmt)) {
+    if (std::find(carried.begin(), carried.end(), plan::HiddenColumnName(ref)) != carried.end())
+      continue;
+    return Status::Validation(
+        "transform " + grammar::RenderName(t.name()) + " groups a join, and " +
+        grammar::RenderName(ref.qualifier) + "." + grammar::RenderName(ref.column) +
+        " is not among the columns its definition reads, which are all an ALTER of a grouped "
+        "join can use; DROP TRANSFORM it and define it again with the new column");
+  }
+  return Status::OK();
+}
+
+}  // namespace trellis::statements
