@@ -128,6 +128,7 @@ struct DeltaParts {
   std::string emptied;                  // its row count and every count and sum reach 0: deleted
   std::string new_group;                // over `d` alone: a new group that has anything to insert
   std::string flagged;                  // its recomputed columns need the source
+  std::string size;                     // about how many source rows it has after the delta
   std::vector<StateColumn> recomputed;  // the columns that can be recomputed
 };
 
@@ -149,6 +150,8 @@ DeltaParts DeltaPartsFor(const GroupShape& shape, const std::vector<StateColumn>
   }
   // A target row's row count is never NULL: NULL is no row.
   parts.found = t + sql::Ident(kRowCountColumn) + " IS NOT NULL";
+  const std::string rows = sql::Ident(kRowCountColumn);
+  parts.size = "greatest(coalesce(" + t + rows + ", 0) + " + d + rows + ", 0)";
   // IS TRUE and IS NOT TRUE, so that the sets stay disjoint and cover
   // every delta row whatever is NULL. A group without GROUP BY is never
   // deleted.
@@ -165,31 +168,50 @@ DeltaParts DeltaPartsFor(const GroupShape& shape, const std::vector<StateColumn>
 // the target. Groups with non-NULL keys are read one by one by their keys
 // (a lateral, fenced lookup: the GROUP BY index, or an index on the group
 // columns and the argument, serves it whatever the planner guesses of how
-// many groups are flagged), groups with a NULL key by a second branch.
+// many groups are flagged), unless the flagged groups hold more rows than
+// the source has pages: a group's rows lie on about as many pages as it has
+// rows, so the lookups would then read more pages than one scan of the
+// whole source, which that branch does instead (the planner would pick it
+// with the right estimate, which it lacks for a CTE's flags). Without
+// statistics (relpages 0: never vacuumed or analyzed, or a partitioned
+// parent) the lookups run. Groups with a NULL key take a third branch.
 std::string FlaggedGroupsSql(const GroupShape& shape, const std::vector<StateColumn>& recomputed) {
-  const std::string flagged = "SELECT 1 FROM __trellis_pre AS " + std::string(kDeltaAlias) +
-                              " WHERE " + Dot(kDeltaAlias) + "__trellis_flagged";
+  const std::string d = std::string(kDeltaAlias);
+  const std::string flagged =
+      "SELECT 1 FROM __trellis_pre AS " + d + " WHERE " + Dot(kDeltaAlias) + "__trellis_flagged";
   if (shape.keys.empty()) {
     return GroupedSelect(shape, Fenced(shape, "EXISTS (" + flagged + ")"), recomputed);
   }
   const std::vector<std::string> d_keys = KeyColumns(shape, Dot(kDeltaAlias));
   const std::string d_null = AnyNull(shape, d_keys);
+  const std::string not_null = d_null.empty() ? "" : " AND NOT " + d_null;
   // The flagged keys under names no user expression can mean.
   auto flagged_keys = [&](const std::string& which) {
     std::vector<std::string> items;
     for (std::size_t i = 0; i < d_keys.size(); ++i) {
       items.push_back(d_keys[i] + " AS " + DirtyKeyColumn(i + 1));
     }
-    return "(SELECT " + sql::Join(items, ", ") + " FROM __trellis_pre AS " +
-           std::string(kDeltaAlias) + " WHERE " + Dot(kDeltaAlias) + "__trellis_flagged" + which +
-           ") AS " + std::string(kDirtyAlias);
+    return "(SELECT " + sql::Join(items, ", ") + " FROM __trellis_pre AS " + d + " WHERE " +
+           Dot(kDeltaAlias) + "__trellis_flagged" + which + ") AS " + std::string(kDirtyAlias);
   };
+  const std::string scan = "coalesce((SELECT sum(" + Dot(kDeltaAlias) +
+                           "__trellis_size) FROM __trellis_pre AS " + d + " WHERE " +
+                           Dot(kDeltaAlias) + "__trellis_flagged" + not_null +
+                           ") > (SELECT nullif(relpages, 0) FROM pg_catalog.pg_class WHERE oid = "
+                           "pg_catalog.to_regclass(" +
+                           sql::Literal(shape.source) + ")), false)";
   const std::vector<bool> never_null(shape.keys.size(), false);
-  std::string out = GroupedSelect(
-      shape,
-      flagged_keys(d_null.empty() ? "" : " AND NOT " + d_null) + " CROSS JOIN LATERAL " +
-          Fenced(shape, KeysMatch(DirtyKeys(shape), KeyExprs(shape), never_null)),
-      recomputed);
+  const std::string match = KeysMatch(DirtyKeys(shape), KeyExprs(shape), never_null);
+  std::string out =
+      GroupedSelect(shape,
+                    flagged_keys(not_null + " AND NOT " + scan) + " CROSS JOIN LATERAL " +
+                        Fenced(shape, match),
+                    recomputed) +
+      "\n  UNION ALL\n  " +
+      GroupedSelect(shape,
+                    Fenced(shape, scan + " AND EXISTS (SELECT 1 FROM " + flagged_keys(not_null) +
+                                      " WHERE " + match + ")"),
+                    recomputed);
   if (!d_null.empty()) {
     out += "\n  UNION ALL\n  " +
            GroupedSelect(shape,
@@ -439,10 +461,10 @@ std::string ApplyDeltasSql(const GroupShape& shape, std::string_view deltas) {
   // statement (every CTE below reads that same snapshot), and what happens
   // to the group: updated, inserted (not found), deleted (emptied), and
   // whether a min/max or recomputed column needs the source (flagged).
-  const std::string pre_select = "SELECT " + d + ".*, " + parts.found + " AS __trellis_found, " +
-                                 parts.emptied + " AS __trellis_emptied, " + parts.flagged +
-                                 " AS __trellis_flagged\n    FROM " + "__trellis_deltas AS " + d +
-                                 " LEFT JOIN ";
+  const std::string pre_select =
+      "SELECT " + d + ".*, " + parts.found + " AS __trellis_found, " + parts.emptied +
+      " AS __trellis_emptied, " + parts.flagged + " AS __trellis_flagged, " + parts.size +
+      " AS __trellis_size\n    FROM " + "__trellis_deltas AS " + d + " LEFT JOIN ";
   // A page of deltas is small next to its target: each delta row looks its
   // group up by the target's key (fenced, so the planner cannot turn it
   // into a hash of the whole target, which it did for 941 deltas over 10k
