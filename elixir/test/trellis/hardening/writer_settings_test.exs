@@ -39,6 +39,8 @@ defmodule Trellis.Hardening.WriterSettingsTest do
        '2024-02-03 10:00:00+00', 10),
       (2, '2024-05-06', interval '-1 day +2 hours', 0.3, '2024-05-06 10:00:00+00', 20),
       (3, '2024-11-10', interval '1 year 2 months', 1e-300, '2024-11-10 10:00:00+00', 30);
+    CREATE TABLE calendar (day date PRIMARY KEY, label text);
+    INSERT INTO calendar VALUES ('2024-02-03', 'a'), ('2024-03-02', 'b'), ('2024-05-06', 'c');
     """)
 
     :ok = Trellis.migrate(Handles.connect!(url))
@@ -148,5 +150,31 @@ defmodule Trellis.Hardening.WriterSettingsTest do
           do: name
 
     assert stale == []
+  end
+
+  # A join routes the joined table's key (and any join column) the same
+  # way: a misread day would recompute the events of another day.
+  test "a join on a date follows writers of the joined table with any DateStyle", ctx do
+    {:ok, _} =
+      Trellis.define(
+        ctx.trellis,
+        "TRANSFORM labelled FROM events e LEFT JOIN calendar c ON e.day = c.day SELECT c.label"
+      )
+
+    converge!(ctx.trellis)
+    query = "SELECT e.id, c.label FROM events e LEFT JOIN calendar c ON e.day = c.day"
+
+    for {setting, round} <- Enum.with_index(@hostile, 1) do
+      writer = writer(ctx.url, [setting])
+
+      SimplePG.query!(writer, """
+      UPDATE calendar SET label = label || '#{round}';
+      DELETE FROM calendar WHERE day = '2024-05-06';
+      INSERT INTO calendar VALUES ('2024-05-06', 'back #{round}');
+      """)
+
+      converge!(ctx.trellis)
+      assert differences(ctx.pg, "TABLE labelled", query) == "0", setting
+    end
   end
 end
