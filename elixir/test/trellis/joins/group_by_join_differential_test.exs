@@ -3,10 +3,12 @@ defmodule Trellis.Joins.GroupByJoinDifferentialTest do
   # concurrent writers over all three tables (5,000 random writes: joined-
   # side updates, deletes, foreign-key re-pointing, key changes), a fleet of
   # two handles; after await_converged every target equals its definition's
-  # query over the base tables. Seeded: replay with TRELLIS_SEED=<n>.
+  # query over the base tables. And the port that stages killed -9 while
+  # pages drain. Seeded: replay with TRELLIS_SEED=<n>.
   use ExUnit.Case, async: false
 
   alias Trellis.Test.{Database, Handles, JoinWorkload, SimplePG}
+  import Trellis.Test.Eventually, only: [eventually: 1]
   import Trellis.Test.Targets
 
   @moduletag :port
@@ -44,21 +46,13 @@ defmodule Trellis.Joins.GroupByJoinDifferentialTest do
     %{url: url, pg: pg, seed: seed}
   end
 
-  test "4 writers over all three tables, 5000 random writes, a fleet of two handles",
-       %{url: url, pg: pg, seed: seed} do
-    {a, b} = Handles.fleet!(url, [staging: true, drain_threads: 2], drain_threads: 2)
+  defp writers(url, seed, count, rounds) do
+    Enum.map(1..count, fn w -> Task.async(fn -> JoinWorkload.run(url, w, seed, rounds) end) end)
+  end
 
-    for statement <- @definitions,
-        do: {:ok, {:transform_defined, _}} = Trellis.define(a, statement)
-
-    committed =
-      1..4
-      |> Enum.map(fn w -> Task.async(fn -> JoinWorkload.run(url, w, seed, 1250) end) end)
-      |> Task.await_many(480_000)
-      |> Enum.sum()
-
-    assert committed > 4_000, "only #{committed} of 5000 writes committed"
-    converge!(b, 240_000)
+  # The visible columns of each target against its definition's query.
+  defp assert_equal(handle, pg, seed) do
+    converge!(handle, 240_000)
     message = "seed #{seed}; rerun with TRELLIS_SEED=#{seed}"
 
     assert differences(
@@ -67,25 +61,60 @@ defmodule Trellis.Joins.GroupByJoinDifferentialTest do
              "SELECT #{@per_region_select} #{@per_region} WHERE #{@per_region_where} " <>
                "GROUP BY regions.label"
            ) == "0",
-           message
+           "region_revenue: " <> message
 
     assert differences(
              pg,
              "SELECT bucket, notes, total, touched FROM contact_buckets",
-             "SELECT #{@by_contact_select} #{@by_contact} WHERE #{@by_contact_where} GROUP BY 1"
+             "SELECT #{@by_contact_select} #{@by_contact} WHERE #{@by_contact_where} " <>
+               "GROUP BY #{@bucket}"
            ) == "0",
-           message
+           "contact_buckets: " <> message
+  end
+
+  test "4 writers over all three tables, 5000 random writes, a fleet of two handles",
+       %{url: url, pg: pg, seed: seed} do
+    {a, b} = Handles.fleet!(url, [staging: true, drain_threads: 2], drain_threads: 2)
+
+    for statement <- @definitions,
+        do: {:ok, {:transform_defined, _}} = Trellis.define(a, statement)
+
+    committed = url |> writers(seed, 4, 1250) |> Task.await_many(480_000) |> Enum.sum()
+    assert committed > 4_000, "only #{committed} of 5000 writes committed"
+    assert_equal(b, pg, seed)
 
     # The LEFT join made a NULL group (customers of a region that is not there).
-    assert SimplePG.scalar!(pg, "SELECT count(*) FROM region_revenue WHERE label IS NULL") ==
-             "1",
-           message
+    assert SimplePG.scalar!(pg, "SELECT count(*) FROM region_revenue WHERE label IS NULL") == "1"
 
     for name <- ["region_revenue", "contact_buckets"] do
-      assert {:ok, %Trellis.Status{status: :live}} = Trellis.status(b, name)
+      assert {:ok, %Trellis.Status{status: :live, backlog_pages: 0}} = Trellis.status(b, name)
     end
 
     Trellis.shutdown(a)
+    Trellis.shutdown(b)
+  end
+
+  test "killing the port that stages while pages drain loses and repeats nothing",
+       %{url: url, pg: pg, seed: seed} do
+    # Both handles ask for staging: the second waits as the standby.
+    {a, b} =
+      Handles.fleet!(url, [staging: true, drain_threads: 2], staging: true, drain_threads: 1)
+
+    for statement <- @definitions,
+        do: {:ok, {:transform_defined, _}} = Trellis.define(a, statement)
+
+    converge!(a)
+    assert eventually(fn -> Trellis.has_live_staging_worker(b) == {:ok, true} end)
+
+    running = writers(url, seed, 3, 500)
+    # Kill it once pages wait for either part, so drains are under way.
+    assert eventually(fn -> SimplePG.scalar!(pg, "SELECT count(*) FROM trellis.pages") != "0" end)
+    os_pid = a.port |> Port.info(:os_pid) |> elem(1)
+    {_, 0} = System.cmd("kill", ["-9", "#{os_pid}"])
+    Task.await_many(running, 240_000)
+    JoinWorkload.run(url, 9, seed, 100)
+
+    assert_equal(b, pg, seed)
     Trellis.shutdown(b)
   end
 end

@@ -53,8 +53,8 @@ defmodule Trellis.Joins.GroupByJoinRefusalsTest do
       {"TRANSFORM t #{@join}SELECT c.name, sum(amount) AS n GROUP BY c.name", :validation,
        "write every column as table.column"},
       # Names Trellis keeps for the hidden part.
-      {"TRANSFORM __trellis_x #{@join}SELECT c.name, count(*) AS n GROUP BY c.name",
-       :validation, "keeps for its own transforms"},
+      {"TRANSFORM __trellis_x #{@join}SELECT c.name, count(*) AS n GROUP BY c.name", :validation,
+       "keeps for its own transforms"},
       {"TRANSFORM trellis.t #{@join}SELECT c.name, count(*) AS n GROUP BY c.name", :validation,
        "catalog schema"}
     ]

@@ -1,0 +1,196 @@
+defmodule Trellis.Joins.GroupByJoinLifecycleTest do
+  # A GROUP BY over a join is two catalog transforms (a hidden join and the
+  # grouping over its target), and a user sees exactly one: definitions,
+  # status (the worse state of both, the join's index gaps), the dump (the
+  # user's statement once), PAUSE/RESUME/DROP, request_backfill and ALTER all
+  # act on the one name, and the hidden part cannot be addressed alone.
+  use ExUnit.Case, async: true
+
+  alias Trellis.Test.{Database, SimplePG}
+  import Trellis.Test.Targets
+
+  @moduletag :port
+  @moduletag timeout: 180_000
+
+  @join "FROM orders JOIN customers ON orders.customer_id = customers.id " <>
+          "LEFT JOIN regions ON customers.region_id = regions.id"
+  @statement "TRANSFORM region_revenue #{@join} SELECT regions.label, " <>
+               "sum(orders.amount) AS revenue, count(*) AS n WHERE orders.amount > 2 " <>
+               "GROUP BY regions.label"
+
+  setup do
+    %{url: url, pg: pg} = Database.open!("group_join_lifecycle")
+
+    SimplePG.query!(pg, """
+    CREATE TABLE regions (id int PRIMARY KEY, label text);
+    CREATE TABLE customers (id int PRIMARY KEY, name text, region_id int);
+    CREATE TABLE orders (id int PRIMARY KEY, customer_id int, amount int);
+    INSERT INTO regions VALUES (1, 'north'), (2, 'south');
+    INSERT INTO customers SELECT g, 'c' || g, 1 + g % 3 FROM generate_series(1, 30) g;
+    INSERT INTO orders SELECT g, 1 + g % 30, g % 7 FROM generate_series(1, 300) g;
+    """)
+
+    :ok = Trellis.migrate(Trellis.connect!(url: url))
+    trellis = Trellis.connect!(url: url, staging: true, drain_threads: 1)
+    %{trellis: trellis, pg: pg}
+  end
+
+  defp equal!(pg, select \\ "label, revenue, n", query \\ nil) do
+    query =
+      query ||
+        "SELECT regions.label, sum(orders.amount), count(*) #{@join} " <>
+          "WHERE orders.amount > 2 GROUP BY regions.label"
+
+    assert differences(pg, "SELECT #{select} FROM region_revenue", query) == "0"
+  end
+
+  defp hidden_name(pg) do
+    SimplePG.scalar!(
+      pg,
+      "SELECT target_name FROM trellis.transforms WHERE target_schema = 'trellis'"
+    )
+  end
+
+  test "definitions, status and the dump show one transform", %{trellis: t, pg: pg} do
+    assert {:ok, {:transform_defined, "region_revenue"}} = Trellis.define(t, @statement)
+    converge!(t)
+    equal!(pg)
+
+    assert {:ok, [%Trellis.Definition{name: "region_revenue", statement: shown}]} =
+             Trellis.definitions(t)
+
+    assert shown =~ "JOIN customers"
+    assert shown =~ "GROUP BY regions.label"
+
+    assert {:ok, %Trellis.Status{status: :live, columns: columns, source_index_gaps: gaps}} =
+             Trellis.status(t, "region_revenue")
+
+    assert Enum.map(columns, & &1.name) == ["revenue", "n"]
+    # The join's own lookups (no index on orders.customer_id,
+    # customers.region_id), nothing on the hidden target.
+    assert Enum.map(gaps, &{&1.role, &1.table}) |> Enum.sort() == [
+             {:join_from, "public.customers"},
+             {:join_from, "public.orders"}
+           ]
+
+    {:ok, dump} = Trellis.dump_definitions_sql(t)
+    assert length(String.split(dump, "GROUP BY regions.label")) == 2
+
+    # The hidden part: present, and not addressable.
+    hidden = hidden_name(pg)
+    assert hidden =~ ~r/^__trellis_join_\d+$/
+
+    for result <- [
+          Trellis.status(t, hidden),
+          Trellis.request_backfill(t, hidden),
+          Trellis.apply(t, "PAUSE TRANSFORM #{hidden}"),
+          Trellis.apply(t, "DROP TRANSFORM #{hidden}"),
+          Trellis.apply(t, "ALTER TRANSFORM #{hidden} DROP COLUMN \"orders.amount\"")
+        ] do
+      assert {:error, %Trellis.Error{code: :not_found, message: message}} = result
+      assert message =~ "address region_revenue instead"
+    end
+  end
+
+  test "pause, resume, backfill, alter and drop act on both parts", %{trellis: t, pg: pg} do
+    {:ok, _} = Trellis.define(t, @statement)
+    converge!(t)
+    hidden = hidden_name(pg)
+
+    {:ok, _} = Trellis.apply(t, "PAUSE TRANSFORM region_revenue")
+    assert {:ok, %Trellis.Status{status: :paused}} = Trellis.status(t, "region_revenue")
+
+    assert SimplePG.scalar!(
+             pg,
+             "SELECT count(*) FROM trellis.transforms WHERE status = 'paused'"
+           ) == "2"
+
+    SimplePG.query!(pg, "UPDATE customers SET region_id = 2 WHERE id < 10")
+    SimplePG.query!(pg, "UPDATE regions SET label = 'east' WHERE id = 2")
+    {:ok, _} = Trellis.apply(t, "RESUME TRANSFORM region_revenue")
+    converge!(t)
+    assert {:ok, %Trellis.Status{status: :live}} = Trellis.status(t, "region_revenue")
+    equal!(pg)
+
+    # A column the join carries: added and built.
+    {:ok, _} =
+      Trellis.apply(t, "ALTER TRANSFORM region_revenue ADD COLUMN max(orders.amount) AS top")
+
+    converge!(t)
+
+    equal!(
+      pg,
+      "label, revenue, n, top",
+      "SELECT regions.label, sum(orders.amount), count(*), max(orders.amount) #{@join} " <>
+        "WHERE orders.amount > 2 GROUP BY regions.label"
+    )
+
+    # One it does not: refused with what to do, nothing changed.
+    assert {:error, %Trellis.Error{code: :validation, message: message}} =
+             Trellis.apply(
+               t,
+               "ALTER TRANSFORM region_revenue ADD COLUMN max(customers.name) AS who"
+             )
+
+    assert message =~ "customers.name is not among the columns"
+    {:ok, _} = Trellis.apply(t, "ALTER TRANSFORM region_revenue DROP COLUMN n")
+
+    {:ok, [%Trellis.Definition{statement: shown}]} = Trellis.definitions(t)
+    assert shown =~ "max(orders.amount) AS top"
+    refute shown =~ "AS n"
+
+    SimplePG.query!(pg, "UPDATE orders SET amount = amount + 1 WHERE id % 5 = 0")
+    :ok = Trellis.request_backfill(t, "region_revenue")
+    converge!(t)
+
+    equal!(
+      pg,
+      "label, revenue, top",
+      "SELECT regions.label, sum(orders.amount), max(orders.amount) #{@join} " <>
+        "WHERE orders.amount > 2 GROUP BY regions.label"
+    )
+
+    # DROP wants it paused, then takes both parts and every capture.
+    assert {:error, %Trellis.Error{code: :validation}} =
+             Trellis.apply(t, "DROP TRANSFORM region_revenue")
+
+    {:ok, _} = Trellis.apply(t, "PAUSE TRANSFORM region_revenue")
+    {:ok, _} = Trellis.apply(t, "DROP TRANSFORM region_revenue")
+    assert SimplePG.scalar!(pg, "SELECT count(*) FROM trellis.transforms") == "0"
+    assert SimplePG.scalar!(pg, "SELECT count(*) FROM trellis.sources") == "0"
+    assert SimplePG.scalar!(pg, "SELECT to_regclass('trellis.#{hidden}') IS NULL") == "t"
+    assert SimplePG.scalar!(pg, "SELECT to_regclass('public.region_revenue') IS NULL") == "t"
+
+    assert SimplePG.scalar!(pg, "SELECT count(*) FROM pg_trigger WHERE tgname LIKE 'trellis%'") ==
+             "0"
+  end
+
+  test "a 63-byte hostile name and long column names", %{trellis: t, pg: pg} do
+    # 63 bytes: quotes, a dollar quote, a dot, multibyte characters.
+    name = ~s(a"$$.') <> String.duplicate("é", 20) <> String.duplicate("z", 17)
+    assert byte_size(name) == 63
+    quoted = ~s(") <> String.replace(name, ~s("), ~s("")) <> ~s(")
+    long = String.duplicate("c", 60)
+    SimplePG.query!(pg, "ALTER TABLE customers RENAME COLUMN name TO #{long}")
+
+    statement =
+      "TRANSFORM #{quoted} FROM orders o JOIN customers #{String.duplicate("k", 50)} " <>
+        "ON o.customer_id = #{String.duplicate("k", 50)}.id " <>
+        "SELECT #{String.duplicate("k", 50)}.#{long} AS who, sum(o.amount) AS total " <>
+        "GROUP BY #{String.duplicate("k", 50)}.#{long}"
+
+    assert {:ok, {:transform_defined, _}} = Trellis.define(t, statement)
+    SimplePG.query!(pg, "UPDATE customers SET #{long} = 'x' || id WHERE id < 5")
+    converge!(t)
+
+    assert differences(
+             pg,
+             "SELECT who, total FROM public.#{quoted}",
+             "SELECT c.#{long}, sum(o.amount) FROM orders o JOIN customers c " <>
+               "ON o.customer_id = c.id GROUP BY c.#{long}"
+           ) == "0"
+
+    assert {:ok, %Trellis.Status{status: :live}} = Trellis.status(t, quoted)
+    assert {:ok, [%Trellis.Definition{}]} = Trellis.definitions(t)
+  end
+end
