@@ -41,7 +41,10 @@ defmodule Trellis.Status do
     * `:source_index_gaps` - for a GROUP BY or JOIN target: each source
       index its maintenance needs and lacks, a `Trellis.SourceIndexGap`
       (table, columns, role, opted_out and the CREATE INDEX that closes
-      it). `[]` when there is none (and always for a projection)
+      it). `[]` when there is none (and always for a projection). A GROUP BY
+      over a join lists its join's gaps (`:join_from`, `:join_joined`): it
+      runs as a hidden join and the grouping over it, and its status is
+      that of the pair (the worse state of the two, backlogs added)
     * `:correcting` - the partitions or inheritance children that appeared
       under a source the transform reads, or left it, and that its target
       is being corrected for, while it reads `:backfilling` for them: each a
