@@ -17,6 +17,10 @@ int Badness(const std::string& status) {
 
 }  // namespace
 
+std::string WorseState(const std::string& a, const std::string& b) {
+  return Badness(b) > Badness(a) ? b : a;
+}
+
 void FoldJoinPart(TransformStatus& group, TransformStatus join, const std::string& join_target) {
   if (Badness(join.status) > Badness(group.status)) {
     group.status = join.status;

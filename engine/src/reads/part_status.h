@@ -16,4 +16,8 @@ namespace trellis::reads {
 // corrections, and nothing that names the hidden target.
 void FoldJoinPart(TransformStatus& group, TransformStatus join, const std::string& join_target);
 
+// The worse of two states by wire name, in FoldJoinPart's order (what
+// definitions/1 shows for the pair).
+std::string WorseState(const std::string& a, const std::string& b);
+
 }  // namespace trellis::reads

@@ -165,22 +165,33 @@ Result<TransformStatus> ReadStatus(pg::Connection& conn, const std::string& sche
 
 Result<std::vector<Definition>> ReadDefinitions(pg::Connection& conn, const std::string& schema) {
   TRELLIS_RETURN_IF_ERROR(catalog::CheckMigrated(conn, schema));
+  // Every transform with its state; a grouped join's hidden part (target
+  // in the catalog schema) is no row of its own but folds its state into
+  // the group that reads it (catalog/parts.h).
   auto rows = conn.Query(sql::WithSchema(R"sql(
-SELECT target_name, target_schema || '.' || target_name, definition,
-       CASE WHEN )sql",
+WITH s AS (
+  SELECT t.id, t.target_schema, t.target_name, t.definition, t.created_at, CASE WHEN )sql",
                                          schema) +
                              catalog::CaughtUpSql(schema, "t") +
-                             catalog::StateSql(R"sql( THEN {state:live} ELSE status END,
-       (extract(epoch FROM created_at) * 1000000)::bigint
-FROM {schema}.transforms t WHERE t.target_schema <> $1 ORDER BY target_name)sql",
+                             catalog::StateSql(R"sql( THEN {state:live} ELSE status END AS state
+  FROM {schema}.transforms t)
+SELECT u.target_name, u.target_schema || '.' || u.target_name, u.definition, u.state,
+       (extract(epoch FROM u.created_at) * 1000000)::bigint, h.state
+FROM s u
+LEFT JOIN {schema}.transform_inputs i ON i.transform_id = u.id AND i.ordinal = 1
+LEFT JOIN {schema}.sources src ON src.id = i.source_id AND src.schema_name = $1
+LEFT JOIN s h ON h.target_schema = src.schema_name AND h.target_name = src.table_name
+WHERE u.target_schema <> $1 ORDER BY u.target_name)sql",
                                                schema),
                          {schema});
   if (!rows.ok()) return rows.status();
   std::vector<Definition> out;
   for (size_t r = 0; r < rows->size(); ++r) {
     sql::RowReader row(rows.value(), r);
+    std::string state = row.Text(3);
+    if (auto part = row.OptionalText(5)) state = WorseState(state, *part);
     out.push_back(Definition{grammar::RenderTransformName(row.Text(0)), row.Text(1), row.Text(2),
-                             row.Text(3), row.OptionalInt64(4)});
+                             state, row.OptionalInt64(4)});
     if (!row.status().ok()) return row.status();
   }
   return out;

@@ -165,6 +165,30 @@ defmodule Trellis.Joins.GroupByJoinLifecycleTest do
              "0"
   end
 
+  test "a capture disruption under the join pauses the pair; RESUME rebuilds both",
+       %{trellis: t, pg: pg} do
+    {:ok, _} = Trellis.define(t, @statement)
+    converge!(t)
+
+    SimplePG.query!(pg, """
+    ALTER TABLE customers DISABLE TRIGGER ALL;
+    UPDATE customers SET region_id = 1 WHERE id % 2 = 0;
+    ALTER TABLE customers ENABLE TRIGGER ALL;
+    """)
+
+    {:ok, _} = Trellis.detect_capture_disruptions(t)
+
+    assert {:ok, %Trellis.Status{status: :paused, paused_kind: :disruption}} =
+             Trellis.status(t, "region_revenue")
+
+    assert {:ok, [%Trellis.Definition{name: "region_revenue", status: :paused}]} =
+             Trellis.definitions(t)
+
+    assert {:ok, ["region_revenue"]} = Trellis.TestSupport.resume_capture_disruptions(t)
+    assert {:ok, %Trellis.Status{status: :live}} = Trellis.status(t, "region_revenue")
+    equal!(pg)
+  end
+
   test "a 63-byte hostile name and long column names", %{trellis: t, pg: pg} do
     # 63 bytes: quotes, a dollar quote, a dot, multibyte characters.
     name = ~s(a"$$.') <> String.duplicate("é", 20) <> String.duplicate("z", 17)
