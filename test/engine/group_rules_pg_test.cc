@@ -237,9 +237,9 @@ void RunDifferential(Form form) {
   CaptureChanges(f);
   for (int round = 0; round < 8; ++round) {
     // The apply reads flagged groups' rows by lookups while the source has
-    // no statistics (relpages 0) and, once it has, by one scan when they
-    // hold more rows than it has pages (always, on this small table):
-    // both ways are compared.
+    // no statistics and, once it has, by one scan when they hold more than
+    // a tenth of its rows (mostly, on this small table): both ways are
+    // compared.
     if (round == 4) f.Sql("VACUUM ANALYZE orders");
     for (int i = 0; i < 60; ++i) f.Sql(RandomWrite(rng));
     // Apply the transactions in a random order, in batches of random size,

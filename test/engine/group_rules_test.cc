@@ -272,12 +272,12 @@ TEST_CASE("deltas update existing groups, insert new ones, delete emptied ones, 
     FROM __trellis_deltas AS __trellis_d LEFT JOIN LATERAL (SELECT * FROM "public"."order_totals" AS __trellis_t WHERE __trellis_t."customer_id" = __trellis_d."customer_id" OFFSET 0) AS __trellis_t ON true
 ), __trellis_extremes AS (
   SELECT (o.customer_id) AS "customer_id", max((o.placed_at)) AS "last"
-  FROM (SELECT __trellis_d."customer_id" AS __trellis_key_1 FROM __trellis_pre AS __trellis_d WHERE __trellis_d.__trellis_flagged AND NOT coalesce((SELECT sum(__trellis_d.__trellis_size) FROM __trellis_pre AS __trellis_d WHERE __trellis_d.__trellis_flagged) > (SELECT nullif(relpages, 0) FROM pg_catalog.pg_class WHERE oid = pg_catalog.to_regclass('"public"."orders"')), false)) AS __trellis_k CROSS JOIN LATERAL (SELECT * FROM "public"."orders" AS "o" WHERE (o.customer_id) = __trellis_k.__trellis_key_1 OFFSET 0) AS "o"
+  FROM (SELECT __trellis_d."customer_id" AS __trellis_key_1 FROM __trellis_pre AS __trellis_d WHERE __trellis_d.__trellis_flagged AND NOT coalesce((SELECT sum(__trellis_d.__trellis_size) FROM __trellis_pre AS __trellis_d WHERE __trellis_d.__trellis_flagged) > (SELECT nullif(greatest(reltuples, 0), 0) / 10 FROM pg_catalog.pg_class WHERE oid = pg_catalog.to_regclass('"public"."orders"')), false)) AS __trellis_k CROSS JOIN LATERAL (SELECT * FROM "public"."orders" AS "o" WHERE (o.customer_id) = __trellis_k.__trellis_key_1 OFFSET 0) AS "o"
   WHERE (o.status <> 'void')
   GROUP BY (o.customer_id)
   UNION ALL
   SELECT (o.customer_id) AS "customer_id", max((o.placed_at)) AS "last"
-  FROM (SELECT * FROM "public"."orders" AS "o" WHERE coalesce((SELECT sum(__trellis_d.__trellis_size) FROM __trellis_pre AS __trellis_d WHERE __trellis_d.__trellis_flagged) > (SELECT nullif(relpages, 0) FROM pg_catalog.pg_class WHERE oid = pg_catalog.to_regclass('"public"."orders"')), false) AND EXISTS (SELECT 1 FROM (SELECT __trellis_d."customer_id" AS __trellis_key_1 FROM __trellis_pre AS __trellis_d WHERE __trellis_d.__trellis_flagged) AS __trellis_k WHERE (o.customer_id) = __trellis_k.__trellis_key_1) OFFSET 0) AS "o"
+  FROM (SELECT * FROM "public"."orders" AS "o" WHERE coalesce((SELECT sum(__trellis_d.__trellis_size) FROM __trellis_pre AS __trellis_d WHERE __trellis_d.__trellis_flagged) > (SELECT nullif(greatest(reltuples, 0), 0) / 10 FROM pg_catalog.pg_class WHERE oid = pg_catalog.to_regclass('"public"."orders"')), false) AND EXISTS (SELECT 1 FROM (SELECT __trellis_d."customer_id" AS __trellis_key_1 FROM __trellis_pre AS __trellis_d WHERE __trellis_d.__trellis_flagged) AS __trellis_k WHERE (o.customer_id) = __trellis_k.__trellis_key_1) OFFSET 0) AS "o"
   WHERE (o.status <> 'void')
   GROUP BY (o.customer_id)
 ), __trellis_updated AS (
@@ -327,7 +327,7 @@ TEST_CASE("deltas of groups with a NULL key take a branch of their own", "[group
   const std::string scan =
       "coalesce((SELECT sum(__trellis_d.__trellis_size) FROM __trellis_pre AS __trellis_d WHERE "
       "__trellis_d.__trellis_flagged AND NOT (__trellis_d.\"customer_id\" IS NULL)) > (SELECT "
-      "nullif(relpages, 0) FROM pg_catalog.pg_class WHERE oid = "
+      "nullif(greatest(reltuples, 0), 0) / 10 FROM pg_catalog.pg_class WHERE oid = "
       "pg_catalog.to_regclass('\"public\".\"orders\"')), false)";
   CHECK_THAT(sql, Catch::Contains("WHERE __trellis_d.__trellis_flagged AND NOT "
                                   "(__trellis_d.\"customer_id\" IS NULL) AND NOT " +
