@@ -13,7 +13,7 @@ defmodule Trellis.Test.JoinWorkload do
   # (key or email collisions) roll back and are skipped: the tables are
   # whatever committed, and the targets must match them.
 
-  alias Trellis.Test.{SimplePG, Writers}
+  alias Trellis.Test.{Database, SimplePG, Writers}
 
   @orders 3_000
   @customers 220
@@ -39,6 +39,41 @@ defmodule Trellis.Test.JoinWorkload do
     SELECT g, 1 + g % 170, 'c' || (1 + g % 180) || '@x', (g % 97) * 1.25, 'order ' || g
     FROM generate_series(1, #{orders}) g;
     """)
+  end
+
+  @doc """
+  A test's set-up: a fresh database named after `prefix` with the three
+  tables, and the seed its writers use (TRELLIS_SEED replays one; printed
+  with `label`). Returns `%{url: url, pg: pg, seed: seed}`.
+  """
+  def seeded_database!(prefix, label) do
+    seed = String.to_integer(System.get_env("TRELLIS_SEED") || "#{:rand.uniform(1_000_000)}")
+    IO.puts("#{label} seed #{seed} (replay with TRELLIS_SEED=#{seed})")
+    %{url: url, pg: pg} = Database.open!(prefix)
+    create_tables!(pg)
+    %{url: url, pg: pg, seed: seed}
+  end
+
+  @doc "`count` writers of `rounds` writes each, started as tasks (Task.await_many them)."
+  def writers(url, seed, count, rounds) do
+    Enum.map(1..count, fn w -> Task.async(fn -> run(url, w, seed, rounds) end) end)
+  end
+
+  @doc """
+  The crash tests' writes: 3 writers of 500 writes, the port of handle
+  `staging` killed -9 once ledger pages wait (so drains are under way), then
+  100 more writes for the standby to stage. Returns once all are written.
+  """
+  def write_through_staging_crash!(url, pg, seed, staging) do
+    import ExUnit.Assertions
+    import Trellis.Test.Eventually, only: [eventually: 1]
+    running = writers(url, seed, 3, 500)
+    assert eventually(fn -> SimplePG.scalar!(pg, "SELECT count(*) FROM trellis.pages") != "0" end)
+    os_pid = staging.port |> Port.info(:os_pid) |> elem(1)
+    {_, 0} = System.cmd("kill", ["-9", "#{os_pid}"])
+    Task.await_many(running, 240_000)
+    run(url, 9, seed, 100)
+    :ok
   end
 
   @doc """

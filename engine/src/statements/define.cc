@@ -190,13 +190,9 @@ Result<std::string> Define(pg::Connection& conn, const std::string& schema,
   if (stmt.Groups() && !stmt.joins.empty()) {
     TRELLIS_RETURN_IF_ERROR(DefineGroupOverJoin(conn, schema, stmt));
   } else {
-    auto source = ResolveInput(conn, schema, stmt.source.table, "source table");
-    if (!source.ok()) return source.status();
-    auto joined = ResolveJoinedTables(conn, schema, stmt);
-    if (!joined.ok()) return joined.status();
-    std::vector<capture::ResolvedTable> inputs{source.value()};
-    inputs.insert(inputs.end(), joined->begin(), joined->end());
-    auto id = DefineOver(conn, schema, stmt, inputs);
+    auto inputs = ResolveInputs(conn, schema, stmt);
+    if (!inputs.ok()) return inputs.status();
+    auto id = DefineOver(conn, schema, stmt, inputs.value());
     if (!id.ok()) return id.status();
   }
   TRELLIS_RETURN_IF_ERROR(tx.value()->Commit());

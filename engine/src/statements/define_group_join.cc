@@ -139,13 +139,9 @@ Status DefineGroupOverJoin(pg::Connection& conn, const std::string& schema,
   // catalog lock, and refuses what a join refuses (a joined side that is not
   // unique, a WHERE that does not evaluate).
   const grammar::TransformStmt join = plan::HiddenJoinStatement(stmt, hidden.value());
-  auto source = ResolveInput(conn, schema, join.source.table, "source table");
-  if (!source.ok()) return source.status();
-  auto joined = ResolveJoinedTables(conn, schema, join);
-  if (!joined.ok()) return joined.status();
-  std::vector<capture::ResolvedTable> inputs{source.value()};
-  inputs.insert(inputs.end(), joined->begin(), joined->end());
-  auto join_id = DefineOver(conn, schema, join, inputs);
+  auto inputs = ResolveInputs(conn, schema, join);
+  if (!inputs.ok()) return inputs.status();
+  auto join_id = DefineOver(conn, schema, join, inputs.value());
   if (!join_id.ok()) return InUserTerms(join_id.status(), hidden.value(), name);
   TRELLIS_RETURN_IF_ERROR(CheckGroupingOverJoin(conn, schema, join_id.value(), stmt));
 

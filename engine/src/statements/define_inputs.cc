@@ -58,9 +58,12 @@ Result<capture::ResolvedTable> ResolveInput(pg::Connection& conn, const std::str
   return table;
 }
 
-Result<std::vector<capture::ResolvedTable>> ResolveJoinedTables(
-    pg::Connection& conn, const std::string& schema, const grammar::TransformStmt& stmt) {
-  std::vector<capture::ResolvedTable> out;
+Result<std::vector<capture::ResolvedTable>> ResolveInputs(pg::Connection& conn,
+                                                          const std::string& schema,
+                                                          const grammar::TransformStmt& stmt) {
+  auto source = ResolveInput(conn, schema, stmt.source.table, "source table");
+  if (!source.ok()) return source.status();
+  std::vector<capture::ResolvedTable> out{std::move(source.value())};
   for (const auto& join : stmt.joins) {
     auto table = ResolveInput(conn, schema, join.table.table, "joined table");
     if (!table.ok()) return table.status();

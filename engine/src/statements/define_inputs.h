@@ -26,10 +26,11 @@ Result<capture::ResolvedTable> ResolveInput(pg::Connection& conn, const std::str
                                             const grammar::QualifiedName& name,
                                             const std::string& role);
 
-// Every joined table of `stmt`, resolved as ResolveInput does, in order.
-Result<std::vector<capture::ResolvedTable>> ResolveJoinedTables(pg::Connection& conn,
-                                                                const std::string& schema,
-                                                                const grammar::TransformStmt& stmt);
+// Every table `stmt` reads, resolved as ResolveInput does: the FROM table,
+// then each joined table in order.
+Result<std::vector<capture::ResolvedTable>> ResolveInputs(pg::Connection& conn,
+                                                          const std::string& schema,
+                                                          const grammar::TransformStmt& stmt);
 
 // Takes SHARE ROW EXCLUSIVE on each table (capture may be installed on it
 // or regenerated to route a join column). Define calls it before any lock on

@@ -7,7 +7,7 @@ defmodule Trellis.Joins.ChainTest do
   # TRELLIS_SEED=<n>.
   use ExUnit.Case, async: false
 
-  alias Trellis.Test.{Database, Handles, JoinWorkload}
+  alias Trellis.Test.{Handles, JoinWorkload}
   import Trellis.Test.Targets
 
   @moduletag :port
@@ -26,13 +26,7 @@ defmodule Trellis.Joins.ChainTest do
           "JOIN customers c ON o.customer_id = c.id LEFT JOIN regions r ON c.region_id = r.id " <>
           "WHERE o.amount IS NOT NULL"
 
-  setup do
-    seed = String.to_integer(System.get_env("TRELLIS_SEED") || "#{:rand.uniform(1_000_000)}")
-    IO.puts("join chain seed #{seed} (replay with TRELLIS_SEED=#{seed})")
-    %{url: url, pg: pg} = Database.open!("join_chain")
-    JoinWorkload.create_tables!(pg)
-    %{url: url, pg: pg, seed: seed}
-  end
+  setup do: JoinWorkload.seeded_database!("join_chain", "join chain")
 
   test "projection -> join -> aggregate stays equal to its query over the base tables",
        %{url: url, pg: pg, seed: seed} do
@@ -41,8 +35,8 @@ defmodule Trellis.Joins.ChainTest do
     for statement <- @chain, do: {:ok, {:transform_defined, _}} = Trellis.define(a, statement)
 
     committed =
-      1..4
-      |> Enum.map(fn w -> Task.async(fn -> JoinWorkload.run(url, w, seed, 1250) end) end)
+      url
+      |> JoinWorkload.writers(seed, 4, 1250)
       |> Task.await_many(480_000)
       |> Enum.sum()
 

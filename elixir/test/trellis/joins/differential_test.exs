@@ -7,7 +7,7 @@ defmodule Trellis.Joins.DifferentialTest do
   # replayed with TRELLIS_SEED=<n>.
   use ExUnit.Case, async: false
 
-  alias Trellis.Test.{Database, Handles, JoinWorkload, SimplePG}
+  alias Trellis.Test.{Handles, JoinWorkload}
   import Trellis.Test.Eventually, only: [eventually: 1]
   import Trellis.Test.Targets
 
@@ -36,17 +36,7 @@ defmodule Trellis.Joins.DifferentialTest do
        "JOIN regions g ON g.id = k.region_id"}
   ]
 
-  setup do
-    seed = String.to_integer(System.get_env("TRELLIS_SEED") || "#{:rand.uniform(1_000_000)}")
-    IO.puts("join differential seed #{seed} (replay with TRELLIS_SEED=#{seed})")
-    %{url: url, pg: pg} = Database.open!("join_differential")
-    JoinWorkload.create_tables!(pg)
-    %{url: url, pg: pg, seed: seed}
-  end
-
-  defp writers(url, seed, count, rounds) do
-    Enum.map(1..count, fn w -> Task.async(fn -> JoinWorkload.run(url, w, seed, rounds) end) end)
-  end
+  setup do: JoinWorkload.seeded_database!("join_differential", "join differential")
 
   defp assert_equal(handle, pg, seed),
     do: assert_all_equal(handle, pg, @transforms, "seed #{seed}; rerun with TRELLIS_SEED=#{seed}")
@@ -58,7 +48,9 @@ defmodule Trellis.Joins.DifferentialTest do
     converge!(a)
     assert_equal(a, pg, seed)
 
-    committed = url |> writers(seed, 4, 1250) |> Task.await_many(480_000) |> Enum.sum()
+    committed =
+      url |> JoinWorkload.writers(seed, 4, 1250) |> Task.await_many(480_000) |> Enum.sum()
+
     # Most writes land (collisions roll back): the run really wrote.
     assert committed > 4_000, "only #{committed} of 5000 writes committed"
 
@@ -81,16 +73,7 @@ defmodule Trellis.Joins.DifferentialTest do
     converge!(a)
     assert eventually(fn -> Trellis.has_live_staging_worker(b) == {:ok, true} end)
 
-    running = writers(url, seed, 3, 500)
-    # Kill it once pages are waiting, so drains are under way.
-    assert eventually(fn ->
-             SimplePG.scalar!(pg, "SELECT count(*) FROM trellis.pages") != "0"
-           end)
-
-    os_pid = a.port |> Port.info(:os_pid) |> elem(1)
-    {_, 0} = System.cmd("kill", ["-9", "#{os_pid}"])
-    Task.await_many(running, 240_000)
-    JoinWorkload.run(url, 9, seed, 100)
+    :ok = JoinWorkload.write_through_staging_crash!(url, pg, seed, a)
 
     assert_equal(b, pg, seed)
     Trellis.shutdown(b)

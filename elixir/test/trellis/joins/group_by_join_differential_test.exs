@@ -7,7 +7,7 @@ defmodule Trellis.Joins.GroupByJoinDifferentialTest do
   # pages drain. Seeded: replay with TRELLIS_SEED=<n>.
   use ExUnit.Case, async: false
 
-  alias Trellis.Test.{Database, Handles, JoinWorkload, SimplePG}
+  alias Trellis.Test.{Handles, JoinWorkload, SimplePG}
   import Trellis.Test.Eventually, only: [eventually: 1]
   import Trellis.Test.Targets
 
@@ -38,17 +38,7 @@ defmodule Trellis.Joins.GroupByJoinDifferentialTest do
       "WHERE #{@by_contact_where} GROUP BY #{@bucket}"
   ]
 
-  setup do
-    seed = String.to_integer(System.get_env("TRELLIS_SEED") || "#{:rand.uniform(1_000_000)}")
-    IO.puts("group by join seed #{seed} (replay with TRELLIS_SEED=#{seed})")
-    %{url: url, pg: pg} = Database.open!("group_join")
-    JoinWorkload.create_tables!(pg)
-    %{url: url, pg: pg, seed: seed}
-  end
-
-  defp writers(url, seed, count, rounds) do
-    Enum.map(1..count, fn w -> Task.async(fn -> JoinWorkload.run(url, w, seed, rounds) end) end)
-  end
+  setup do: JoinWorkload.seeded_database!("group_join", "group by join")
 
   # The visible columns of each target against its definition's query.
   defp assert_equal(handle, pg, seed) do
@@ -79,7 +69,9 @@ defmodule Trellis.Joins.GroupByJoinDifferentialTest do
     for statement <- @definitions,
         do: {:ok, {:transform_defined, _}} = Trellis.define(a, statement)
 
-    committed = url |> writers(seed, 4, 1250) |> Task.await_many(480_000) |> Enum.sum()
+    committed =
+      url |> JoinWorkload.writers(seed, 4, 1250) |> Task.await_many(480_000) |> Enum.sum()
+
     assert committed > 4_000, "only #{committed} of 5000 writes committed"
     assert_equal(b, pg, seed)
 
@@ -106,13 +98,8 @@ defmodule Trellis.Joins.GroupByJoinDifferentialTest do
     converge!(a)
     assert eventually(fn -> Trellis.has_live_staging_worker(b) == {:ok, true} end)
 
-    running = writers(url, seed, 3, 500)
-    # Kill it once pages wait for either part, so drains are under way.
-    assert eventually(fn -> SimplePG.scalar!(pg, "SELECT count(*) FROM trellis.pages") != "0" end)
-    os_pid = a.port |> Port.info(:os_pid) |> elem(1)
-    {_, 0} = System.cmd("kill", ["-9", "#{os_pid}"])
-    Task.await_many(running, 240_000)
-    JoinWorkload.run(url, 9, seed, 100)
+    # Killed while pages of either part drain.
+    :ok = JoinWorkload.write_through_staging_crash!(url, pg, seed, a)
 
     assert_equal(b, pg, seed)
     Trellis.shutdown(b)
