@@ -189,6 +189,32 @@ defmodule Trellis.Joins.GroupByJoinLifecycleTest do
     equal!(pg)
   end
 
+  defp await_job(trellis, id, left \\ 3000) do
+    job = Trellis.self_check_job!(trellis, id)
+
+    cond do
+      job.state in [:done, :failed, :cancelled] -> job
+      left == 0 -> flunk("self-check job #{id} did not finish: #{inspect(job)}")
+      true -> Process.sleep(50) && await_job(trellis, id, left - 1)
+    end
+  end
+
+  test "self_check of the one name checks the groups; a planted divergence is found",
+       %{trellis: t, pg: pg} do
+    {:ok, _} = Trellis.define(t, @statement)
+    converge!(t)
+
+    for opts <- [[mode: :full], [mode: :sample, sample_size: 10]] do
+      {:ok, %Trellis.SelfCheckJob{id: id}} = Trellis.self_check(t, "region_revenue", opts)
+      assert %{state: :done, report: %{outcome: :clean}} = await_job(t, id), inspect(opts)
+    end
+
+    SimplePG.query!(pg, "UPDATE region_revenue SET revenue = -1 WHERE label = 'north'")
+    {:ok, %Trellis.SelfCheckJob{id: id}} = Trellis.self_check(t, "region_revenue", mode: :full)
+
+    assert %{state: :done, report: %{outcome: :diverged, divergence_count: 1}} = await_job(t, id)
+  end
+
   test "a 63-byte hostile name and long column names", %{trellis: t, pg: pg} do
     # 63 bytes: quotes, a dollar quote, a dot, multibyte characters.
     name = ~s(a"$$.') <> String.duplicate("é", 20) <> String.duplicate("z", 17)
