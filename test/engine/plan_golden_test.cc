@@ -234,6 +234,11 @@ TEST_CASE("a grouped join is a hidden join and a grouping over its target", "[pl
         "TRANSFORM t FROM trellis.__trellis_join_7 AS o SELECT lower(\"o\".\"r.region\") AS "
         "region, sum(\"o\".\"o.qty\" * 2) AS n, count(*) AS c, max('r.region') AS s GROUP BY "
         "lower(\"o\".\"r.region\")");
+  // What self-check compares the target with: the grouping over the base join.
+  CHECK(trellis::plan::DefinitionOverJoinSql(stmt, {"region", "n", "c"}, "__trellis_all") ==
+        "SELECT (lower(r.region)) AS \"region\", (sum(o.qty * 2)) AS \"n\", (count(*)) AS \"c\" "
+        "FROM \"order_lines\" AS \"o\" JOIN \"orders\" AS \"r\" ON \"o\".\"order_id\" = "
+        "\"r\".\"id\" WHERE (r.note <> 'x') GROUP BY (lower(r.region))");
   // A function in a schema named like an alias is not a column.
   const auto call = ParseTransform(
       "TRANSFORM t FROM order_lines o JOIN orders r ON o.order_id = r.id "

@@ -133,4 +133,39 @@ grammar::TransformStmt GroupOverHidden(const grammar::TransformStmt& stmt,
   return group;
 }
 
+std::string DefinitionOverJoinSql(const grammar::TransformStmt& stmt,
+                                  const std::vector<std::string>& columns,
+                                  std::string_view whole_table_key) {
+  auto table = [](const grammar::TableRef& ref) {
+    std::string out = ref.table.schema ? sql::Ident(*ref.table.schema) + "." : "";
+    return out + sql::Ident(ref.table.name) + " AS " + sql::Ident(ref.Qualifier());
+  };
+  std::string from = table(stmt.source);
+  for (const auto& join : stmt.joins) {
+    std::vector<std::string> on;
+    for (const auto& [to_column, column] : join.on) {
+      on.push_back(sql::Ident(join.to) + "." + sql::Ident(to_column) + " = " +
+                   sql::Ident(join.table.Qualifier()) + "." + sql::Ident(column));
+    }
+    from += std::string(join.kind == grammar::JoinKind::kLeft ? " LEFT JOIN " : " JOIN ") +
+            table(join.table) + " ON " + sql::Join(on, " AND ");
+  }
+  std::vector<std::string> select;
+  std::vector<std::string> keys;  // for a SELECT DISTINCT: every item
+  for (const auto& name : columns) {
+    std::string expr = name == whole_table_key ? "true" : "NULL";
+    for (const auto& item : stmt.select) {
+      if (item.alias == name) expr = "(" + item.expr + ")";
+    }
+    select.push_back(expr + " AS " + sql::Ident(name));
+  }
+  for (const auto& item : stmt.select) keys.push_back("(" + item.expr + ")");
+  std::vector<std::string> grouping;
+  for (const auto& g : stmt.group_by) grouping.push_back("(" + g + ")");
+  if (stmt.distinct) grouping = keys;
+  return "SELECT " + sql::Join(select, ", ") + " FROM " + from +
+         (stmt.where ? " WHERE (" + *stmt.where + ")" : std::string()) +
+         (grouping.empty() ? std::string() : " GROUP BY " + sql::Join(grouping, ", "));
+}
+
 }  // namespace trellis::plan

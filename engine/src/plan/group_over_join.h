@@ -56,4 +56,14 @@ grammar::TransformStmt HiddenJoinStatement(const grammar::TransformStmt& stmt,
 grammar::TransformStmt GroupOverHidden(const grammar::TransformStmt& stmt,
                                        const grammar::QualifiedName& hidden);
 
+// The grouping of `stmt` over its join as one query over the base tables:
+// what a grouped join's target must equal, which self-check compares it
+// with (end to end, not only against the hidden join's target). Selects,
+// in order, each of `columns` (target column names): the SELECT item of
+// that name, or `true` for `whole_table_key` (the hidden key of aggregates
+// over the whole table).
+std::string DefinitionOverJoinSql(const grammar::TransformStmt& stmt,
+                                  const std::vector<std::string>& columns,
+                                  std::string_view whole_table_key);
+
 }  // namespace trellis::plan

@@ -142,6 +142,22 @@ Result<std::unique_ptr<TransformPlan>> GroupPlan::Bind(const catalog::Transform&
         has_column(prefix + "sum"), quarantined});
   }
 
+  // A grouped join's target must equal its grouping over the base tables:
+  // self-check compares with that, so a wrong join target is found too.
+  // Not while a column is in quarantine (its groups read NULL, which only
+  // the query over the join's target says).
+  if (!stored->joins.empty() &&
+      std::all_of(t.columns.begin(), t.columns.end(),
+                  [](const catalog::Column& c) { return c.state == ColumnState::kLive; })) {
+    std::vector<std::string> names;
+    for (const auto& k : t.key) names.push_back(k.name);
+    for (const auto& item : stmt->select) {
+      if (item.aggregate) names.push_back(item.alias);
+    }
+    plan->definition_over_join_ =
+        DefinitionOverJoinSql(*stored, names, std::string(kWholeTableKey));
+  }
+
   const catalog::Input& input = t.inputs.front();
   const auto& layout = input.source.routing_columns;
   for (const auto& column : input.routed_columns) {
@@ -438,6 +454,7 @@ std::string GroupPlan::EstimateKeysSql() const {
 }
 
 std::string GroupPlan::DefinitionQuerySql() const {
+  if (definition_over_join_) return *definition_over_join_;
   std::string grouping;
   if (!whole_table_) {
     std::vector<std::string> exprs;

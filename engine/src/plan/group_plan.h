@@ -15,6 +15,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <vector>
 
 #include "capture/sources.h"
@@ -119,6 +120,9 @@ class GroupPlan final : public TransformPlan {
   aggregates::GroupShape shape_;
   // The definition's visible columns, as the definition query names them.
   std::vector<std::string> visible_;
+  // A grouped join's definition query over the base tables
+  // (plan/group_over_join.h), when it has one.
+  std::optional<std::string> definition_over_join_;
   // The source columns the group expressions read, and their 1-based
   // positions in the source's routing layout.
   std::vector<std::string> routed_columns_;

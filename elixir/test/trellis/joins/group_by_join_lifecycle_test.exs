@@ -213,6 +213,20 @@ defmodule Trellis.Joins.GroupByJoinLifecycleTest do
     {:ok, %Trellis.SelfCheckJob{id: id}} = Trellis.self_check(t, "region_revenue", mode: :full)
 
     assert %{state: :done, report: %{outcome: :diverged, divergence_count: 1}} = await_job(t, id)
+
+    # The check is end to end: a wrong join row (which the grouping follows)
+    # is a divergence of the groups it feeds.
+    :ok = Trellis.request_backfill(t, "region_revenue")
+    converge!(t)
+
+    SimplePG.query!(
+      pg,
+      ~s{UPDATE trellis.#{hidden_name(pg)} SET "orders.amount" = 1000 WHERE id = 5}
+    )
+
+    converge!(t)
+    {:ok, %Trellis.SelfCheckJob{id: id}} = Trellis.self_check(t, "region_revenue", mode: :full)
+    assert %{state: :done, report: %{outcome: :diverged, divergence_count: 1}} = await_job(t, id)
   end
 
   test "a 63-byte hostile name and long column names", %{trellis: t, pg: pg} do
