@@ -37,5 +37,9 @@ extern const std::string_view kV6Relations;
 // 6 -> 7: capture functions installed before it pin the settings that fix
 // a value's text form (migration_v7_text_forms.cc).
 extern const std::string_view kV7TextForms;
+// 7 -> 8: delta rows of group transforms' pages, the snapshots their
+// recomputes read, and which inputs route every value a delta needs
+// (migration_v8_deltas.cc).
+extern const std::string_view kV8Deltas;
 
 }  // namespace trellis::catalog::steps

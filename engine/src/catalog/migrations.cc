@@ -25,6 +25,7 @@ const std::vector<std::vector<std::string_view>>& Steps() {
       {steps::kV5Routing},                                     // routed columns per input
       {steps::kV6Relations},                                   // partition corrections
       {steps::kV7TextForms},                                   // capture's text forms
+      {steps::kV8Deltas},                                      // group deltas
   };
   return steps;
 }

@@ -20,6 +20,11 @@ struct Source {
   std::vector<std::string> key_columns;
   std::vector<std::string> key_types;  // format_type() of each key column
   std::vector<std::string> routing_columns;
+  // The source has partitions or inheritance children (source_relations):
+  // a write naming one that was detached is still captured as the source's
+  // until the relation sync removes its triggers (spec/engine.md
+  // "Partitioned and inherited sources"), which only a recompute forgives.
+  bool has_children = false;
 };
 
 // How a transform reads one of its inputs: the FROM table, or a table joined
@@ -41,6 +46,10 @@ struct Input {
   // besides the key (a GROUP BY's group columns); each is in
   // source.routing_columns.
   std::vector<std::string> routed_columns;
+  // True when routed_columns carry every column the transform evaluates per
+  // row (a GROUP BY's arguments and WHERE too), so its changes can travel as
+  // deltas (spec/engine.md "Deltas"); false for inputs routed before.
+  bool routes_values = false;
 };
 
 // One column of the target's key, in key order (catalog table

@@ -55,9 +55,20 @@ std::vector<std::unique_ptr<Unit>> HalveKeys(const plan::TransformPlan& plan,
 }
 
 Result<long> PagesUnit::Apply(pg::Connection& conn) {
-  auto applied = conn.QueryPrepared(plan_.RecomputePagesSql(), {page_ids_});
-  if (!applied.ok()) return applied.status();
-  return Touched(applied.value());
+  // A recompute reports (written, deleted); a delta statement its row count.
+  long touched = 0;
+  for (const std::string& statement : plan_.ApplyPagesSql()) {
+    auto applied = conn.QueryPrepared(statement, {page_ids_});
+    if (!applied.ok()) return applied.status();
+    if (applied->empty()) {
+      touched += applied->affected;
+      continue;
+    }
+    auto counted = Touched(applied.value());
+    if (!counted.ok()) return counted.status();
+    touched += counted.value();
+  }
+  return touched;
 }
 
 Result<std::vector<std::unique_ptr<Unit>>> PagesUnit::Split(pg::Connection& conn) {

@@ -173,7 +173,39 @@ Result<std::unique_ptr<TransformPlan>> GroupPlan::Bind(const catalog::Transform&
   if (!whole_table && plan->routed_columns_.empty() && t.id != 0) {
     return Status::Internal("transform " + t.name() + " routes no source column");
   }
+  plan->BindDeltas(t, schema);
   return std::unique_ptr<TransformPlan>(std::move(plan));
+}
+
+void GroupPlan::BindDeltas(const catalog::Transform& t, const std::string& schema) {
+  const catalog::Input& input = t.inputs.front();
+  routes_values_ = input.routes_values && t.id != 0;
+  // A source with partitions or children is kept by recompute: a write
+  // naming a relation just detached is still captured as the source's, and
+  // only a recompute (which reads the source) ignores it.
+  delta_ready_ = routes_values_ && !input.source.has_children;
+  for (const auto& c : t.columns) {
+    if (c.role == catalog::ColumnRole::kAggregate && c.state != ColumnState::kLive) {
+      delta_ready_ = false;
+    }
+  }
+  deltas_.schema = schema;
+  deltas_.transform_id = t.id;
+  deltas_.source_id = source_id_;
+  deltas_.routed_columns = routed_columns_;
+  deltas_.routed_positions = routed_positions_;
+  deltas_.shape = shape_;
+  // A running sum is exact where the argument is an integer (its sum is
+  // bigint). Other argument types (bigint and numeric, whose sums are
+  // numeric, and floats) recompute the column per changed group: the
+  // catalog keeps the sum's type, not the argument's, and a numeric sum's
+  // display scale or a float's rounding would differ from a fresh sum.
+  for (auto& a : deltas_.shape.aggregates) {
+    auto sum = std::find_if(t.columns.begin(), t.columns.end(), [&](const catalog::Column& c) {
+      return c.name == a.state_prefix + "sum";
+    });
+    a.sums_exactly = sum != t.columns.end() && sum->sql_type == "bigint";
+  }
 }
 
 Result<catalog::Transform> GroupPlan::Draft(const grammar::TransformStmt& stmt,
@@ -332,9 +364,18 @@ std::string GroupPlan::CreateTargetSql() const {
 }
 
 Result<std::vector<std::vector<std::string>>> GroupPlan::RoutedColumns(pg::Connection& conn) const {
-  if (whole_table_) return std::vector<std::vector<std::string>>{{}};
+  // The group expressions first: a GROUP BY that reads no column is refused
+  // (CheckDefinition), whatever the arguments read.
   std::vector<std::string> exprs;
   for (const auto& k : shape_.keys) exprs.push_back(k.expr);
+  auto keys = aggregates::ColumnsRead(conn, source_table_, FromClause(), exprs);
+  if (!keys.ok()) return keys.status();
+  if (!whole_table_ && keys->empty()) return std::vector<std::vector<std::string>>{{}};
+  for (const auto& a : shape_.aggregates) {
+    if (!a.call.argument) continue;
+    exprs.push_back(*a.call.argument);
+  }
+  if (shape_.where) exprs.push_back(*shape_.where);
   auto read = aggregates::ColumnsRead(conn, source_table_, FromClause(), exprs);
   if (!read.ok()) return read.status();
   return std::vector<std::vector<std::string>>{read.value()};
@@ -363,18 +404,54 @@ std::vector<DirtyKeys> GroupPlan::DirtyKeySql() const {
   return {DirtyKeys{source_id_, Render(kDirtyGroups, slots)}};
 }
 
+std::string GroupPlan::Record(const std::string& keys, const std::string& when) const {
+  return routes_values_ ? RecordSnapshotSql(deltas_, keys, when) : "";
+}
+
+std::string GroupPlan::DeltaRowsSql() const {
+  return delta_ready_ ? StageDeltaRowsSql(deltas_) : "";
+}
+
+std::vector<std::string> GroupPlan::ApplyPagesSql() const {
+  if (!delta_ready_) return {RecomputePagesSql()};
+  std::vector<std::string> out = ApplyDeltaRowsSql(deltas_);
+  // Then the groups the pages list without a delta row (pages staged before
+  // the transform took deltas, corrections) and the held ones.
+  const size_t n = target_key().size();
+  std::vector<std::string> columns;
+  for (size_t i = 1; i <= n; ++i) columns.push_back("k.c" + std::to_string(i));
+  // Without GROUP BY, also the one row when it is missing (an operator
+  // deleted it): deltas only update it, and the recompute makes it again.
+  const std::string missing = whole_table_ ? " OR NOT EXISTS (SELECT 1 FROM " + target() + ")" : "";
+  out.push_back(RecomputeKeysFrom(
+      sql::Ident(schema_) + ".pages AS p, " + sql::FlatRows("p.keys", "p.id", n, n, "k") +
+      " WHERE p.id = ANY($1::bigint[]) AND (" +
+      RecomputedOnDeltaPage(deltas_, "p.id", "ARRAY[" + sql::Join(columns, ", ") + "]") + missing +
+      ")"));
+  return out;
+}
+
 std::string GroupPlan::RecomputeKeysFrom(const std::string& keys_from) const {
   if (whole_table_) {
-    return aggregates::RecomputeGroupsSql(shape_, "(SELECT 1 FROM " + keys_from + ")");
+    const std::string dirty = "(SELECT 1 FROM " + keys_from + ")";
+    return aggregates::RecomputeGroupsSql(
+        shape_, dirty, Record("NULL", "EXISTS (SELECT 1 FROM " + dirty + " AS d)"));
   }
   std::vector<std::string> decoded;
+  std::vector<std::string> texts;
   const auto& key = target_key();
   for (size_t i = 0; i < key.size(); ++i) {
     decoded.push_back("k.c" + std::to_string(i + 1) + "::" + key[i].type + " AS " +
                       aggregates::DirtyKeyColumn(i + 1));
+    texts.push_back("k.c" + std::to_string(i + 1));
   }
+  // The keys' texts as the pages hold them, which is how delta rows name
+  // their groups.
+  const std::string recorded =
+      "ARRAY(SELECT DISTINCT ARRAY[" + sql::Join(texts, ", ") + "]::text FROM " + keys_from + ")";
   return aggregates::RecomputeGroupsSql(
-      shape_, "(SELECT DISTINCT " + sql::Join(decoded, ", ") + " FROM " + keys_from + ")");
+      shape_, "(SELECT DISTINCT " + sql::Join(decoded, ", ") + " FROM " + keys_from + ")",
+      Record(recorded));
 }
 
 std::string GroupPlan::RecomputePagesSql() const {
@@ -392,25 +469,32 @@ std::string GroupPlan::RecomputeKeysSql() const {
 
 Bound GroupPlan::RecomputeRange(const KeyRange&,
                                 const std::optional<std::vector<std::string>>&) const {
-  return Bound{aggregates::RecomputeAllGroupsSql(shape_), {}};
+  return Bound{aggregates::RecomputeAllGroupsSql(shape_, Record("NULL")), {}};
 }
 
 Bound GroupPlan::AppendRange(const KeyRange&) const {
   std::vector<std::string> columns = KeyNames(target_key(), "");
   const std::vector<std::string> state = aggregates::StateColumnNames(shape_);
+  // The build's snapshot is recorded by the build's own statement.
+  const std::string record = Record("NULL");
+  const std::string with =
+      record.empty() ? "" : "WITH __trellis_recorded AS (\n  " + record + "\n)\n";
   if (whole_table_) {
     // The hidden key after the state, so the fresh row's columns line up.
     std::vector<std::string> all = state;
     all.insert(all.end(), columns.begin(), columns.end());
-    return Bound{Render("INSERT INTO {target} ({columns})\nSELECT *, true FROM ({fresh}) AS f",
-                        {{"target", target()},
-                         {"columns", sql::Join(all, ", ")},
-                         {"fresh", aggregates::FreshGroupsSql(shape_, "")}}),
-                 {}};
+    return Bound{
+        Render("{with}INSERT INTO {target} ({columns})\nSELECT *, true FROM ({fresh}) AS f",
+               {{"with", with},
+                {"target", target()},
+                {"columns", sql::Join(all, ", ")},
+                {"fresh", aggregates::FreshGroupsSql(shape_, "")}}),
+        {}};
   }
   columns.insert(columns.end(), state.begin(), state.end());
-  return Bound{Render("INSERT INTO {target} ({columns})\n{fresh}",
-                      {{"target", target()},
+  return Bound{Render("{with}INSERT INTO {target} ({columns})\n{fresh}",
+                      {{"with", with},
+                       {"target", target()},
                        {"columns", sql::Join(columns, ", ")},
                        {"fresh", aggregates::FreshGroupsSql(shape_, "")}}),
                {}};

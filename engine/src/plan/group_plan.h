@@ -22,6 +22,7 @@
 #include "catalog/model.h"
 #include "grammar/ast.h"
 #include "plan/aggregates/group_sql.h"
+#include "plan/group_deltas.h"
 #include "plan/template.h"
 #include "plan/transform_plan.h"
 #include "trellis/status.h"
@@ -67,9 +68,16 @@ class GroupPlan final : public TransformPlan {
   // aggregate with its hidden state, the hidden row count, typed as
   // PostgreSQL types them.
   std::string CreateTargetSql() const override;
-  // The source columns the group expressions read: staging evaluates the
-  // expressions over them to find each change's groups.
+  // The source columns the group expressions, the aggregate arguments and
+  // the WHERE read: staging evaluates the group expressions over them to
+  // find each change's groups, and a drain the rest to apply its deltas.
   Result<std::vector<std::vector<std::string>>> RoutedColumns(pg::Connection& conn) const override;
+  bool RoutesValues() const override { return true; }
+  // Delta rows while the transform can take deltas (delta_ready()).
+  std::string DeltaRowsSql() const override;
+  // With deltas: apply the pages' delta rows, then recompute the pages'
+  // groups that have none (or are held). Otherwise the recompute of them all.
+  std::vector<std::string> ApplyPagesSql() const override;
 
   std::string_view kind() const override { return "group_by"; }
   std::string FromClause() const override;
@@ -103,13 +111,25 @@ class GroupPlan final : public TransformPlan {
   const aggregates::GroupShape& shape() const { return shape_; }
   // True for aggregates without GROUP BY: one row over the whole table.
   bool whole_table() const { return whole_table_; }
+  // True when the transform's changes travel as delta rows now
+  // (spec/engine.md "Deltas"): its input routes every value a delta needs
+  // and every aggregate column is live (one in quarantine or paused is
+  // written by recomputes only).
+  bool delta_ready() const { return delta_ready_; }
 
  private:
   GroupPlan(const catalog::Transform& t, const std::string& schema, std::vector<KeyColumn> key);
 
   // The recompute of the groups listed by `keys_from` (a FROM list whose
-  // rows carry the keys as text in k.c1..cn).
+  // rows carry the keys as text in k.c1..cn), recording its snapshot for
+  // those groups when the transform may take deltas.
   std::string RecomputeKeysFrom(const std::string& keys_from) const;
+  // The record of a recompute's snapshot for the groups whose keys `keys`
+  // lists (text[] of key texts; "NULL" for every group), or "" when no
+  // delta can be staged for the transform (no record is needed).
+  std::string Record(const std::string& keys, const std::string& when = "") const;
+  // Binds the delta path from the catalog rows, after the shape.
+  void BindDeltas(const catalog::Transform& t, const std::string& schema);
 
   std::string schema_;
   grammar::TransformStmt stmt_;  // the stored definition, parsed
@@ -127,6 +147,11 @@ class GroupPlan final : public TransformPlan {
   // positions in the source's routing layout.
   std::vector<std::string> routed_columns_;
   std::vector<size_t> routed_positions_;
+  // The delta path (group_deltas.h): whether the input routes every value,
+  // whether deltas are staged now, and what their statements need.
+  bool routes_values_ = false;
+  bool delta_ready_ = false;
+  DeltaInputs deltas_;
 };
 
 // The name of the hidden key column of a transform without GROUP BY.

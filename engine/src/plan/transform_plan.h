@@ -164,6 +164,24 @@ class TransformPlan {
   virtual Result<std::vector<std::vector<std::string>>> RoutedColumns(pg::Connection&) const {
     return std::vector<std::vector<std::string>>{};
   }
+  // Whether RoutedColumns carry every column the plan evaluates per row,
+  // not only those that find a target key: define stores it
+  // (transform_inputs.routes_values), and a plan bound from inputs routed so
+  // may stage its changes as delta rows.
+  virtual bool RoutesValues() const { return false; }
+
+  // Staging of the delta path (spec/engine.md "Deltas"): a SELECT over the
+  // CTE `consumed` (capture rows: id, source_id, op, xid, routing, width)
+  // yielding (transform_id int, key text[], sign smallint, xid xid8,
+  // row_values text[]), one row per captured row version, for a plan whose
+  // changes travel as delta rows now; empty otherwise (its pages carry keys
+  // only, from DirtyKeySql).
+  virtual std::string DeltaRowsSql() const { return {}; }
+
+  // The drain of ledger pages $1 (bigint[]): statements run in order in one
+  // transaction, each taking $1 only; the rows each affects are the work
+  // done. By default the recompute of the pages' keys.
+  virtual std::vector<std::string> ApplyPagesSql() const { return {RecomputePagesSql()}; }
 
   // Every statement this plan renders, named, including each range variant:
   // what the golden tests compare.

@@ -23,7 +23,7 @@ bool MayBeReadersFailure(const Status& error) {
 Result<std::set<int>> FindFailingReaders(pg::Connection& conn, const std::string& schema,
                                          const std::vector<catalog::Transform>& all) {
   // The capture rows as the staging statement consumes them, read only.
-  const std::string consumed = sql::WithSchema("SELECT ctid AS id, source_id, op, routing, " +
+  const std::string consumed = sql::WithSchema("SELECT ctid AS id, source_id, op, xid, routing, " +
                                                    std::string(capture::kRoutingWidthSql) +
                                                    " AS width FROM {schema}.capture",
                                                schema);
@@ -31,10 +31,19 @@ Result<std::set<int>> FindFailingReaders(pg::Connection& conn, const std::string
   for (const auto& t : all) {
     auto plan = plan::Bind(t, schema);
     if (!plan.ok()) return plan.status();
-    for (const auto& input : plan.value()->DirtyKeySql()) {
+    // What staging runs for it: its delta rows, or its dirty keys.
+    std::vector<std::string> readers;
+    if (const std::string deltas = plan.value()->DeltaRowsSql(); !deltas.empty()) {
+      readers.push_back(deltas);
+    } else {
+      for (const auto& input : plan.value()->DirtyKeySql()) readers.push_back(input.sql);
+    }
+    for (const auto& reader : readers) {
       TRELLIS_RETURN_IF_ERROR(conn.Exec("SAVEPOINT trellis_reader"));
-      Status tried = conn.Exec("WITH consumed AS (" + consumed + ") SELECT count(*) FROM (" +
-                               input.sql + ") AS d");
+      // count(DISTINCT key): the key must be computed (an unused column
+      // of a subquery is not), as staging computes it.
+      Status tried = conn.Exec("WITH consumed AS (" + consumed +
+                               ") SELECT count(DISTINCT key) FROM (" + reader + ") AS d");
       if (!tried.ok()) {
         if (!MayBeReadersFailure(tried)) return tried;
         TRELLIS_RETURN_IF_ERROR(conn.Exec("ROLLBACK TO SAVEPOINT trellis_reader"));

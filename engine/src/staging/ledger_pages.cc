@@ -5,12 +5,19 @@
 
 namespace trellis::staging {
 
-std::string PageDirtyKeysSql(const std::string& schema, int page_keys_param) {
+std::string PageDirtyKeysSql(const std::string& schema, int page_keys_param, bool delta_rows) {
   const std::string buckets = std::to_string(workers::kBuckets);
   const std::string page_keys = "$" + std::to_string(page_keys_param) + "::int";
-  return R"sql(bucketed AS (
+  const std::string pages = sql::Ident(schema) + ".pages";
+  // With delta rows, `dirty` holds one row per change (a key repeats): keys
+  // are counted and ranked distinct, and each change row finds its page by
+  // the (stretch, part) it is numbered with, never by joining on the key
+  // (a join on text[] the planner misjudged ran as a nested loop of every
+  // change row by every key).
+  const std::string changes = delta_rows ? ", sign, xid, row_values" : "";
+  std::string out = R"sql(bucketed AS (
   SELECT transform_id, key, abs(hashtext(key::text) % )sql" +
-         buckets + R"sql() AS bucket FROM dirty
+                    buckets + R"sql() AS bucket)sql" + changes + R"sql( FROM dirty
 ), bucket_starts AS (
   -- Pages hold whole buckets, cut in bucket order: a drain locks the
   -- buckets of the pages it claims, so two pages that shared a bucket
@@ -18,24 +25,44 @@ std::string PageDirtyKeysSql(const std::string& schema, int page_keys_param) {
   -- transaction. Whole buckets keep a backlog's pages disjoint, and drains
   -- of one transform run side by side.
   SELECT transform_id, bucket,
-         sum(count(*)) OVER (PARTITION BY transform_id ORDER BY bucket) - count(*) AS keys_before
+         sum(count(DISTINCT key)) OVER (PARTITION BY transform_id ORDER BY bucket)
+           - count(DISTINCT key) AS keys_before
   FROM bucketed GROUP BY transform_id, bucket
 ), numbered AS (
   -- A page takes the buckets that start within its stretch of )sql" +
-         page_keys + R"sql(
+                    page_keys + R"sql(
   -- keys; a bucket bigger than that is split over pages of its own (which
   -- then share that one bucket: unavoidable, and still correct).
-  SELECT b.transform_id, b.key, b.bucket, s.keys_before / )sql" +
-         page_keys + R"sql( AS stretch,
-         (row_number() OVER (PARTITION BY b.transform_id, b.bucket ORDER BY b.key) - 1) / )sql" +
-         page_keys + R"sql( AS part
+  SELECT b.*, s.keys_before / )sql" +
+                    page_keys + R"sql( AS stretch,
+         (dense_rank() OVER (PARTITION BY b.transform_id, b.bucket ORDER BY b.key) - 1) / )sql" +
+                    page_keys + R"sql( AS part
   FROM bucketed b JOIN bucket_starts s USING (transform_id, bucket)
+), chunks AS (
+  -- Each page's id is drawn first, so that delta rows can name their page.
+  SELECT transform_id, stretch, part, nextval(pg_get_serial_sequence()sql" +
+                    sql::Literal(pages) + R"sql(, 'id')) AS page_id
+  FROM numbered GROUP BY transform_id, stretch, part
 ), paged AS (
   INSERT INTO )sql" +
-         sql::Ident(schema) + R"sql(.pages (transform_id, buckets, keys, key_count)
-  SELECT transform_id, array_agg(DISTINCT bucket ORDER BY bucket), array_agg(key), count(*)
-  FROM numbered GROUP BY transform_id, stretch, part
+                    pages +
+                    R"sql( (id, transform_id, buckets, keys, key_count)
+  SELECT c.page_id, n.transform_id, array_agg(DISTINCT n.bucket ORDER BY n.bucket),
+         array_agg(DISTINCT n.key), count(DISTINCT n.key)
+  FROM numbered AS n
+  JOIN chunks AS c ON c.transform_id = n.transform_id AND c.stretch = n.stretch AND c.part = n.part
+  GROUP BY c.page_id, n.transform_id
   RETURNING id, key_count
+))sql";
+  if (!delta_rows) return out;
+  return out + R"sql(, delta_paged AS (
+  INSERT INTO )sql" +
+         sql::Ident(schema) + R"sql(.delta_rows (page_id, xid, sign, key, row_values)
+  SELECT c.page_id, n.xid, n.sign, n.key, n.row_values
+  FROM numbered AS n
+  JOIN chunks AS c ON c.transform_id = n.transform_id AND c.stretch = n.stretch AND c.part = n.part
+  WHERE n.sign IS NOT NULL
+  RETURNING 1
 ))sql";
 }
 

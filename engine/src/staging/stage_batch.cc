@@ -5,6 +5,7 @@
 #include "catalog/model.h"
 #include "catalog/states.h"
 #include "plan/bind.h"
+#include "plan/group_deltas.h"
 #include "sql/quote.h"
 #include "sql/row_reader.h"
 #include "staging/failing_readers.h"
@@ -19,26 +20,38 @@ namespace {
 // and report what was consumed and which sources were truncated.
 Result<std::string> StageSql(const std::string& schema, const std::vector<catalog::Transform>& all,
                              const std::set<int>& skipped) {
-  std::string dirty;
+  std::vector<std::string> plain;
+  std::vector<std::string> changes;
   for (const auto& t : all) {
     if (skipped.count(t.id)) continue;  // rebuilt instead (failing_readers.h)
     auto plan = plan::Bind(t, schema);
     if (!plan.ok()) return plan.status();
-    for (const auto& input : plan.value()->DirtyKeySql()) {
-      if (!dirty.empty()) dirty += "\nUNION ALL\n";
-      dirty += input.sql;
+    // A transform taking deltas: its change rows, whose groups are its page
+    // keys (one evaluation of the group expressions).
+    if (std::string deltas = plan.value()->DeltaRowsSql(); !deltas.empty()) {
+      changes.push_back(std::move(deltas));
+      continue;
     }
+    for (const auto& input : plan.value()->DirtyKeySql()) plain.push_back(input.sql);
   }
+  std::vector<std::string> parts = changes;
+  for (const auto& keys : plain) {
+    parts.push_back(changes.empty() ? keys
+                                    : "SELECT transform_id, key, NULL::smallint AS sign, "
+                                      "NULL::xid8 AS xid, NULL::text[] AS row_values FROM (" +
+                                          keys + ") AS d");
+  }
+  std::string dirty = sql::Join(parts, "\nUNION ALL\n");
   if (dirty.empty()) dirty = "SELECT NULL::int AS transform_id, NULL::text[] AS key WHERE false";
   return sql::WithSchema(R"sql(
 WITH consumed AS (
   DELETE FROM {schema}.capture
   WHERE ctid = ANY (ARRAY(SELECT ctid FROM {schema}.capture LIMIT $1::int))
-  RETURNING ctid AS id, source_id, op, routing, )sql",
+  RETURNING ctid AS id, source_id, op, xid, routing, )sql",
                          schema) +
-         std::string(capture::kRoutingWidthSql) + R"sql( AS width
+         std::string(capture::kRoutingWidthSql) + " AS width" + R"sql(
 ), dirty AS ()sql" +
-         dirty + "\n), " + PageDirtyKeysSql(schema, 2) + R"sql(
+         dirty + "\n), " + PageDirtyKeysSql(schema, 2, !changes.empty()) + R"sql(
 SELECT (SELECT count(*) FROM consumed),
        ARRAY(SELECT DISTINCT source_id FROM consumed WHERE op = 'T'),
        (SELECT count(*) FROM paged))sql";
@@ -84,6 +97,12 @@ Result<StagedBatch> StageOnce(pg::Connection& conn, const std::string& schema, i
       // whole target.
       TRELLIS_RETURN_IF_ERROR(catalog::RequestRebuild(conn, schema, t.id, std::nullopt));
     }
+  }
+  // Once the capture backlog is read (a batch not full), the recompute
+  // snapshots no pending delta can need go: cheap then, and they stay few.
+  if (consumed < batch_rows) {
+    auto collected = conn.QueryPrepared(plan::CollectSnapshotsSql(schema));
+    if (!collected.ok()) return collected.status();
   }
   TRELLIS_RETURN_IF_ERROR(tx.value()->Commit());
   StagedBatch batch{consumed, false};

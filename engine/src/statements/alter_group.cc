@@ -176,6 +176,30 @@ Status DropHiddenState(pg::Connection& conn, const std::string& schema, const ca
                    {std::to_string(t.id), sql::ArrayLiteral(names)});
 }
 
+// A new or changed aggregate whose argument reads a source column the
+// input does not route could not be applied as deltas (its value would be
+// missing from every delta row): the input then stops taking deltas, and
+// its groups are recomputed as before the delta path. Routing the column
+// would regenerate capture under a lock define takes before any catalog
+// lock; ALTER holds the catalog already. A re-define takes deltas again.
+Status KeepRoutedValues(pg::Connection& conn, const std::string& schema,
+                        const catalog::Transform& t, const Checked& checked) {
+  const catalog::Input& input = t.inputs.front();
+  if (!input.routes_values) return Status::OK();
+  auto wanted = checked.plan->RoutedColumns(conn);
+  if (!wanted.ok()) return wanted.status();
+  const bool covered =
+      std::all_of(wanted->front().begin(), wanted->front().end(), [&](const std::string& column) {
+        return std::find(input.routed_columns.begin(), input.routed_columns.end(), column) !=
+               input.routed_columns.end();
+      });
+  if (covered) return Status::OK();
+  return conn.Exec(sql::WithSchema("UPDATE {schema}.transform_inputs SET routes_values = false "
+                                   "WHERE transform_id = $1::int",
+                                   schema),
+                   {std::to_string(t.id)});
+}
+
 }  // namespace
 
 Status AlterGroupAddColumn(pg::Connection& conn, const std::string& schema,
@@ -193,6 +217,7 @@ Status AlterGroupAddColumn(pg::Connection& conn, const std::string& schema,
   auto checked = Check(conn, schema, t, stmt.value());
   if (!checked.ok()) return checked.status();
   TRELLIS_RETURN_IF_ERROR(AddStateColumns(conn, schema, t, checked.value(), column.alias));
+  TRELLIS_RETURN_IF_ERROR(KeepRoutedValues(conn, schema, t, checked.value()));
   TRELLIS_RETURN_IF_ERROR(catalog::RecordDefinition(conn, schema, t.id, grammar::Render(*stmt)));
   return catalog::RequestRebuild(conn, schema, t.id, std::vector<std::string>{column.alias});
 }
@@ -250,6 +275,7 @@ Status AlterGroupColumn(pg::Connection& conn, const std::string& schema,
           schema),
       {std::to_string(t.id), column.alias}));
   TRELLIS_RETURN_IF_ERROR(AddStateColumns(conn, schema, t, checked.value(), column.alias));
+  TRELLIS_RETURN_IF_ERROR(KeepRoutedValues(conn, schema, t, checked.value()));
   TRELLIS_RETURN_IF_ERROR(catalog::RecordDefinition(conn, schema, t.id, grammar::Render(*stmt)));
   return catalog::RequestRebuild(conn, schema, t.id, std::vector<std::string>{column.alias});
 }

@@ -49,8 +49,9 @@ VALUES ($1, $2, $3, $4, $5, $6::boolean) RETURNING id)sql",
         conn.Exec(sql::WithSchema(R"sql(
 INSERT INTO {schema}.transform_inputs
   (transform_id, ordinal, source_id, alias, role, joined_to, join_columns, joined_columns,
-   routed_columns)
-VALUES ($1::int, $2::int, $3::int, $4, $5, $6::int, $7::text[], $8::text[], $9::text[]))sql",
+   routed_columns, routes_values)
+VALUES ($1::int, $2::int, $3::int, $4, $5, $6::int, $7::text[], $8::text[], $9::text[],
+        $10::boolean))sql",
                                   schema),
                   {id, std::to_string(input.ordinal), std::to_string(input.source.id), input.alias,
                    std::string(catalog::InputRoleName(input.role)), joined_to,
@@ -60,7 +61,8 @@ VALUES ($1::int, $2::int, $3::int, $4, $5, $6::int, $7::text[], $8::text[], $9::
                    input.joined_columns.empty()
                        ? std::nullopt
                        : std::optional<std::string>(sql::ArrayLiteral(input.joined_columns)),
-                   sql::ArrayLiteral(input.routed_columns)}));
+                   sql::ArrayLiteral(input.routed_columns),
+                   std::string(input.routes_values ? "true" : "false")}));
   }
   // Types as the target has them (the types PostgreSQL inferred).
   constexpr std::string_view kTypeOf =
@@ -173,7 +175,13 @@ Result<int> DefineOver(pg::Connection& conn, const std::string& schema,
                           catalog::UpstreamNotLiveSql(schema, std::to_string(id)));
   if (!empty.ok()) return empty.status();
   if (empty->text(0, 0) == "t") {
-    const plan::Bound everything = plan.AppendRange(plan::KeyRange{});
+    // Bound again from the stored rows: a plan that records its build's
+    // snapshot (a group plan's, spec/engine.md "Deltas") names the id.
+    auto stored_t = catalog::LoadTransformById(conn, schema, id);
+    if (!stored_t.ok()) return stored_t.status();
+    auto built = plan::Bind(stored_t.value(), schema);
+    if (!built.ok()) return built.status();
+    const plan::Bound everything = built.value()->AppendRange(plan::KeyRange{});
     TRELLIS_RETURN_IF_ERROR(conn.Exec(everything.text, everything.params));
     TRELLIS_RETURN_IF_ERROR(conn.Exec(plan.AddKeySql()));
     TRELLIS_RETURN_IF_ERROR(catalog::FinishEmptyBuild(conn, schema, id));

@@ -97,6 +97,7 @@ Status CaptureInputs(pg::Connection& conn, const std::string& schema,
       if (!positions.ok()) return positions.status();
       t.inputs[i].routed_columns = (*routed)[i];
     }
+    t.inputs[i].routes_values = plan.RoutesValues();
   }
   return Status::OK();
 }

@@ -226,6 +226,13 @@ std::string FlaggedGroupsSql(const GroupShape& shape, const std::vector<StateCol
   return out;
 }
 
+// `record` (a data-modifying statement, or empty) as one more CTE of a
+// recompute statement, so it runs in the recompute's snapshot.
+std::string RecordCte(std::string_view record) {
+  if (record.empty()) return "";
+  return ", __trellis_recorded AS (\n  " + std::string(record) + "\n)";
+}
+
 }  // namespace
 
 std::string DirtyKeyColumn(std::size_t i) {
@@ -276,7 +283,8 @@ std::vector<std::string> StateColumnNames(const GroupShape& shape) {
   return Names(StateColumns(shape));
 }
 
-std::string RecomputeGroupsSql(const GroupShape& shape, std::string_view dirty) {
+std::string RecomputeGroupsSql(const GroupShape& shape, std::string_view dirty,
+                               std::string_view record) {
   const std::vector<std::string> names = StateColumnNames(shape);
   if (shape.keys.empty()) {
     // The one row, when `dirty` lists anything (always, without `dirty`):
@@ -288,9 +296,10 @@ std::string RecomputeGroupsSql(const GroupShape& shape, std::string_view dirty) 
   SELECT true, {f}.* FROM ({fresh}) AS {f}{when}
   ON CONFLICT ({key}) DO UPDATE SET {sets}
   RETURNING 1
-)
+){recorded}
 SELECT (SELECT count(*) FROM written), 0::bigint)sql",
                   {{"target", shape.target},
+                   {"recorded", RecordCte(record)},
                    {"key", sql::Ident(kWholeTableKey)},
                    {"names", sql::Join(names, ", ")},
                    {"sets", sql::Join(sets, ", ")},
@@ -355,9 +364,10 @@ SELECT (SELECT count(*) FROM written), 0::bigint)sql",
 ), written AS (
   {upsert}
   RETURNING 1
-)
+){recorded}
 SELECT (SELECT count(*) FROM written), (SELECT count(*) FROM gone){counted_null})sql",
       {{"dirty", std::string(dirty)},
+       {"recorded", RecordCte(record)},
        {"fresh", fresh},
        {"target", shape.target},
        {"dirty_from", dirty_from},
@@ -389,8 +399,8 @@ std::string UpsertFreshSql(const GroupShape& shape) {
                  {"excluded_names", sql::Join(Prefixed("EXCLUDED.", names), ", ")}});
 }
 
-std::string RecomputeAllGroupsSql(const GroupShape& shape) {
-  if (shape.keys.empty()) return RecomputeGroupsSql(shape, "");
+std::string RecomputeAllGroupsSql(const GroupShape& shape, std::string_view record) {
+  if (shape.keys.empty()) return RecomputeGroupsSql(shape, "", record);
   // Every target row is matched against every fresh group: a hash anti-join
   // on one-element arrays, whose equality treats two NULLs as equal (the
   // NULL-safe OR form would be a nested loop over both tables).
@@ -409,9 +419,10 @@ std::string RecomputeAllGroupsSql(const GroupShape& shape) {
 ), written AS (
   {upsert}
   RETURNING 1
-)
+){recorded}
 SELECT (SELECT count(*) FROM written), (SELECT count(*) FROM gone))sql",
                 {{"fresh", FreshGroupsSql(shape, "")},
+                 {"recorded", RecordCte(record)},
                  {"target", shape.target},
                  {"same", sql::Join(same, " AND ")},
                  {"upsert", UpsertFreshSql(shape)},

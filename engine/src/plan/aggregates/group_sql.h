@@ -77,12 +77,16 @@ std::string UpsertFreshSql(const GroupShape& shape);
 // for drains, rebuilds and corrections. Returns one row (written, deleted).
 // A transform without GROUP BY upserts its one row when `dirty` lists
 // anything (always, when `dirty` is empty), so a missing row is made again.
-std::string RecomputeGroupsSql(const GroupShape& shape, std::string_view dirty);
+// `record`, when not empty, is a data-modifying statement run as one more
+// CTE of the same statement, hence in the snapshot the recompute reads: the
+// delta path records that snapshot there (spec/engine.md "Deltas").
+std::string RecomputeGroupsSql(const GroupShape& shape, std::string_view dirty,
+                               std::string_view record = "");
 
 // Recomputes every group: upserts each group the source has, deletes every
 // target row whose group is gone. A rebuild (after a TRUNCATE, a RESUME, an
-// ALTER). Returns one row (written, deleted).
-std::string RecomputeAllGroupsSql(const GroupShape& shape);
+// ALTER). Returns one row (written, deleted). `record` as above.
+std::string RecomputeAllGroupsSql(const GroupShape& shape, std::string_view record = "");
 
 // Folds the change rows of `changes` (relation `ch`: sign, the key
 // columns, and the arguments as named by each AggregateInput's

@@ -1,0 +1,64 @@
+// The delta path of a group transform (spec/engine.md "Deltas"): the SQL
+// that stages captured row versions as delta rows, applies a drain's delta
+// rows exactly once, and records the snapshot every recompute reads. Pure
+// text, rendered once per plan version by GroupPlan (group_plan.h), which
+// owns the decision whether a transform's changes travel as deltas.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "plan/aggregates/group_sql.h"
+
+namespace trellis::plan {
+
+// What the delta statements are rendered from: the group transform as
+// bound from the catalog.
+struct DeltaInputs {
+  std::string schema;  // the catalog schema, unquoted
+  int transform_id = 0;
+  int source_id = 0;
+  // The shape deltas are applied with: sums kept by deltas only where they
+  // are exact (aggregates::SumsExactly), the others recomputed per group.
+  aggregates::GroupShape shape;
+  // The routed columns (names) and their 1-based positions in the source's
+  // routing layout, in the order delta_rows.row_values holds them.
+  std::vector<std::string> routed_columns;
+  std::vector<size_t> routed_positions;
+};
+
+// Staging: one row per captured row version of the source, over the CTE
+// `consumed` (id, source_id, op, xid, routing, width): (transform_id, key
+// text[], sign smallint, xid xid8, row_values text[]). The key is the group
+// expressions' text over the rebuilt row, as the dirty keys give it.
+std::string StageDeltaRowsSql(const DeltaInputs& in);
+
+// The statement that records the snapshot of the statement it is a CTE of
+// (aggregates::RecomputeGroupsSql's `record`): the groups whose keys
+// `keys_sql` lists (a scalar text[] of each key's text[] as text; "NULL"
+// for every group), when `when` (SQL; empty for always) holds: a record
+// must be written only by a statement that does recompute those groups.
+std::string RecordSnapshotSql(const DeltaInputs& in, const std::string& keys_sql,
+                              const std::string& when = "");
+
+// The drain of pages $1 (bigint[]) by deltas: the statements that apply
+// the pages' delta rows to the target, each delta row once. A delta row is
+// skipped when its writer is visible in a snapshot a recompute recorded for
+// its group (or for every group), and when its group is held
+// (drain/held_keys.h: held groups are recomputed instead).
+std::vector<std::string> ApplyDeltaRowsSql(const DeltaInputs& in);
+
+// The SQL condition, over a page key `key_sql` (text[]) of page `page_id`,
+// that the drain recomputes the group instead of applying deltas: the page
+// carries no delta row of it, or it is held.
+std::string RecomputedOnDeltaPage(const DeltaInputs& in, const std::string& page_id,
+                                  const std::string& key_sql);
+
+// The staging statement's part that drops records no pending delta can
+// need: one whose snapshot's xmax is at or below every capture row's and
+// every delta row's transaction id (a transaction still running with a
+// smaller id was running when the snapshot was taken too, so it is not
+// visible in it). Returns the records dropped.
+std::string CollectSnapshotsSql(const std::string& schema);
+
+}  // namespace trellis::plan
