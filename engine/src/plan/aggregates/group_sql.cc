@@ -505,6 +505,10 @@ std::string ApplyDeltasSql(const GroupShape& shape, std::string_view deltas) {
   }
 
   // 3. The three actions, over disjoint sets of groups of that one pre-image.
+  // They find their rows by key again, not by the pre-image's ctid: the
+  // page's bucket locks keep any other writer off these groups, and were one
+  // to slip through, PostgreSQL would re-check a key match against the new
+  // row version, where a ctid match would silently skip it.
   std::vector<std::string> sets;
   std::vector<std::string> inserts = d_keys;
   for (const auto& c : columns) {
