@@ -18,26 +18,16 @@ std::string PageDirtyKeysSql(const std::string& schema, int page_keys_param, boo
   std::string out = R"sql(bucketed AS (
   SELECT transform_id, key, abs(hashtext(key::text) % )sql" +
                     buckets + R"sql() AS bucket)sql" + changes + R"sql( FROM dirty
-), bucket_starts AS (
-  -- Pages hold whole buckets, cut in bucket order: a drain locks the
-  -- buckets of the pages it claims, so two pages that shared a bucket
-  -- would make the second page's drain wait for the first's whole
-  -- transaction. Whole buckets keep a backlog's pages disjoint, and drains
-  -- of one transform run side by side.
-  SELECT transform_id, bucket,
-         sum(count(DISTINCT key)) OVER (PARTITION BY transform_id ORDER BY bucket)
-           - count(DISTINCT key) AS keys_before
-  FROM bucketed GROUP BY transform_id, bucket
 ), numbered AS (
-  -- A page takes the buckets that start within its stretch of )sql" +
-                    page_keys + R"sql(
-  -- keys; a bucket bigger than that is split over pages of its own (which
-  -- then share that one bucket: unavoidable, and still correct).
-  SELECT b.*, s.keys_before / )sql" +
+  -- Pages of )sql" +
+                    page_keys + R"sql( distinct keys, cut in bucket order, so a
+  -- big backlog's pages cover few buckets each. (Pages of whole buckets were
+  -- tried in session 6 and reverted: under steady writes a self-check then
+  -- stayed unsettled, cause not yet found; see spec/engine.md "Staging".)
+  SELECT b.*, (dense_rank() OVER (PARTITION BY b.transform_id ORDER BY b.bucket, b.key) - 1) / )sql" +
                     page_keys + R"sql( AS stretch,
-         (dense_rank() OVER (PARTITION BY b.transform_id, b.bucket ORDER BY b.key) - 1) / )sql" +
-                    page_keys + R"sql( AS part
-  FROM bucketed b JOIN bucket_starts s USING (transform_id, bucket)
+         0 AS part
+  FROM bucketed b
 ), chunks AS (
   -- Each page's id is drawn first, so that delta rows can name their page.
   SELECT transform_id, stretch, part, nextval(pg_get_serial_sequence()sql" +
