@@ -177,11 +177,17 @@ Result<int> DefineOver(pg::Connection& conn, const std::string& schema,
   if (empty->text(0, 0) == "t") {
     // Bound again from the stored rows: a plan that records its build's
     // snapshot (a group plan's, spec/engine.md "Deltas") names the id.
-    auto stored_t = catalog::LoadTransformById(conn, schema, id);
-    if (!stored_t.ok()) return stored_t.status();
-    auto built = plan::Bind(stored_t.value(), schema);
-    if (!built.ok()) return built.status();
-    const plan::Bound everything = built.value()->AppendRange(plan::KeyRange{});
+    // Only a group plan needs it: binding again copies the stored
+    // definition, which for a 1 MB statement is memory define must not take.
+    std::unique_ptr<plan::TransformPlan> rebound;
+    if (plan.kind() == "group_by") {
+      auto stored_t = catalog::LoadTransformById(conn, schema, id);
+      if (!stored_t.ok()) return stored_t.status();
+      auto built = plan::Bind(stored_t.value(), schema);
+      if (!built.ok()) return built.status();
+      rebound = std::move(built.value());
+    }
+    const plan::Bound everything = (rebound ? *rebound : plan).AppendRange(plan::KeyRange{});
     TRELLIS_RETURN_IF_ERROR(conn.Exec(everything.text, everything.params));
     TRELLIS_RETURN_IF_ERROR(conn.Exec(plan.AddKeySql()));
     TRELLIS_RETURN_IF_ERROR(catalog::FinishEmptyBuild(conn, schema, id));
