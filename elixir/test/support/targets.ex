@@ -76,4 +76,15 @@ defmodule Trellis.Test.Targets do
 
     :ok
   end
+
+  @doc "Polls self-check job `id` until it has finished (about 150 s at most); returns it."
+  def await_self_check!(trellis, id, left \\ 3000) do
+    job = Trellis.self_check_job!(trellis, id)
+
+    cond do
+      job.state in [:done, :failed, :cancelled] -> job
+      left == 0 -> ExUnit.Assertions.flunk("self-check job #{id} did not finish: #{inspect(job)}")
+      true -> Process.sleep(50) && await_self_check!(trellis, id, left - 1)
+    end
+  end
 end

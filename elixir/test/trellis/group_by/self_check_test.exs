@@ -7,7 +7,7 @@ defmodule Trellis.GroupBy.SelfCheckTest do
   use ExUnit.Case, async: true
 
   alias Trellis.Test.{Database, SimplePG}
-  import Trellis.Test.Targets, only: [converge!: 1]
+  import Trellis.Test.Targets, only: [converge!: 1, await_self_check!: 2]
 
   @moduletag :port
   @moduletag timeout: 180_000
@@ -39,19 +39,9 @@ defmodule Trellis.GroupBy.SelfCheckTest do
     %{trellis: trellis, pg: pg}
   end
 
-  defp await_job(trellis, id, left \\ 3000) do
-    job = Trellis.self_check_job!(trellis, id)
-
-    cond do
-      job.state in [:done, :failed, :cancelled] -> job
-      left == 0 -> flunk("self-check job #{id} did not finish: #{inspect(job)}")
-      true -> Process.sleep(50) && await_job(trellis, id, left - 1)
-    end
-  end
-
   defp report(trellis, name, opts) do
     {:ok, %Trellis.SelfCheckJob{id: id}} = Trellis.self_check(trellis, name, opts)
-    assert %Trellis.SelfCheckJob{state: :done, report: report} = await_job(trellis, id)
+    assert %Trellis.SelfCheckJob{state: :done, report: report} = await_self_check!(trellis, id)
     report
   end
 

@@ -189,16 +189,6 @@ defmodule Trellis.Joins.GroupByJoinLifecycleTest do
     equal!(pg)
   end
 
-  defp await_job(trellis, id, left \\ 3000) do
-    job = Trellis.self_check_job!(trellis, id)
-
-    cond do
-      job.state in [:done, :failed, :cancelled] -> job
-      left == 0 -> flunk("self-check job #{id} did not finish: #{inspect(job)}")
-      true -> Process.sleep(50) && await_job(trellis, id, left - 1)
-    end
-  end
-
   test "self_check of the one name checks the groups; a planted divergence is found",
        %{trellis: t, pg: pg} do
     {:ok, _} = Trellis.define(t, @statement)
@@ -206,13 +196,14 @@ defmodule Trellis.Joins.GroupByJoinLifecycleTest do
 
     for opts <- [[mode: :full], [mode: :sample, sample_size: 10]] do
       {:ok, %Trellis.SelfCheckJob{id: id}} = Trellis.self_check(t, "region_revenue", opts)
-      assert %{state: :done, report: %{outcome: :clean}} = await_job(t, id), inspect(opts)
+      assert %{state: :done, report: %{outcome: :clean}} = await_self_check!(t, id), inspect(opts)
     end
 
     SimplePG.query!(pg, "UPDATE region_revenue SET revenue = -1 WHERE label = 'north'")
     {:ok, %Trellis.SelfCheckJob{id: id}} = Trellis.self_check(t, "region_revenue", mode: :full)
 
-    assert %{state: :done, report: %{outcome: :diverged, divergence_count: 1}} = await_job(t, id)
+    assert %{state: :done, report: %{outcome: :diverged, divergence_count: 1}} =
+             await_self_check!(t, id)
 
     # The check is end to end: a wrong join row (which the grouping follows)
     # is a divergence of the groups it feeds.
@@ -226,7 +217,9 @@ defmodule Trellis.Joins.GroupByJoinLifecycleTest do
 
     converge!(t)
     {:ok, %Trellis.SelfCheckJob{id: id}} = Trellis.self_check(t, "region_revenue", mode: :full)
-    assert %{state: :done, report: %{outcome: :diverged, divergence_count: 1}} = await_job(t, id)
+
+    assert %{state: :done, report: %{outcome: :diverged, divergence_count: 1}} =
+             await_self_check!(t, id)
   end
 
   test "a 63-byte hostile name and long column names", %{trellis: t, pg: pg} do
