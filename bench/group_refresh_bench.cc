@@ -12,6 +12,7 @@
 #include <spdlog/spdlog.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <map>
 
 #include "bench_db.h"
@@ -158,6 +159,11 @@ Section GroupVsRefresh(const test::ThrowawayCluster& cluster, const GroupConfig&
   db.Apply("TRANSFORM order_totals FROM orders " + select + " GROUP BY customer_id");
   auto workers = db.StartWorkers();
   db.AwaitConverged(kConvergeCapMs);
+  if (const char* ms = std::getenv("GROUP_BENCH_LOG_MS")) {
+    // Diagnosis: the server logs every statement slower than this.
+    db.Sql(std::string("ALTER SYSTEM SET log_min_duration_statement = ") + ms);
+    db.Scalar("SELECT pg_reload_conf()");
+  }
 
   std::map<double, std::vector<Step>> steps;
   std::optional<double> capped_at;

@@ -24,6 +24,12 @@ namespace trellis::capture {
 // that consumes capture rows) and hand it to RoutingRows as `width`.
 inline constexpr std::string_view kRoutingWidthSql = "array_length(routing, 2)";
 
+// The number of row versions one capture row carries, evaluated once per
+// capture row for the same reason: a reader that asks the array itself once
+// per version detoasts the whole array each time, which made staging a
+// 10,000-row UPDATE take a second and a 100,000-row one minutes.
+inline constexpr std::string_view kRoutingVersionsSql = "array_length(routing, 1)";
+
 // A FROM-clause item yielding one row per row version of each capture row
 // in `rows` (a relation alias with columns id, routing and width, see
 // kRoutingWidthSql), with columns `<alias>.c1 .. <alias>.c<m>` (text): the

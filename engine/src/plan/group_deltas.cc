@@ -11,7 +11,8 @@ namespace {
 // Each captured row version of the source as its routed values, with its
 // sign. A capture row's `routing` is a 2-D array, one row per version (an
 // UPDATE's old versions first, then as many new ones: capture/functions.cc),
-// read with unnest and folded back by the capture row's own width; a row
+// read with unnest and folded back by the capture row's own width (its
+// width and version count come with it: capture/routing.h says why); a row
 // narrower than the highest routed position predates this reader and
 // yields nothing (capture/routing.h).
 constexpr std::string_view kStageDeltaRows =
@@ -22,7 +23,7 @@ LATERAL (
   SELECT (CASE WHEN __trellis_s.op = 'I' THEN 1
                WHEN __trellis_s.op = 'D' THEN -1
                WHEN (u.ord - 1) / __trellis_s.width
-                    < pg_catalog.array_length(__trellis_s.routing, 1) / 2 THEN -1
+                    < __trellis_s.versions / 2 THEN -1
                ELSE 1 END)::smallint AS sign,
          ARRAY[{values}]::text[] AS row_values
   FROM pg_catalog.unnest(__trellis_s.routing) WITH ORDINALITY AS u(v, ord)

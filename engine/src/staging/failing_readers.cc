@@ -23,10 +23,11 @@ bool MayBeReadersFailure(const Status& error) {
 Result<std::set<int>> FindFailingReaders(pg::Connection& conn, const std::string& schema,
                                          const std::vector<catalog::Transform>& all) {
   // The capture rows as the staging statement consumes them, read only.
-  const std::string consumed = sql::WithSchema("SELECT ctid AS id, source_id, op, xid, routing, " +
-                                                   std::string(capture::kRoutingWidthSql) +
-                                                   " AS width FROM {schema}.capture",
-                                               schema);
+  const std::string consumed = sql::WithSchema(
+      "SELECT ctid AS id, source_id, op, xid, routing, " + std::string(capture::kRoutingWidthSql) +
+          " AS width, " + std::string(capture::kRoutingVersionsSql) +
+          " AS versions FROM {schema}.capture",
+      schema);
   std::set<int> failing;
   for (const auto& t : all) {
     auto plan = plan::Bind(t, schema);

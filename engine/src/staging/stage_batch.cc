@@ -49,7 +49,8 @@ WITH consumed AS (
   WHERE ctid = ANY (ARRAY(SELECT ctid FROM {schema}.capture LIMIT $1::int))
   RETURNING ctid AS id, source_id, op, xid, routing, )sql",
                          schema) +
-         std::string(capture::kRoutingWidthSql) + " AS width" + R"sql(
+         std::string(capture::kRoutingWidthSql) + " AS width, " +
+         std::string(capture::kRoutingVersionsSql) + " AS versions" + R"sql(
 ), dirty AS ()sql" +
          dirty + "\n), " + PageDirtyKeysSql(schema, 2, !changes.empty()) + R"sql(
 SELECT (SELECT count(*) FROM consumed),
