@@ -156,6 +156,15 @@ Section GroupVsRefresh(const test::ThrowawayCluster& cluster, const GroupConfig&
   CreateStatementTarget(db, "delta_totals");
   CreateStatementTarget(db, "recomputed_totals");
   db.Sql("CREATE TABLE changes (sign int, customer_id int, a int)");
+  if (const char* ms = std::getenv("GROUP_BENCH_EXPLAIN_MS")) {
+    // Diagnosis: sessions opened from here on (the workers') log the plan
+    // of every statement slower than this, with actual times.
+    db.Sql("LOAD 'auto_explain'");
+    db.Sql("ALTER SYSTEM SET session_preload_libraries = 'auto_explain'");
+    db.Sql(std::string("ALTER SYSTEM SET auto_explain.log_min_duration = ") + ms);
+    db.Sql("ALTER SYSTEM SET auto_explain.log_analyze = on");
+    db.Scalar("SELECT pg_reload_conf()");
+  }
   db.Apply("TRANSFORM order_totals FROM orders " + select + " GROUP BY customer_id");
   auto workers = db.StartWorkers();
   db.AwaitConverged(kConvergeCapMs);

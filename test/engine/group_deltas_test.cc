@@ -154,3 +154,30 @@ TEST_CASE("one multi-row UPDATE moving rows between groups changes every group o
 }
 
 }  // namespace trellis::test
+
+namespace trellis::test {
+
+// Delta rows have no foreign key to their page (catalog step 9): each
+// statement that deletes pages deletes their delta rows too.
+TEST_CASE("delta rows leave with their pages: drained, or their transform dropped",
+          "[engine][group][deltas]") {
+  EngineFixture f;
+  auto s = Built(f);
+  auto conn = ConnectBuilder(f);
+  f.Sql("UPDATE orders SET amount = amount + 1 WHERE id <= 10");
+  Stage(*conn);
+  CHECK(f.Scalar("SELECT count(*) FROM trellis.delta_rows") == "20");
+  DrainAll(*conn);
+  CHECK(f.Scalar("SELECT count(*) FROM trellis.delta_rows") == "0");
+  CHECK(Differences(f) == 0);
+
+  f.Sql("UPDATE orders SET amount = amount + 1 WHERE id <= 10");
+  Stage(*conn);
+  CHECK(f.Scalar("SELECT count(*) FROM trellis.delta_rows") == "20");
+  REQUIRE(s->Apply("PAUSE TRANSFORM totals", false).ok());
+  REQUIRE(s->Apply("DROP TRANSFORM totals", false).ok());
+  CHECK(f.Scalar("SELECT count(*) FROM trellis.pages") == "0");
+  CHECK(f.Scalar("SELECT count(*) FROM trellis.delta_rows") == "0");
+}
+
+}  // namespace trellis::test

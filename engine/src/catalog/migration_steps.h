@@ -41,5 +41,8 @@ extern const std::string_view kV7TextForms;
 // recomputes read, and which inputs route every value a delta needs
 // (migration_v8_deltas.cc).
 extern const std::string_view kV8Deltas;
+// 8 -> 9: delta rows without a foreign key, indexed by page only
+// (migration_v9_delta_rows.cc).
+extern const std::string_view kV9DeltaRows;
 
 }  // namespace trellis::catalog::steps

@@ -26,6 +26,7 @@ const std::vector<std::vector<std::string_view>>& Steps() {
       {steps::kV6Relations},                                   // partition corrections
       {steps::kV7TextForms},                                   // capture's text forms
       {steps::kV8Deltas},                                      // group deltas
+      {steps::kV9DeltaRows},                                   // delta rows: no FK
   };
   return steps;
 }

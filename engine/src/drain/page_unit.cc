@@ -17,7 +17,7 @@ Result<long> Touched(const pg::Rows& rows) {
 }
 
 // Completes a drain of pages `$1` of transform `$2` (a key of `n` columns)
-// in one statement: the pages go, the transform's last_applied_at is
+// in one statement: the pages and their delta rows go, the transform's last_applied_at is
 // stamped (catalog/states.h), and the holds of the pages' keys that an
 // earlier transaction made (drain/held_keys.h) are released: a key that was
 // just recomputed without failing is free. A hold made in this transaction
@@ -29,6 +29,7 @@ std::string CompleteSql(const std::string& schema, size_t n) {
   for (size_t i = 1; i <= n; ++i) columns.push_back("k.c" + std::to_string(i));
   return sql::WithSchema(R"sql(
 WITH done AS (DELETE FROM {schema}.pages WHERE id = ANY($1::bigint[]) RETURNING id, keys),
+gone AS (DELETE FROM {schema}.delta_rows WHERE page_id = ANY($1::bigint[])),
 )sql",
                          schema) +
          catalog::NoteAppliedCte(schema, "$2::int") +

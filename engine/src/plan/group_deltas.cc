@@ -58,9 +58,14 @@ constexpr std::string_view kChanges = R"sql((SELECT __trellis_dr.sign, __trellis
                            OR __trellis_dr.key::text = ANY (__trellis_r.keys))))
 )sql";
 
+// The delta rows of all claimed pages are read once, into a hashed
+// subplan (an uncorrelated NOT IN; both columns are NOT NULL, and arrays
+// compare NULL elements as equal), not looked up per key: delta rows are
+// indexed by page only (catalog step 9).
 constexpr std::string_view kRecomputedOnDeltaPage =
-    R"sql((NOT EXISTS (SELECT 1 FROM {schema}.delta_rows AS __trellis_dr
-             WHERE __trellis_dr.page_id = {page_id} AND __trellis_dr.key = {key})
+    R"sql((({page_id}, {key}) NOT IN (SELECT __trellis_dr.page_id, __trellis_dr.key
+                                  FROM {schema}.delta_rows AS __trellis_dr
+                                  WHERE __trellis_dr.page_id = ANY ({claimed}))
    OR EXISTS (SELECT 1 FROM {schema}.held_keys AS __trellis_h
               WHERE __trellis_h.transform_id = {transform_id} AND __trellis_h.key = {key})))sql";
 
@@ -143,10 +148,11 @@ std::vector<std::string> ApplyDeltaRowsSql(const DeltaInputs& in) {
 }
 
 std::string RecomputedOnDeltaPage(const DeltaInputs& in, const std::string& page_id,
-                                  const std::string& key_sql) {
+                                  const std::string& key_sql, const std::string& claimed) {
   return Render(kRecomputedOnDeltaPage, {{"schema", sql::Ident(in.schema)},
                                          {"transform_id", std::to_string(in.transform_id)},
                                          {"page_id", page_id},
+                                         {"claimed", claimed},
                                          {"key", key_sql}});
 }
 

@@ -49,10 +49,11 @@ std::string RecordSnapshotSql(const DeltaInputs& in, const std::string& keys_sql
 std::vector<std::string> ApplyDeltaRowsSql(const DeltaInputs& in);
 
 // The SQL condition, over a page key `key_sql` (text[]) of page `page_id`,
-// that the drain recomputes the group instead of applying deltas: the page
-// carries no delta row of it, or it is held.
+// one of the claimed pages `claimed` (a bigint[] expression), that the drain
+// recomputes the group instead of applying deltas: the page carries no
+// delta row of it, or it is held.
 std::string RecomputedOnDeltaPage(const DeltaInputs& in, const std::string& page_id,
-                                  const std::string& key_sql);
+                                  const std::string& key_sql, const std::string& claimed);
 
 // The staging statement's part that drops records no pending delta can
 // need: one whose snapshot's xmax is at or below every capture row's and

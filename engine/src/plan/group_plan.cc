@@ -426,8 +426,9 @@ std::vector<std::string> GroupPlan::ApplyPagesSql() const {
   out.push_back(RecomputeKeysFrom(
       sql::Ident(schema_) + ".pages AS p, " + sql::FlatRows("p.keys", "p.id", n, n, "k") +
       " WHERE p.id = ANY($1::bigint[]) AND (" +
-      RecomputedOnDeltaPage(deltas_, "p.id", "ARRAY[" + sql::Join(columns, ", ") + "]") + missing +
-      ")"));
+      RecomputedOnDeltaPage(deltas_, "p.id", "ARRAY[" + sql::Join(columns, ", ") + "]",
+                            "$1::bigint[]") +
+      missing + ")"));
   return out;
 }
 

@@ -93,9 +93,15 @@ Result<bool> ResumeWhole(pg::Connection& conn, const std::string& schema,
 // was the last reader of.
 Status DropOne(pg::Connection& conn, const std::string& schema, const catalog::Transform& t) {
   TRELLIS_RETURN_IF_ERROR(conn.Exec("DROP TABLE IF EXISTS " + TargetTable(t)));
-  TRELLIS_RETURN_IF_ERROR(
-      conn.Exec(sql::WithSchema("DELETE FROM {schema}.transforms WHERE id = $1::int", schema),
-                {std::to_string(t.id)}));
+  // Its pages go by cascade; their delta rows (no foreign key: catalog
+  // step 9 says why) go first, in the same statement.
+  TRELLIS_RETURN_IF_ERROR(conn.Exec(sql::WithSchema(R"sql(
+WITH gone AS (
+  DELETE FROM {schema}.delta_rows
+  WHERE page_id IN (SELECT id FROM {schema}.pages WHERE transform_id = $1::int))
+DELETE FROM {schema}.transforms WHERE id = $1::int)sql",
+                                                    schema),
+                                    {std::to_string(t.id)}));
   // Every input's capture goes with its last reader.
   for (const auto& source : SourcesOf(t)) {
     TRELLIS_RETURN_IF_ERROR(capture::ReleaseIfUnused(conn, schema, source));
