@@ -375,6 +375,16 @@ defmodule Trellis do
   `PAUSE TRANSFORM`, `RESUME TRANSFORM`, `DROP TRANSFORM` or
   `ALTER TRANSFORM`. A statement that is refused changes nothing.
 
+  `ALTER TRANSFORM ... ADD COLUMN` / `ALTER COLUMN` rebuild only the column
+  they add or change (the transform reads `:waiting_to_backfill`, then
+  `:backfilling`, `:catching_up` and `:live` again while the column is
+  built; its other columns stay maintained). On a `GROUP BY` over a join
+  the new aggregate may read any `table.column` of the statement, even one
+  the definition did not read before: the join then gains that column and
+  is rebuilt for it first, and the aggregate is built once the join is, all
+  from the one statement (refused, nothing of it happens). `DROP COLUMN`
+  keeps the columns the join reads.
+
   ## Example
 
       {:ok, {:transform_defined, "widget_prices"}} =
@@ -463,7 +473,9 @@ defmodule Trellis do
 
   @doc """
   Rebuilds a transform's target from its source: the backfill starts again
-  from the first key while capture keeps running.
+  from the first key while capture keeps running. A `GROUP BY` over a join
+  rebuilds its join first and then its groups from the rebuilt join; its
+  status reads `:backfilling` through both, then `:catching_up` and `:live`.
 
   ## Example
 

@@ -54,6 +54,17 @@ defmodule Trellis.Test.JoinWorkload do
     %{url: url, pg: pg, seed: seed}
   end
 
+  @doc """
+  The target name of the one hidden join part in the database (a GROUP BY
+  over a join's join transform, target in the catalog schema `trellis`).
+  """
+  def hidden_join(pg) do
+    SimplePG.scalar!(
+      pg,
+      "SELECT target_name FROM trellis.transforms WHERE target_schema = 'trellis'"
+    )
+  end
+
   @doc "`count` writers of `rounds` writes each, started as tasks (Task.await_many them)."
   def writers(url, seed, count, rounds) do
     Enum.map(1..count, fn w -> Task.async(fn -> run(url, w, seed, rounds) end) end)

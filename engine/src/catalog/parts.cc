@@ -1,6 +1,8 @@
 #include "catalog/parts.h"
 
 #include "catalog/chains.h"
+#include "catalog/jobs.h"
+#include "catalog/states.h"
 #include "grammar/render.h"
 
 namespace trellis::catalog {
@@ -16,6 +18,18 @@ Result<std::optional<Transform>> HiddenPartOf(pg::Connection& conn, const std::s
   if (!part.ok()) return part.status();
   if (!IsHiddenPart(part.value(), schema)) return std::optional<Transform>();
   return std::optional<Transform>(std::move(part.value()));
+}
+
+std::string JoinBuildsForGroupSql(const std::string& schema, std::string_view group,
+                                  std::string_view join) {
+  const std::string g(group);
+  const std::string j(join);
+  return StateSql("(" + g + ".status = {state:waiting_to_backfill} AND " + j +
+                      ".status IN ({state:backfilling}, {state:catching_up}, {state:live}) AND " +
+                      j + ".backfill_started_at >= coalesce((SELECT min(q.created_at) FROM " +
+                      "{schema}.jobs q WHERE q.transform_id = " + g + ".id AND q.kind IN " +
+                      BuildJobKindsSql() + "), " + g + ".created_at))",
+                  schema);
 }
 
 Result<std::string> OwnerName(pg::Connection& conn, const std::string& schema,

@@ -9,6 +9,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "catalog/model.h"
 #include "pg/connection.h"
@@ -24,6 +25,15 @@ bool IsHiddenPart(const Transform& t, const std::string& schema);
 // join; FOR UPDATE with `lock`.
 Result<std::optional<Transform>> HiddenPartOf(pg::Connection& conn, const std::string& schema,
                                               const Transform& t, bool lock = false);
+
+// SQL true when the transforms row `group` (an alias) waits to build and the
+// row `join`, its hidden join part, began a build after the group's was
+// asked for (its pending rebuild's job, or its define): the pair's one build
+// is under way, its join half running or done. The group's half starts once
+// the join is live (catalog/chains.h); status reads the pair as backfilling
+// meanwhile rather than as waiting again (reads/part_status.h).
+std::string JoinBuildsForGroupSql(const std::string& schema, std::string_view group,
+                                  std::string_view join);
 
 // The name of the transform a user knows `name` as: the group reading it
 // when `name` is a hidden part, else `name`.

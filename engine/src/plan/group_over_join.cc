@@ -94,6 +94,11 @@ std::vector<JoinColumnRef> GroupingColumnRefs(const grammar::TransformStmt& stmt
   return out;
 }
 
+grammar::SelectItem HiddenJoinItem(const JoinColumnRef& ref) {
+  return grammar::SelectItem{
+      sql::Ident(ref.qualifier) + "." + sql::Ident(ref.column), HiddenColumnName(ref), 0, {}};
+}
+
 grammar::TransformStmt HiddenJoinStatement(const grammar::TransformStmt& stmt,
                                            const grammar::QualifiedName& hidden) {
   grammar::TransformStmt join;
@@ -102,10 +107,7 @@ grammar::TransformStmt HiddenJoinStatement(const grammar::TransformStmt& stmt,
   join.joins = stmt.joins;
   join.where = stmt.where;
   join.without_source_index = stmt.without_source_index;
-  for (const auto& ref : GroupingColumnRefs(stmt)) {
-    join.select.push_back(grammar::SelectItem{
-        sql::Ident(ref.qualifier) + "." + sql::Ident(ref.column), HiddenColumnName(ref), 0, {}});
-  }
+  for (const auto& ref : GroupingColumnRefs(stmt)) join.select.push_back(HiddenJoinItem(ref));
   // count(*) alone reads no column: the target still has a row per FROM
   // row, keyed by the FROM key, which a SELECT needs one item to say.
   if (join.select.empty()) {

@@ -43,6 +43,11 @@ std::string HiddenColumnName(const JoinColumnRef& ref);
 // order first written.
 std::vector<JoinColumnRef> GroupingColumnRefs(const grammar::TransformStmt& stmt);
 
+// The hidden join's SELECT item carrying `ref`: `"qualifier"."column"`,
+// named HiddenColumnName(ref). Define selects one per reference; an ALTER
+// whose aggregate reads a reference the join does not carry adds one.
+grammar::SelectItem HiddenJoinItem(const JoinColumnRef& ref);
+
 // The hidden join transform of grouping statement `stmt`: `stmt`'s FROM,
 // joins and WHERE, selecting one column per GroupingColumnRefs entry (named
 // by HiddenColumnName), targeting `hidden`.

@@ -17,19 +17,29 @@ int Badness(const std::string& status) {
 
 }  // namespace
 
-std::string WorseState(const std::string& a, const std::string& b) {
-  return Badness(b) > Badness(a) ? b : a;
+std::string PairState(const std::string& group, const std::string& join, bool building) {
+  if (building) return "backfilling";
+  return Badness(join) > Badness(group) ? join : group;
 }
 
-void FoldJoinPart(TransformStatus& group, TransformStatus join, const std::string& join_target) {
-  if (Badness(join.status) > Badness(group.status)) {
-    group.status = join.status;
-    if (!group.paused_kind) {
+void FoldJoinPart(TransformStatus& group, TransformStatus join, const std::string& join_target,
+                  bool building) {
+  const std::string state = PairState(group.status, join.status, building);
+  if (state != group.status) {
+    group.status = state;
+    if (state == join.status && !group.paused_kind) {
       group.paused_kind = join.paused_kind;
       group.paused_reason = join.paused_reason;
       group.paused_at_us = join.paused_at_us;
     }
-    if (join.status == "backfilling") group.backfill = join.backfill;
+    if (state == "backfilling") {
+      // The join's half: its rows, the group's columns (the user's), not
+      // finished while the group's half is still to come.
+      std::optional<std::vector<std::string>> columns = std::move(group.backfill.columns);
+      group.backfill = join.backfill;
+      group.backfill.columns = std::move(columns);
+      if (join.status != "backfilling") group.backfill.finished_at_us.reset();
+    }
   }
   group.backlog_pages += join.backlog_pages;
   group.backlog_keys += join.backlog_keys;

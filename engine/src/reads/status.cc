@@ -146,6 +146,12 @@ FROM {schema}.drain_failures WHERE transform_id = $1::int)sql",
 
 Result<TransformStatus> ReadStatus(pg::Connection& conn, const std::string& schema,
                                    const std::string& name) {
+  // One snapshot for every read below: a grouped join's two parts (and the
+  // test of whether their build is under way) read at different instants
+  // could pair a group that has not started with a join that has since
+  // finished, and read as waiting again in the middle of a build.
+  auto tx = pg::Transaction::Begin(conn, "BEGIN ISOLATION LEVEL REPEATABLE READ");
+  if (!tx.ok()) return tx.status();
   TRELLIS_RETURN_IF_ERROR(catalog::CheckMigrated(conn, schema));
   auto t = LoadNamedTransform(conn, schema, name);
   if (!t.ok()) return t.status();
@@ -157,9 +163,19 @@ Result<TransformStatus> ReadStatus(pg::Connection& conn, const std::string& sche
   if (part->has_value()) {
     auto join = StatusOf(conn, schema, &part->value());
     if (!join.ok()) return join.status();
+    auto building =
+        conn.Query("SELECT " + catalog::JoinBuildsForGroupSql(schema, "g", "j") +
+                       sql::WithSchema(" FROM {schema}.transforms g, {schema}.transforms j "
+                                       "WHERE g.id = $1::int AND j.id = $2::int",
+                                       schema),
+                   {std::to_string(t->id), std::to_string((*part)->id)});
+    if (!building.ok()) return building.status();
+    // Both rows are gone if a DROP committed since they were loaded.
+    const bool pair_building = !building->empty() && building->text(0, 0) == "t";
     const std::string join_target = join->target_table;
-    FoldJoinPart(s.value(), std::move(join.value()), join_target);
+    FoldJoinPart(s.value(), std::move(join.value()), join_target, pair_building);
   }
+  TRELLIS_RETURN_IF_ERROR(tx.value()->Commit());
   return s;
 }
 
@@ -176,7 +192,12 @@ WITH s AS (
                              catalog::StateSql(R"sql( THEN {state:live} ELSE status END AS state
   FROM {schema}.transforms t)
 SELECT u.target_name, u.target_schema || '.' || u.target_name, u.definition, u.state,
-       (extract(epoch FROM u.created_at) * 1000000)::bigint, h.state
+       (extract(epoch FROM u.created_at) * 1000000)::bigint, h.state,
+       (SELECT )sql",
+                                               schema) +
+                             catalog::JoinBuildsForGroupSql(schema, "g", "j") +
+                             catalog::StateSql(R"sql(
+        FROM {schema}.transforms g, {schema}.transforms j WHERE g.id = u.id AND j.id = h.id)
 FROM s u
 LEFT JOIN {schema}.transform_inputs i ON i.transform_id = u.id AND i.ordinal = 1
 LEFT JOIN {schema}.sources src ON src.id = i.source_id AND src.schema_name = $1
@@ -189,7 +210,8 @@ WHERE u.target_schema <> $1 ORDER BY u.target_name)sql",
   for (size_t r = 0; r < rows->size(); ++r) {
     sql::RowReader row(rows.value(), r);
     std::string state = row.Text(3);
-    if (auto part = row.OptionalText(5)) state = WorseState(state, *part);
+    if (auto part = row.OptionalText(5))
+      state = PairState(state, *part, row.OptionalText(6) == std::optional<std::string>("t"));
     out.push_back(Definition{grammar::RenderTransformName(row.Text(0)), row.Text(1), row.Text(2),
                              state, row.OptionalInt64(4)});
     if (!row.status().ok()) return row.status();

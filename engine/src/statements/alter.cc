@@ -14,6 +14,7 @@
 #include "plan/bind.h"
 #include "sql/quote.h"
 #include "statements/alter_group.h"
+#include "statements/alter_group_join.h"
 #include "statements/expression_check.h"
 
 namespace trellis::statements {
@@ -30,6 +31,7 @@ Result<Altering> Begin(pg::Connection& conn, const std::string& schema,
   auto tx = pg::Transaction::Begin(conn);
   if (!tx.ok()) return tx.status();
   TRELLIS_RETURN_IF_ERROR(catalog::CheckMigrated(conn, schema));
+  TRELLIS_RETURN_IF_ERROR(LockGroupedJoinTables(conn, schema, target.name));
   auto t = catalog::LoadTransform(conn, schema, target.name, /*lock=*/true);
   if (!t.ok()) return t.status();
   TRELLIS_RETURN_IF_ERROR(catalog::RefuseHiddenPart(conn, schema, t.value()));
@@ -84,21 +86,14 @@ Result<ApplyResult> Finish(Altering& a) {
 
 }  // namespace
 
-Result<ApplyResult> AlterAddColumn(pg::Connection& conn, const std::string& schema,
-                                   const grammar::AlterAddColumnStmt& stmt) {
-  auto a = Begin(conn, schema, stmt.target);
-  if (!a.ok()) return a.status();
-  const catalog::Transform& t = a->transform;
-  if (t.kind == "group_by") {
-    TRELLIS_RETURN_IF_ERROR(AlterGroupAddColumn(conn, schema, t, stmt.column));
-    return Finish(a.value());
-  }
-  const std::string& name = stmt.column.alias;
+Status AddRowColumn(pg::Connection& conn, const std::string& schema, const catalog::Transform& t,
+                    const grammar::SelectItem& column) {
+  const std::string& name = column.alias;
   if (HasColumn(t, name) || IsKey(t, name)) {
     return Status::AlreadyExists("transform " + sql::Ident(t.name()) + " already has a column " +
                                  sql::Ident(name));
   }
-  auto type = CheckOne(conn, schema, t, stmt.column);
+  auto type = CheckOne(conn, schema, t, column);
   if (!type.ok()) return type.status();
   TRELLIS_RETURN_IF_ERROR(conn.Exec("ALTER TABLE " + TargetTable(t) + " ADD COLUMN " +
                                     sql::Ident(name) + " " + type.value()));
@@ -107,12 +102,23 @@ INSERT INTO {schema}.transform_columns (transform_id, ordinal, name, expr, sql_t
 SELECT $1::int, coalesce(max(ordinal), 0) + 1, $2, $3, $4
 FROM {schema}.transform_columns WHERE transform_id = $1::int)sql",
                                                     schema),
-                                    {std::to_string(t.id), name, stmt.column.expr, type.value()}));
+                                    {std::to_string(t.id), name, column.expr, type.value()}));
   TRELLIS_RETURN_IF_ERROR(
       StoreDefinition(conn, schema, t.id, t.definition,
-                      [&](grammar::TransformStmt& s) { s.select.push_back(stmt.column); }));
-  TRELLIS_RETURN_IF_ERROR(
-      catalog::RequestRebuild(conn, schema, t.id, std::vector<std::string>{name}));
+                      [&](grammar::TransformStmt& s) { s.select.push_back(column); }));
+  return catalog::RequestRebuild(conn, schema, t.id, std::vector<std::string>{name});
+}
+
+Result<ApplyResult> AlterAddColumn(pg::Connection& conn, const std::string& schema,
+                                   const grammar::AlterAddColumnStmt& stmt) {
+  auto a = Begin(conn, schema, stmt.target);
+  if (!a.ok()) return a.status();
+  const catalog::Transform& t = a->transform;
+  if (t.kind == "group_by") {
+    TRELLIS_RETURN_IF_ERROR(AlterGroupAddColumn(conn, schema, t, stmt.column));
+  } else {
+    TRELLIS_RETURN_IF_ERROR(AddRowColumn(conn, schema, t, stmt.column));
+  }
   return Finish(a.value());
 }
 

@@ -11,6 +11,7 @@
 #include "plan/bind.h"
 #include "plan/group_plan.h"
 #include "sql/quote.h"
+#include "statements/alter_group_join.h"
 #include "statements/define_group_join.h"
 #include "statements/expression_check.h"
 
@@ -67,9 +68,8 @@ struct Checked {
   std::unique_ptr<plan::TransformPlan> plan;
 };
 
-Result<Checked> Check(pg::Connection& conn, const std::string& schema, const catalog::Transform& t,
-                      const grammar::TransformStmt& stmt) {
-  TRELLIS_RETURN_IF_ERROR(CheckJoinColumnsCarried(conn, t, stmt));
+Result<Checked> CheckOverSource(pg::Connection& conn, const std::string& schema,
+                                const catalog::Transform& t, const grammar::TransformStmt& stmt) {
   auto source = capture::ResolveTable(
       conn, grammar::QualifiedName{t.source.schema_name, t.source.table_name});
   if (!source.ok()) return source.status();
@@ -86,6 +86,18 @@ Result<Checked> Check(pg::Connection& conn, const std::string& schema, const cat
   if (!bound.ok()) return bound.status();
   TRELLIS_RETURN_IF_ERROR(bound.value()->CheckDefinition(conn, ExpressionCheckFor(conn, t.name())));
   return Checked{std::move(draft.value()), std::move(bound.value())};
+}
+
+// As CheckOverSource; over a join, its refusals in the user's terms (its
+// source is the hidden join's target, CarryJoinColumns has checked the
+// grouping over the join itself).
+Result<Checked> Check(pg::Connection& conn, const std::string& schema, const catalog::Transform& t,
+                      const grammar::TransformStmt& stmt) {
+  auto checked = CheckOverSource(conn, schema, t, stmt);
+  if (checked.ok() || stmt.joins.empty()) return checked;
+  return GroupingRefusal(checked.status(),
+                         grammar::QualifiedName{t.source.schema_name, t.source.table_name},
+                         t.name());
 }
 
 // The draft's columns of aggregate `name`: the aggregate, then its hidden
@@ -214,6 +226,7 @@ Status AlterGroupAddColumn(pg::Connection& conn, const std::string& schema,
   auto stmt = StoredStatement(t);
   if (!stmt.ok()) return stmt.status();
   stmt->select.push_back(column);
+  TRELLIS_RETURN_IF_ERROR(CarryJoinColumns(conn, schema, t, stmt.value()));
   auto checked = Check(conn, schema, t, stmt.value());
   if (!checked.ok()) return checked.status();
   TRELLIS_RETURN_IF_ERROR(AddStateColumns(conn, schema, t, checked.value(), column.alias));
@@ -264,6 +277,7 @@ Status AlterGroupColumn(pg::Connection& conn, const std::string& schema,
   for (auto& item : stmt->select) {
     if (item.alias == column.alias) item = column;
   }
+  TRELLIS_RETURN_IF_ERROR(CarryJoinColumns(conn, schema, t, stmt.value()));
   auto checked = Check(conn, schema, t, stmt.value());
   if (!checked.ok()) return checked.status();
   // The old state goes; the new state (its hidden columns named by the same

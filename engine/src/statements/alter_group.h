@@ -3,7 +3,11 @@
 // dropping or changing one adds, drops or replaces those too. The group
 // keys are fixed: a new key regroups every row, which is a new transform.
 // alter.cc locks the transform and hands group transforms here; each
-// function runs inside that transaction and changes nothing on error.
+// function runs inside that transaction and changes nothing on error. Over
+// a join, ADD and ALTER COLUMN first make the hidden join carry what the new
+// aggregate reads (alter_group_join.h); DROP COLUMN leaves the join's
+// columns as they are (another aggregate may read them, and the group's
+// capture may route them).
 #pragma once
 
 #include "catalog/model.h"

@@ -47,19 +47,6 @@ void ReplaceAll(std::string& text, const std::string& from, const std::string& t
     text.replace(at, from.size(), to);
 }
 
-// A refusal of the hidden part in the user's terms: the hidden target is
-// "the join", the hidden transform is the user's.
-Status InUserTerms(const Status& status, const grammar::QualifiedName& hidden,
-                   const std::string& user_name) {
-  if (status.ok()) return status;
-  std::string message = status.message();
-  ReplaceAll(message, sql::Qualified(*hidden.schema, hidden.name), "the join");
-  ReplaceAll(message, grammar::RenderQualified(hidden), "the join");
-  ReplaceAll(message, sql::Ident(hidden.name), sql::Ident(user_name));
-  ReplaceAll(message, hidden.name, user_name);
-  return WithMessage(status, std::move(message));
-}
-
 // A fresh name for the hidden part: a number the transforms' id sequence
 // hands out once (never again, even after a rollback), so it fits in 63
 // bytes whatever the user's name and never carries the user's bytes.
@@ -68,28 +55,6 @@ Result<grammar::QualifiedName> HiddenName(pg::Connection& conn, const std::strin
                       {sql::Qualified(schema, "transforms")});
   if (!n.ok()) return n.status();
   return grammar::QualifiedName{schema, std::string(plan::kHiddenJoinPrefix) + n->text(0, 0)};
-}
-
-// The user's grouping checked over the join itself, so that an error names
-// what the user wrote: the grouped query, then every per-row expression.
-Status CheckGroupingOverJoin(pg::Connection& conn, const std::string& schema, int join_id,
-                             const grammar::TransformStmt& stmt) {
-  auto join = catalog::LoadTransformById(conn, schema, join_id);
-  if (!join.ok()) return join.status();
-  auto plan = plan::Bind(join.value(), schema);
-  if (!plan.ok()) return plan.status();
-  const std::string from = plan.value()->FromClause();
-  grammar::TransformStmt grouping = stmt;
-  grouping.where.reset();  // checked with the join
-  TRELLIS_RETURN_IF_ERROR(plan::aggregates::CheckGroupedQuery(conn, grouping, from));
-  std::vector<std::string_view> per_row;
-  for (const auto& item : stmt.select) {
-    if (!item.aggregate) per_row.push_back(item.expr);
-    if (item.aggregate && item.aggregate->argument) per_row.push_back(*item.aggregate->argument);
-  }
-  for (const auto& g : stmt.group_by) per_row.push_back(g);
-  auto checked = ExpressionCheckFor(conn, stmt.target.name)(from, per_row, std::nullopt);
-  return checked.ok() ? Status::OK() : checked.status();
 }
 
 // Every group recompute looks its rows up in the hidden target by the group
@@ -149,38 +114,50 @@ Status DefineGroupOverJoin(pg::Connection& conn, const std::string& schema,
   auto target = ResolveInput(conn, schema, hidden.value(), "source table");
   if (!target.ok()) return target.status();
   auto group_id = DefineOver(conn, schema, stmt, {target.value()});
-  if (!group_id.ok()) {
-    Status refused = InUserTerms(group_id.status(), hidden.value(), name);
-    if (refused.code() != Code::kValidation) return refused;
-    // The checks over the join passed: what fails over the hidden target is
-    // a column the rewrite could not see, one not written table.column.
-    return WithMessage(refused, refused.message() +
-                                    " (in a GROUP BY over a JOIN, write every column as "
-                                    "table.column, or alias.column, of a table of the statement)");
-  }
+  if (!group_id.ok()) return GroupingRefusal(group_id.status(), hidden.value(), name);
   return IndexGroups(conn, schema, group_id.value());
 }
 
-Status CheckJoinColumnsCarried(pg::Connection& conn, const catalog::Transform& t,
-                               const grammar::TransformStmt& stmt) {
-  if (stmt.joins.empty()) return Status::OK();
-  auto columns = conn.Query(
-      "SELECT attname::text FROM pg_catalog.pg_attribute WHERE attrelid = $1::regclass AND "
-      "attnum > 0 AND NOT attisdropped",
-      {sql::Qualified(t.source.schema_name, t.source.table_name)});
-  if (!columns.ok()) return columns.status();
-  std::vector<std::string> carried;
-  for (size_t r = 0; r < columns->size(); ++r) carried.push_back(columns->text(r, 0));
-  for (const auto& ref : plan::GroupingColumnRefs(stmt)) {
-    if (std::find(carried.begin(), carried.end(), plan::HiddenColumnName(ref)) != carried.end())
-      continue;
-    return Status::Validation(
-        "transform " + grammar::RenderName(t.name()) + " groups a join, and " +
-        grammar::RenderName(ref.qualifier) + "." + grammar::RenderName(ref.column) +
-        " is not among the columns its definition reads, which are all an ALTER of a grouped "
-        "join can use; DROP TRANSFORM it and define it again with the new column");
+Status GroupingRefusal(const Status& status, const grammar::QualifiedName& hidden,
+                       const std::string& user_name) {
+  Status refused = InUserTerms(status, hidden, user_name);
+  if (refused.code() != Code::kValidation) return refused;
+  // The checks over the join passed: what fails over the hidden target is
+  // a column the rewrite could not see, one not written table.column.
+  return WithMessage(refused, refused.message() +
+                                  " (in a GROUP BY over a JOIN, write every column as "
+                                  "table.column, or alias.column, of a table of the statement)");
+}
+
+Status InUserTerms(const Status& status, const grammar::QualifiedName& hidden,
+                   const std::string& user_name) {
+  if (status.ok()) return status;
+  std::string message = status.message();
+  ReplaceAll(message, sql::Qualified(*hidden.schema, hidden.name), "the join");
+  ReplaceAll(message, grammar::RenderQualified(hidden), "the join");
+  ReplaceAll(message, sql::Ident(hidden.name), sql::Ident(user_name));
+  ReplaceAll(message, hidden.name, user_name);
+  return WithMessage(status, std::move(message));
+}
+
+Status CheckGroupingOverJoin(pg::Connection& conn, const std::string& schema, int join_id,
+                             const grammar::TransformStmt& stmt) {
+  auto join = catalog::LoadTransformById(conn, schema, join_id);
+  if (!join.ok()) return join.status();
+  auto plan = plan::Bind(join.value(), schema);
+  if (!plan.ok()) return plan.status();
+  const std::string from = plan.value()->FromClause();
+  grammar::TransformStmt grouping = stmt;
+  grouping.where.reset();  // checked with the join
+  TRELLIS_RETURN_IF_ERROR(plan::aggregates::CheckGroupedQuery(conn, grouping, from));
+  std::vector<std::string_view> per_row;
+  for (const auto& item : stmt.select) {
+    if (!item.aggregate) per_row.push_back(item.expr);
+    if (item.aggregate && item.aggregate->argument) per_row.push_back(*item.aggregate->argument);
   }
-  return Status::OK();
+  for (const auto& g : stmt.group_by) per_row.push_back(g);
+  auto checked = ExpressionCheckFor(conn, stmt.target.name)(from, per_row, std::nullopt);
+  return checked.ok() ? Status::OK() : checked.status();
 }
 
 }  // namespace trellis::statements

@@ -23,11 +23,23 @@ Status RefuseReservedTarget(const std::string& schema, const grammar::QualifiedN
 Status DefineGroupOverJoin(pg::Connection& conn, const std::string& schema,
                            const grammar::TransformStmt& stmt);
 
-// ALTER of grouped join `t` to statement `stmt`: refuses (validation) a
-// column reference the hidden join target does not carry. Adding one would
-// change the join under a live transform; the message says to define the
-// transform again. OK for a transform over no join.
-Status CheckJoinColumnsCarried(pg::Connection& conn, const catalog::Transform& t,
-                               const grammar::TransformStmt& stmt);
+// The grouping of `stmt` checked over the join of hidden join transform
+// `join_id` as written (the grouped query, then every per-row expression),
+// so that an error names what the user wrote. Define and ALTER run it before
+// anything over the hidden target.
+Status CheckGroupingOverJoin(pg::Connection& conn, const std::string& schema, int join_id,
+                             const grammar::TransformStmt& stmt);
+
+// A refusal of hidden part `hidden` in the user's terms: the hidden target
+// reads "the join", the hidden transform's name `user_name`. OK stays OK.
+Status InUserTerms(const Status& status, const grammar::QualifiedName& hidden,
+                   const std::string& user_name);
+
+// A refusal of the grouping over hidden target `hidden`, met after the
+// checks over the join passed: in the user's terms (InUserTerms), a
+// validation error saying to write every column as table.column (the usual
+// cause: a column the rewrite onto the hidden target could not see).
+Status GroupingRefusal(const Status& status, const grammar::QualifiedName& hidden,
+                       const std::string& user_name);
 
 }  // namespace trellis::statements
