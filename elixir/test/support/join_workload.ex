@@ -65,6 +65,19 @@ defmodule Trellis.Test.JoinWorkload do
     )
   end
 
+  @doc """
+  Whether the one grouped join's group began its last build at or after its
+  hidden join finished its own (both parts record when their last build
+  started and finished).
+  """
+  def group_built_after_join?(pg) do
+    SimplePG.scalar!(pg, """
+    SELECT g.backfill_started_at >= j.backfill_finished_at
+    FROM trellis.transforms g, trellis.transforms j
+    WHERE g.target_schema = 'public' AND j.target_schema = 'trellis'
+    """) == "t"
+  end
+
   @doc "`count` writers of `rounds` writes each, started as tasks (Task.await_many them)."
   def writers(url, seed, count, rounds) do
     Enum.map(1..count, fn w -> Task.async(fn -> run(url, w, seed, rounds) end) end)

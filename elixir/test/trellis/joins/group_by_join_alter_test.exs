@@ -79,16 +79,6 @@ defmodule Trellis.Joins.GroupByJoinAlterTest do
     assert List.last(states) == :live
   end
 
-  # The group's build began after the join's ended: read from the catalog,
-  # where both parts record when their last build started and finished.
-  defp assert_group_built_after_join!(pg) do
-    assert SimplePG.scalar!(pg, """
-           SELECT g.backfill_started_at >= j.backfill_finished_at
-           FROM trellis.transforms g, trellis.transforms j
-           WHERE g.target_schema = 'public' AND j.target_schema = 'trellis'
-           """) == "t"
-  end
-
   # Runs `change` (a function, or the rest of an ALTER TRANSFORM
   # region_revenue) while two writers write over all three tables, follows
   # status/2 until live (in order, the group built after the join), then
@@ -104,7 +94,7 @@ defmodule Trellis.Joins.GroupByJoinAlterTest do
     change.()
     states = watch_until_live(t, "region_revenue")
     assert_build_order!(states, "seed #{seed}")
-    assert_group_built_after_join!(pg)
+    assert JoinWorkload.group_built_after_join?(pg)
     committed = writers |> Task.await_many(240_000) |> Enum.sum()
     assert committed > 1_000, "only #{committed} of 1400 writes committed"
     converge!(t, 240_000)
@@ -278,7 +268,7 @@ defmodule Trellis.Joins.GroupByJoinAlterTest do
     SimplePG.query!(blocker, "COMMIT")
     SimplePG.close(blocker)
     converge!(t)
-    assert_group_built_after_join!(pg)
+    assert JoinWorkload.group_built_after_join?(pg)
     assert {:ok, %Trellis.Status{status: :live}} = Trellis.status(t, "region_revenue")
 
     equal!(pg, seed, "label, revenue, n", @as_defined)

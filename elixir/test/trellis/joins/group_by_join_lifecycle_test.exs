@@ -258,5 +258,58 @@ defmodule Trellis.Joins.GroupByJoinLifecycleTest do
 
     assert {:ok, %Trellis.Status{status: :live}} = Trellis.status(t, quoted)
     assert {:ok, [%Trellis.Definition{}]} = Trellis.definitions(t)
+
+    # An ALTER reading a column the join does not carry, with a hostile
+    # 60-byte name: carried under a hashed name, built, equal.
+    odd = ~s("d""$$.') <> String.duplicate("d", 54) <> ~s(")
+    SimplePG.query!(pg, "ALTER TABLE customers ADD COLUMN #{odd} int")
+    SimplePG.query!(pg, "UPDATE customers SET #{odd} = id % 4")
+
+    {:ok, _} =
+      Trellis.apply(
+        t,
+        "ALTER TRANSFORM #{quoted} ADD COLUMN sum(#{String.duplicate("k", 50)}.#{odd}) " <>
+          ~s(AS "s""$$")
+      )
+
+    converge!(t)
+
+    assert differences(
+             pg,
+             ~s(SELECT who, total, "s""$$" FROM public.#{quoted}),
+             "SELECT c.#{long}, sum(o.amount), sum(c.#{odd}) FROM orders o JOIN customers c " <>
+               "ON o.customer_id = c.id GROUP BY c.#{long}"
+           ) == "0"
+
+    assert SimplePG.scalar!(
+             pg,
+             "SELECT count(*) FROM pg_attribute WHERE attrelid = " <>
+               "'trellis.#{JoinWorkload.hidden_join(pg)}'::regclass AND attname LIKE 'kkk%~%'"
+           ) == "2"
+  end
+
+  test "an ALTER while paused is built on RESUME, the join first", %{trellis: t, pg: pg} do
+    {:ok, _} = Trellis.define(t, @statement)
+    converge!(t)
+    {:ok, _} = Trellis.apply(t, "PAUSE TRANSFORM region_revenue")
+
+    {:ok, _} =
+      Trellis.apply(t, "ALTER TRANSFORM region_revenue ADD COLUMN max(customers.name) AS who")
+
+    assert {:ok, %Trellis.Status{status: :paused}} = Trellis.status(t, "region_revenue")
+    SimplePG.query!(pg, "UPDATE customers SET name = 'z' || id WHERE id % 4 = 0")
+    SimplePG.query!(pg, "UPDATE orders SET amount = amount + 1 WHERE id % 5 = 0")
+    {:ok, _} = Trellis.apply(t, "RESUME TRANSFORM region_revenue")
+    converge!(t)
+    assert {:ok, %Trellis.Status{status: :live}} = Trellis.status(t, "region_revenue")
+
+    assert JoinWorkload.group_built_after_join?(pg)
+
+    equal!(
+      pg,
+      "label, revenue, n, who",
+      "SELECT regions.label, sum(orders.amount), count(*), max(customers.name) #{@join} " <>
+        "WHERE orders.amount > 2 GROUP BY regions.label"
+    )
   end
 end
