@@ -12,11 +12,13 @@ namespace trellis::statements {
 namespace {
 
 // The tables to lock for an ALTER of grouped join `$1`, in locking order:
-// the join's inputs (step 1), the group's target (2), the hidden join's
-// target (3). A group's target is locked before the hidden one because a
-// drain of the group locks its target first (an INSERT or UPDATE locks the
-// table it writes before those it reads), so neither can hold one while
-// waiting for the other here. No rows when `$1` groups no join.
+// the join's inputs (1), the hidden join's target (2), the group's target
+// (3). The order of the chain's data flow, which a drain's statements follow
+// too: a recompute reads its source in a WITH query written before the
+// DELETE and INSERT of its target, and PostgreSQL locks the relations of a
+// statement in the order it analyses them. So no drain can hold the group's
+// target while it waits for the hidden one here. No rows when `$1` groups no
+// join.
 constexpr std::string_view kTablesSql = R"sql(
 WITH part AS (
   SELECT g.target_schema AS group_schema, g.target_name AS group_name, j.id AS join_id,
@@ -33,8 +35,8 @@ JOIN {schema}.transform_inputs i ON i.transform_id = part.join_id
 JOIN {schema}.sources s ON s.id = i.source_id
 JOIN pg_catalog.pg_class c ON c.oid = s.relid
 JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
-UNION ALL SELECT 2, format('%I.%I', group_schema, group_name) FROM part
-UNION ALL SELECT 3, format('%I.%I', join_schema, join_name) FROM part
+UNION ALL SELECT 2, format('%I.%I', join_schema, join_name) FROM part
+UNION ALL SELECT 3, format('%I.%I', group_schema, group_name) FROM part
 ORDER BY 1, 2)sql";
 
 bool Carries(const catalog::Transform& join, const std::string& column) {

@@ -22,8 +22,8 @@ namespace trellis::statements {
 // them (tables before the catalog; spec/engine.md "Define", step 3): ACCESS
 // SHARE on every table the join reads (the checks read them; a long
 // transaction on one, or its ALTER TABLE, delays this ALTER and nothing
-// else), then ACCESS EXCLUSIVE on the group's target and then the hidden
-// join's target (both get columns). Nothing for any other transform.
+// else), then ACCESS EXCLUSIVE on the hidden join's target and then the
+// group's target (both may get columns). Nothing for any other transform.
 // REQUIRES: inside a transaction.
 Status LockGroupedJoinTables(pg::Connection& conn, const std::string& schema,
                              const std::string& name);
