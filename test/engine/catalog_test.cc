@@ -6,6 +6,7 @@
 
 #include "catalog/migrations.h"
 #include "engine_fixture.h"
+#include "sql/quote.h"
 #include "trellis/states.h"
 #include "widgets.h"
 
@@ -184,6 +185,46 @@ TEST_CASE("capture functions installed before catalog v7 get the text-form setti
   f.Sql("UPDATE widgets SET price = price + 1 WHERE id = 7");
   CHECK(f.Scalar("SELECT current_setting('DateStyle')") == "German, DMY");
   CHECK(f.Scalar("SELECT routing::text FROM trellis.capture WHERE op = 'U'") == "{{7},{7}}");
+}
+
+TEST_CASE("capture functions installed before catalog v10 record the relation they capture",
+          "[engine][catalog]") {
+  EngineFixture f;
+  // A schema whose name holds the text the step's rewrite looks for.
+  const std::string schema = "x\".\"capture\" (source_id, op, routing) VALUES (";
+  const std::string q = trellis::sql::Ident(schema);
+  f.Sql("CREATE TABLE parts (id int PRIMARY KEY)");
+  REQUIRE(trellis::catalog::Migrate(f.conn(), schema, 9).ok());
+  // The insert and truncate functions as capture/functions.cc made them
+  // before step 10, with their triggers.
+  const std::string head =
+      "() RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER SET search_path "
+      "= pg_catalog, pg_temp AS $trellis$BEGIN INSERT INTO " +
+      q + ".\"capture\" ";
+  f.Sql("CREATE FUNCTION " + q + ".capture_1_insert" + head +
+        "(source_id, op, routing) VALUES (1, 'I', ARRAY(SELECT ARRAY[r.\"id\"::pg_catalog.text] "
+        "FROM trellis_new r)); RETURN NULL; END$trellis$");
+  f.Sql("CREATE FUNCTION " + q + ".capture_1_truncate" + head +
+        "(source_id, op) VALUES (1, 'T'); RETURN NULL; END$trellis$");
+  f.Sql(
+      "CREATE TRIGGER c_i AFTER INSERT ON parts REFERENCING NEW TABLE AS trellis_new "
+      "FOR EACH STATEMENT EXECUTE FUNCTION " +
+      q + ".capture_1_insert()");
+  f.Sql("CREATE TRIGGER c_t AFTER TRUNCATE ON parts FOR EACH STATEMENT EXECUTE FUNCTION " + q +
+        ".capture_1_truncate()");
+  REQUIRE(trellis::catalog::Migrate(f.conn(), schema).ok());
+  f.Sql("INSERT INTO parts VALUES (4)");
+  f.Sql("TRUNCATE parts");
+  CHECK(f.Scalar("SELECT string_agg(op::text || ':' || (relid = 'parts'::regclass)::text || ':' || "
+                 "coalesce(routing::text, '-'), ',' ORDER BY op) FROM " +
+                 q + ".capture") == "I:true:{{4}},T:true:-");
+  // Rewritten in place: still definer functions with their pinned path.
+  CHECK(f.Scalar("SELECT string_agg(p.proname || ':' || p.prosecdef::text || ':' || "
+                 "array_to_string(p.proconfig, ';'), ',' ORDER BY p.proname) FROM pg_proc p "
+                 "WHERE p.pronamespace = " +
+                 trellis::sql::Literal(q) + "::regnamespace") ==
+        "capture_1_insert:true:search_path=pg_catalog, pg_temp,"
+        "capture_1_truncate:true:search_path=pg_catalog, pg_temp");
 }
 
 TEST_CASE("the catalog accepts exactly the engine's state names", "[engine][catalog]") {

@@ -7,12 +7,9 @@
 
 #include "build_steps.h"
 #include "catalog/model.h"
-#include "drain/charging.h"
-#include "drain/drain_page.h"
-#include "drain/unit_executor.h"
 #include "engine_fixture.h"
+#include "pipeline_steps.h"
 #include "plan/bind.h"
-#include "staging/stage_batch.h"
 #include "trellis/workers.h"
 
 namespace trellis::test {
@@ -30,26 +27,7 @@ constexpr const char* kTotalsQuery =
 
 // Rows of the target's visible columns that differ from the query's.
 long Differences(EngineFixture& f) {
-  const std::string target = "SELECT g, n, total, top FROM totals";
-  const std::string query = kTotalsQuery;
-  return std::stol(f.Scalar("SELECT count(*) FROM ((" + target + " EXCEPT ALL " + query +
-                            ") UNION ALL (" + query + " EXCEPT ALL " + target + ")) d"));
-}
-
-void Stage(pg::Connection& conn) {
-  auto staged = staging::StageBatch(conn, "trellis", 1000, 1000);
-  REQUIRE(staged.ok());
-}
-
-void DrainAll(pg::Connection& conn) {
-  auto hook = drain::MakeChargingHook();
-  drain::UnitExecutor executor(*hook);
-  for (;;) {
-    auto drained = drain::DrainPages(conn, "trellis", {}, executor);
-    REQUIRE(drained.ok());
-    REQUIRE(drained->outcome != drain::PageOutcome::kFailed);
-    if (drained->outcome == drain::PageOutcome::kNone) return;
-  }
+  return SelectDifferences(f, "SELECT g, n, total, top FROM totals", kTotalsQuery);
 }
 
 // Recomputes group `key` (a 2-D text[] literal) the way charging and
@@ -85,7 +63,7 @@ TEST_CASE("a delta a recorded recompute saw is skipped, a later one applied, the
   f.Sql("DELETE FROM trellis.group_snapshots");
 
   f.Sql("INSERT INTO orders VALUES (100, 1, 1000)");  // writer A
-  Stage(*conn);
+  StageStep(*conn);
   CHECK(f.Scalar("SELECT count(*) FROM trellis.delta_rows") == "1");
   // A recompute of group 1 reads A's row and records that it did.
   RecomputeGroups(*conn, "{{1}}");
@@ -94,18 +72,18 @@ TEST_CASE("a delta a recorded recompute saw is skipped, a later one applied, the
   CHECK(Differences(f) == 0);
 
   f.Sql("INSERT INTO orders VALUES (101, 1, 7), (102, 2, 5)");  // writer B, after the record
-  Stage(*conn);
+  StageStep(*conn);
   // A's delta row is pending and its writer is visible in the record: kept.
   CHECK(f.Scalar("SELECT count(*) FROM trellis.group_snapshots") == "1");
   CHECK(f.Scalar("SELECT count(*) FROM trellis.delta_rows") == "3");
-  DrainAll(*conn);
+  DrainAllPages(*conn);
   // A counted once (by the recompute, its delta skipped), B once (its deltas).
   CHECK(Differences(f) == 0);
   CHECK(f.Scalar("SELECT count(*) FROM trellis.delta_rows") == "0");
   CHECK(f.Scalar("SELECT n FROM totals WHERE g = 1") == "12");
 
   // Nothing pending: the next batch collects the record.
-  Stage(*conn);
+  StageStep(*conn);
   CHECK(f.Scalar("SELECT count(*) FROM trellis.group_snapshots") == "0");
 }
 
@@ -127,8 +105,8 @@ TEST_CASE("a record stays while a writer it saw has capture rows not staged yet"
       "pg_snapshot_xmax(pg_current_snapshot())) RETURNING 1");
   REQUIRE(collected.ok());
   CHECK(collected->size() == 0);
-  Stage(*conn);
-  DrainAll(*conn);
+  StageStep(*conn);
+  DrainAllPages(*conn);
   CHECK(Differences(f) == 0);
 }
 
@@ -142,13 +120,13 @@ TEST_CASE("one multi-row UPDATE moving rows between groups changes every group o
   f.Sql("UPDATE orders SET g = CASE g WHEN 0 THEN 1 WHEN 1 THEN 0 ELSE g END WHERE id <= 20");
   f.Sql("UPDATE orders SET g = 0 WHERE id = 29");
   f.Sql("UPDATE orders SET g = 7, amount = amount * 2 WHERE id IN (1, 2)");
-  Stage(*conn);
+  StageStep(*conn);
   CHECK(f.Scalar("SELECT count(*) > 0 FROM trellis.delta_rows") == "t");
-  DrainAll(*conn);
+  DrainAllPages(*conn);
   CHECK(Differences(f) == 0);
   f.Sql("DELETE FROM orders WHERE g = 7");
-  Stage(*conn);
-  DrainAll(*conn);
+  StageStep(*conn);
+  DrainAllPages(*conn);
   CHECK(Differences(f) == 0);
   CHECK(f.Scalar("SELECT count(*) FROM totals WHERE g = 7") == "0");
 }

@@ -31,8 +31,12 @@ std::string FunctionBody(const std::string& schema, const catalog::Source& sourc
   const std::string id = std::to_string(source.id);
   const std::string routing = RoutingArray(source);
   std::string statement;
+  // TG_RELID: the relation the statement named (the source's table, or a
+  // partition or child whose own triggers fired), which staging checks is
+  // still under the source before it takes the rows as deltas.
   if (event == "truncate") {
-    statement = "INSERT INTO " + capture + " (source_id, op) VALUES (" + id + ", 'T');";
+    statement =
+        "INSERT INTO " + capture + " (source_id, op, relid) VALUES (" + id + ", 'T', TG_RELID);";
   } else {
     std::string rows;
     std::string op;
@@ -47,8 +51,8 @@ std::string FunctionBody(const std::string& schema, const catalog::Source& sourc
       rows = "SELECT " + routing + " FROM trellis_old r UNION ALL SELECT " + routing +
              " FROM trellis_new r";
     }
-    statement = "INSERT INTO " + capture + " (source_id, op, routing) VALUES (" + id + ", '" + op +
-                "', ARRAY(" + rows + "));";
+    statement = "INSERT INTO " + capture + " (source_id, op, relid, routing) VALUES (" + id +
+                ", '" + op + "', TG_RELID, ARRAY(" + rows + "));";
   }
   return "BEGIN " + statement + " RETURN NULL; END";
 }

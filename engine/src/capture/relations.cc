@@ -12,11 +12,15 @@ namespace {
 // parent it hangs from. pg_inherits has no cycles, so the recursion ends.
 constexpr std::string_view kTree = R"sql(
 WITH RECURSIVE tree(source_id, relid, parent_relid) AS (
+  -- A partition being detached CONCURRENTLY is gone for every new
+  -- snapshot of the source already (and may stay so, if the detach was
+  -- interrupted): it counts as detached.
   SELECT s.id, i.inhrelid, i.inhparent
-  FROM {schema}.sources s JOIN pg_catalog.pg_inherits i ON i.inhparent = s.relid
+  FROM {schema}.sources s
+  JOIN pg_catalog.pg_inherits i ON i.inhparent = s.relid AND NOT i.inhdetachpending
   UNION ALL
   SELECT t.source_id, i.inhrelid, i.inhparent
-  FROM tree t JOIN pg_catalog.pg_inherits i ON i.inhparent = t.relid
+  FROM tree t JOIN pg_catalog.pg_inherits i ON i.inhparent = t.relid AND NOT i.inhdetachpending
 ), captured AS (
   -- The relations capture covers besides each source's own table, for the
   -- sources whose table still exists (a source that is gone is a
@@ -81,6 +85,27 @@ SELECT source_id, relid, parent_relid, node, change FROM changes ORDER BY source
   return out;
 }
 
+std::string CapturedUnderSourceSql(const std::string& schema, const std::string& row) {
+  // Writes through the source's table are the common case and stop at the
+  // first test; a write naming a relation walks up from it to the source.
+  return sql::WithSchema(
+      R"sql(coalesce()sql" + row +
+          R"sql(.relid = (SELECT s.relid FROM {schema}.sources s WHERE s.id = )sql" + row +
+          R"sql(.source_id)
+  OR EXISTS (
+    WITH RECURSIVE up(relid) AS (
+      SELECT r.relid FROM {schema}.source_relations r
+      WHERE r.source_id = )sql" +
+          row + R"sql(.source_id AND r.relid = )sql" + row + R"sql(.relid
+      UNION
+      SELECT i.inhparent FROM up JOIN pg_catalog.pg_inherits i
+        ON i.inhrelid = up.relid AND NOT i.inhdetachpending)
+    SELECT 1 FROM up JOIN {schema}.sources s ON s.relid = up.relid
+    WHERE s.id = )sql" +
+          row + R"sql(.source_id), false))sql",
+      schema);
+}
+
 std::string PendingRelationsOfTransformSql(const std::string& schema) {
   return sql::WithSchema(std::string(kTree) + R"sql(
 SELECT DISTINCT c.node FROM changes c
@@ -97,9 +122,11 @@ Status CaptureRelationsUnder(pg::Connection& conn, const std::string& schema,
                              const catalog::Source& source, const std::string& table_relid) {
   auto rows = conn.Query(sql::WithSchema(R"sql(
 WITH RECURSIVE tree(relid, parent_relid) AS (
-  SELECT inhrelid, inhparent FROM pg_catalog.pg_inherits WHERE inhparent = $1::oid
+  SELECT inhrelid, inhparent FROM pg_catalog.pg_inherits
+  WHERE inhparent = $1::oid AND NOT inhdetachpending
   UNION ALL
-  SELECT i.inhrelid, i.inhparent FROM tree t JOIN pg_catalog.pg_inherits i ON i.inhparent = t.relid
+  SELECT i.inhrelid, i.inhparent FROM tree t
+  JOIN pg_catalog.pg_inherits i ON i.inhparent = t.relid AND NOT i.inhdetachpending
 )
 SELECT t.relid, t.parent_relid, format('%I.%I', n.nspname, c.relname),
        EXISTS (SELECT 1 FROM {schema}.source_relations r

@@ -52,6 +52,16 @@ Result<std::vector<RelationEvent>> FindRelationChanges(pg::Connection& conn,
 // relation not captured yet are not in the capture buffer.
 std::string RelationsOutOfStepSql(const std::string& schema);
 
+// A boolean SQL expression over a capture row `row` (an alias with
+// columns source_id and relid): true when the relation the row's statement
+// wrote is the source's table, or a relation capture covers that is under
+// the source's table now (PostgreSQL's pg_inherits at any depth, a partition
+// being detached CONCURRENTLY counting as gone). Staging takes only such
+// rows as deltas; the others (a relation detached but not yet released by
+// the relation sync, or a row from before catalog step 10, relid NULL) are
+// recomputed. spec/engine.md "Deltas" has why that is exact.
+std::string CapturedUnderSourceSql(const std::string& schema, const std::string& row);
+
 // Captures every relation under the source's table now (define, when the
 // source is registered). validation, naming it, when one of them is already
 // captured for another source (multiple inheritance).

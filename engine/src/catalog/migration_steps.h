@@ -44,5 +44,9 @@ extern const std::string_view kV8Deltas;
 // 8 -> 9: delta rows without a foreign key, indexed by page only
 // (migration_v9_delta_rows.cc).
 extern const std::string_view kV9DeltaRows;
+// 9 -> 10: each capture row names the relation its statement wrote, so a
+// partitioned source's writes can travel as deltas
+// (migration_v10_capture_relid.cc).
+extern const std::string_view kV10CaptureRelid;
 
 }  // namespace trellis::catalog::steps

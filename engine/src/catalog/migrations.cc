@@ -27,6 +27,7 @@ const std::vector<std::vector<std::string_view>>& Steps() {
       {steps::kV7TextForms},                                   // capture's text forms
       {steps::kV8Deltas},                                      // group deltas
       {steps::kV9DeltaRows},                                   // delta rows: no FK
+      {steps::kV10CaptureRelid},                               // the relation written
   };
   return steps;
 }

@@ -28,18 +28,16 @@ constexpr std::string_view kSelectParts = R"sql(
 SELECT 'input', i.transform_id, i.ordinal, i.alias, i.role, i.joined_to::text,
        i.join_columns::text, i.joined_columns::text, s.id::text, s.schema_name, s.table_name,
        s.key_columns::text, s.key_types::text, s.routing_columns::text,
-       i.routed_columns::text, i.routes_values,
-       EXISTS (SELECT 1 FROM {schema}.source_relations r
-               WHERE r.source_id = s.id AND r.relid <> s.relid)
+       i.routed_columns::text, i.routes_values
 FROM {schema}.transform_inputs i JOIN {schema}.sources s ON s.id = i.source_id
 WHERE i.transform_id = ANY($1::int[])
 UNION ALL
 SELECT 'key', transform_id, ordinal, name, expr, sql_type,
-       NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
+       NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
 FROM {schema}.target_key_columns WHERE transform_id = ANY($1::int[])
 UNION ALL
 SELECT 'column', transform_id, ordinal, name, expr, sql_type,
-       state, paused_kind, paused_reason, role, NULL, NULL, NULL, NULL, NULL, NULL, NULL
+       state, paused_kind, paused_reason, role, NULL, NULL, NULL, NULL, NULL, NULL
 FROM {schema}.transform_columns WHERE transform_id = ANY($1::int[])
 ORDER BY 2, 1, 3)sql";
 
@@ -133,7 +131,6 @@ Status AddPart(const pg::Rows& rows, size_t r, Transform& t) {
     input.source.routing_columns = row.TextArray(13);
     input.routed_columns = row.TextArray(14);
     input.routes_values = row.Bool(15);
-    input.source.has_children = row.Bool(16);
     t.inputs.push_back(std::move(input));
   } else if (part == "key") {
     t.key.push_back(KeyColumn{row.Text(3), row.Text(4), row.Text(5)});

@@ -20,11 +20,6 @@ struct Source {
   std::vector<std::string> key_columns;
   std::vector<std::string> key_types;  // format_type() of each key column
   std::vector<std::string> routing_columns;
-  // The source has partitions or inheritance children (source_relations):
-  // a write naming one that was detached is still captured as the source's
-  // until the relation sync removes its triggers (spec/engine.md
-  // "Partitioned and inherited sources"), which only a recompute forgives.
-  bool has_children = false;
 };
 
 // How a transform reads one of its inputs: the FROM table, or a table joined

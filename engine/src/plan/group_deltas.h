@@ -28,9 +28,11 @@ struct DeltaInputs {
 };
 
 // Staging: one row per captured row version of the source, over the CTE
-// `consumed` (id, source_id, op, xid, routing, width): (transform_id, key
-// text[], sign smallint, xid xid8, row_values text[]). The key is the group
-// expressions' text over the rebuilt row, as the dirty keys give it.
+// `consumed` (id, source_id, op, xid, routing, width, versions, member):
+// (transform_id, key text[], sign smallint, xid xid8, row_values text[]).
+// The key is the group expressions' text over the rebuilt row, as the dirty
+// keys give it. The sign is NULL for a capture row whose relation is not
+// `member` (a partition detached a moment ago): its group is recomputed.
 std::string StageDeltaRowsSql(const DeltaInputs& in);
 
 // The statement that records the snapshot of the statement it is a CTE of

@@ -180,10 +180,10 @@ Result<std::unique_ptr<TransformPlan>> GroupPlan::Bind(const catalog::Transform&
 void GroupPlan::BindDeltas(const catalog::Transform& t, const std::string& schema) {
   const catalog::Input& input = t.inputs.front();
   routes_values_ = input.routes_values && t.id != 0;
-  // A source with partitions or children is kept by recompute: a write
-  // naming a relation just detached is still captured as the source's, and
-  // only a recompute (which reads the source) ignores it.
-  delta_ready_ = routes_values_ && !input.source.has_children;
+  // Partitioned and inherited sources too: staging recomputes, instead of
+  // taking as deltas, the writes naming a relation no longer under the
+  // source (capture/relations.h CapturedUnderSourceSql).
+  delta_ready_ = routes_values_;
   for (const auto& c : t.columns) {
     if (c.role == catalog::ColumnRole::kAggregate && c.state != ColumnState::kLive) {
       delta_ready_ = false;

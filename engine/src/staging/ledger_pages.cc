@@ -15,6 +15,16 @@ std::string PageDirtyKeysSql(const std::string& schema, int page_keys_param, boo
   // (a join on text[] the planner misjudged ran as a nested loop of every
   // change row by every key).
   const std::string changes = delta_rows ? ", sign, xid, row_values" : "";
+  // A key with any change row of NULL sign (one that is not a delta: a write
+  // naming a relation no longer under the source) is recomputed, so none
+  // of its change rows in this batch becomes a delta row: the recompute
+  // reads their writers, who committed before this batch. Partitioned by
+  // (transform, bucket, key), the order the pages are ranked in, so one
+  // sort serves both windows.
+  const std::string recomputed =
+      delta_rows ? ",\n         bool_or(b.sign IS NULL) OVER (PARTITION BY b.transform_id, "
+                   "b.bucket, b.key) AS recomputed"
+                 : "";
   std::string out = R"sql(bucketed AS (
   SELECT transform_id, key, abs(hashtext(key::text) % )sql" +
                     buckets + R"sql() AS bucket)sql" + changes + R"sql( FROM dirty
@@ -26,7 +36,8 @@ std::string PageDirtyKeysSql(const std::string& schema, int page_keys_param, boo
   -- stayed unsettled, cause not yet found; see spec/engine.md "Staging".)
   SELECT b.*, (dense_rank() OVER (PARTITION BY b.transform_id ORDER BY b.bucket, b.key) - 1) / )sql" +
                     page_keys + R"sql( AS stretch,
-         0 AS part
+         0 AS part)sql" +
+                    recomputed + R"sql(
   FROM bucketed b
 ), chunks AS (
   -- Each page's id is drawn first, so that delta rows can name their page.
@@ -51,7 +62,7 @@ std::string PageDirtyKeysSql(const std::string& schema, int page_keys_param, boo
   SELECT c.page_id, n.xid, n.sign, n.key, n.row_values
   FROM numbered AS n
   JOIN chunks AS c ON c.transform_id = n.transform_id AND c.stretch = n.stretch AND c.part = n.part
-  WHERE n.sign IS NOT NULL
+  WHERE NOT n.recomputed
   RETURNING 1
 ))sql";
 }

@@ -1,0 +1,34 @@
+#include "pipeline_steps.h"
+
+#include <catch2/catch.hpp>
+
+#include "drain/charging.h"
+#include "drain/drain_page.h"
+#include "drain/unit_executor.h"
+#include "staging/stage_batch.h"
+
+namespace trellis::test {
+
+void StageStep(pg::Connection& conn) {
+  auto staged = staging::StageBatch(conn, "trellis", 1000, 1000);
+  REQUIRE(staged.ok());
+}
+
+void DrainAllPages(pg::Connection& conn) {
+  auto hook = drain::MakeChargingHook();
+  drain::UnitExecutor executor(*hook);
+  for (;;) {
+    auto drained = drain::DrainPages(conn, "trellis", {}, executor);
+    REQUIRE(drained.ok());
+    REQUIRE(drained->outcome != drain::PageOutcome::kFailed);
+    if (drained->outcome == drain::PageOutcome::kNone) return;
+  }
+}
+
+long SelectDifferences(EngineFixture& f, const std::string& target_sql,
+                       const std::string& query_sql) {
+  return std::stol(f.Scalar("SELECT count(*) FROM ((" + target_sql + " EXCEPT ALL " + query_sql +
+                            ") UNION ALL (" + query_sql + " EXCEPT ALL " + target_sql + ")) d"));
+}
+
+}  // namespace trellis::test

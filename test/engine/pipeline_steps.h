@@ -1,0 +1,23 @@
+// The pipeline driven one step at a time, as the workers run it (a staging
+// batch, then drains until no page is left), for tests that look at what
+// each step left behind (delta rows, pages, recorded snapshots).
+#pragma once
+
+#include <string>
+
+#include "engine_fixture.h"
+
+namespace trellis::test {
+
+// One staging batch of the "trellis" catalog; fails the test on an error.
+void StageStep(pg::Connection& conn);
+
+// Drains every page there is; fails the test on an error or a failed page.
+void DrainAllPages(pg::Connection& conn);
+
+// Rows of `target_sql` that differ from `query_sql` (both SELECTs), either
+// way, counting duplicates.
+long SelectDifferences(EngineFixture& f, const std::string& target_sql,
+                       const std::string& query_sql);
+
+}  // namespace trellis::test
