@@ -143,14 +143,14 @@ TEST_CASE("delta rows leave with their pages: drained, or their transform droppe
   auto s = Built(f);
   auto conn = ConnectBuilder(f);
   f.Sql("UPDATE orders SET amount = amount + 1 WHERE id <= 10");
-  Stage(*conn);
+  StageStep(*conn);
   CHECK(f.Scalar("SELECT count(*) FROM trellis.delta_rows") == "20");
-  DrainAll(*conn);
+  DrainAllPages(*conn);
   CHECK(f.Scalar("SELECT count(*) FROM trellis.delta_rows") == "0");
   CHECK(Differences(f) == 0);
 
   f.Sql("UPDATE orders SET amount = amount + 1 WHERE id <= 10");
-  Stage(*conn);
+  StageStep(*conn);
   CHECK(f.Scalar("SELECT count(*) FROM trellis.delta_rows") == "20");
   REQUIRE(s->Apply("PAUSE TRANSFORM totals", false).ok());
   REQUIRE(s->Apply("DROP TRANSFORM totals", false).ok());
