@@ -86,24 +86,21 @@ SELECT source_id, relid, parent_relid, node, change FROM changes ORDER BY source
 }
 
 std::string CapturedUnderSourceSql(const std::string& schema, const std::string& row) {
-  // Writes through the source's table are the common case and stop at the
-  // first test; a write naming a relation walks up from it to the source.
-  return sql::WithSchema(
-      R"sql(coalesce()sql" + row +
-          R"sql(.relid = (SELECT s.relid FROM {schema}.sources s WHERE s.id = )sql" + row +
-          R"sql(.source_id)
-  OR EXISTS (
-    WITH RECURSIVE up(relid) AS (
-      SELECT r.relid FROM {schema}.source_relations r
-      WHERE r.source_id = )sql" +
-          row + R"sql(.source_id AND r.relid = )sql" + row + R"sql(.relid
-      UNION
-      SELECT i.inhparent FROM up JOIN pg_catalog.pg_inherits i
-        ON i.inhrelid = up.relid AND NOT i.inhdetachpending)
-    SELECT 1 FROM up JOIN {schema}.sources s ON s.relid = up.relid
-    WHERE s.id = )sql" +
-          row + R"sql(.source_id), false))sql",
-      schema);
+  // Uncorrelated, so PostgreSQL walks the relations once per statement and
+  // probes a hash of them per capture row (a correlated walk per row would
+  // cost every captured statement an index lookup or more). Each step down
+  // must be a relation capture covers, linked now.
+  return "coalesce((" + row + ".source_id, " + row + ".relid) IN (" +
+         sql::WithSchema(R"sql(
+  WITH RECURSIVE under(source_id, relid) AS (
+    SELECT s.id, s.relid FROM {schema}.sources s
+    UNION
+    SELECT u.source_id, i.inhrelid FROM under u
+    JOIN pg_catalog.pg_inherits i ON i.inhparent = u.relid AND NOT i.inhdetachpending
+    JOIN {schema}.source_relations r ON r.source_id = u.source_id AND r.relid = i.inhrelid)
+  SELECT source_id, relid FROM under)sql",
+                         schema) +
+         "), false)";
 }
 
 std::string PendingRelationsOfTransformSql(const std::string& schema) {

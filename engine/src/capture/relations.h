@@ -54,9 +54,9 @@ std::string RelationsOutOfStepSql(const std::string& schema);
 
 // A boolean SQL expression over a capture row `row` (an alias with
 // columns source_id and relid): true when the relation the row's statement
-// wrote is the source's table, or a relation capture covers that is under
-// the source's table now (PostgreSQL's pg_inherits at any depth, a partition
-// being detached CONCURRENTLY counting as gone). Staging takes only such
+// wrote is the source's table, or is reached from it through relations
+// capture covers (source_relations), each linked now in pg_inherits (a
+// partition being detached CONCURRENTLY counting as gone). Staging takes only such
 // rows as deltas; the others (a relation detached but not yet released by
 // the relation sync, or a row from before catalog step 10, relid NULL) are
 // recomputed. spec/engine.md "Deltas" has why that is exact.
