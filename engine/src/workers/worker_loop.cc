@@ -2,6 +2,8 @@
 
 #include <unistd.h>
 
+#include <set>
+
 #include "catalog/migrations.h"
 #include "log/component_log.h"
 #include "log/recurring_warning.h"
@@ -41,6 +43,16 @@ Result<bool> Guarded(Step&& step) {
   }
 }
 
+// The running loops of this process, for NudgeRole.
+std::mutex& LoopsMutex() {
+  static std::mutex mu;
+  return mu;
+}
+std::set<WorkerLoop*>& Loops() {
+  static std::set<WorkerLoop*> loops;
+  return loops;
+}
+
 }  // namespace
 
 std::string MakeWorkerId(const std::string& role) {
@@ -55,7 +67,23 @@ WorkerLoop::WorkerLoop(ConnectOptions options, std::string role, std::string id)
 WorkerLoop::~WorkerLoop() { Stop(); }
 
 void WorkerLoop::Start() {
+  {
+    std::lock_guard lock(LoopsMutex());
+    Loops().insert(this);
+  }
   thread_ = std::thread([this] { Run(); });
+}
+
+void WorkerLoop::NudgeRole(const std::string& role) {
+  std::lock_guard lock(LoopsMutex());
+  for (WorkerLoop* loop : Loops()) {
+    if (loop->role_ != role) continue;
+    {
+      std::lock_guard inner(loop->mu_);
+      loop->nudged_ = true;
+    }
+    loop->wake_.notify_all();
+  }
 }
 
 void WorkerLoop::RequestStop() {
@@ -70,11 +98,14 @@ void WorkerLoop::RequestStop() {
 void WorkerLoop::Stop() {
   RequestStop();
   if (thread_.joinable()) thread_.join();
+  std::lock_guard lock(LoopsMutex());
+  Loops().erase(this);
 }
 
 void WorkerLoop::SleepFor(std::chrono::milliseconds d) {
   std::unique_lock lock(mu_);
-  wake_.wait_for(lock, d, [this] { return stopping_.load(); });
+  wake_.wait_for(lock, d, [this] { return stopping_.load() || nudged_; });
+  nudged_ = false;
 }
 
 Status WorkerLoop::Heartbeat(pg::Connection& conn) {
