@@ -1,7 +1,7 @@
 // group_bench: the aggregate benchmarks of issue 11 against a throwaway
 // cluster (bench/README.md, "Aggregates").
 //   group_bench [--out FILE] [--only a,b,c,d] [--rounds N] [--rows N]
-//               [--pgbench-seconds S] [--pgbench PATH]
+//               [--partitions N] [--pgbench-seconds S] [--pgbench PATH]
 //   a  GROUP BY transform vs REFRESH MATERIALIZED VIEW at 0.01-10% churn
 //   b  single-row UPDATE cost: pg_ivm IMMV vs transform (needs pg_ivm
 //      installed on the server: bench/build_pg_ivm.sh; skipped without)
@@ -29,7 +29,7 @@ namespace {
 
 constexpr const char* kUsage =
     "usage: group_bench [--out FILE] [--only a,b,c,d] [--rounds N] [--rows N]\n"
-    "                   [--pgbench-seconds S] [--pgbench PATH]\n";
+    "                   [--partitions N] [--pgbench-seconds S] [--pgbench PATH]\n";
 
 struct Args {
   GroupConfig config;
@@ -51,6 +51,8 @@ Args Parse(int argc, char** argv) {
       a.config.rounds = static_cast<int>(flags.Positive(flag, value));
     } else if (flag == "--rows") {
       a.config.rows = flags.Positive(flag, value);
+    } else if (flag == "--partitions") {
+      a.config.partitions = static_cast<int>(flags.Positive(flag, value));
     } else if (flag == "--pgbench-seconds") {
       a.config.pgbench_seconds = static_cast<int>(flags.Positive(flag, value));
     } else if (flag == "--pgbench") {

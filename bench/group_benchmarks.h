@@ -18,11 +18,15 @@ struct GroupConfig {
   int groups = 10000;
   int rounds = 2;           // repeats of every churn level / A-B-C write legs
   int pgbench_seconds = 5;  // per write-cost leg
+  // > 0: the orders tables are hash-partitioned by id into this many
+  // partitions (a partitioned source takes deltas like a plain one).
+  int partitions = 0;
 };
 
 // `table` (id bigint PRIMARY KEY, customer_id int NOT NULL, amount int) with
 // config.rows rows in config.groups groups and an index on customer_id,
-// vacuumed and analysed.
+// vacuumed and analysed; hash-partitioned by id (`table`_p0, ...) when
+// config.partitions is set.
 void CreateOrders(class BenchDb& db, const std::string& table, const GroupConfig& config);
 // The benchmarks' query over `table`: sum, count, avg and max of amount by
 // customer_id, as a SELECT list + GROUP BY (no FROM).
