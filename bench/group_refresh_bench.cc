@@ -26,6 +26,7 @@ namespace {
 
 using plan::aggregates::AggregateInput;
 using plan::aggregates::GroupShape;
+using plan::aggregates::SumKind;
 
 // A level whose target has not converged by then ends the benchmark: the
 // report says so, and higher levels (which only take longer) are not run.
@@ -42,7 +43,7 @@ GroupShape Shape(const std::string& target) {
         "__trellis_" + std::to_string(i) + "_",
         "o.amount",
         "__trellis_ch.a",
-        true,
+        SumKind::kExact,
         {}};
   };
   GroupShape shape;

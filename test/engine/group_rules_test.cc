@@ -19,14 +19,14 @@ using grammar::AggregateCall;
 using grammar::AggregateFunction;
 
 AggregateInput Input(AggregateFunction function, std::optional<std::string> argument,
-                     std::string column, int ordinal, bool exact = true) {
+                     std::string column, int ordinal, SumKind sum = SumKind::kExact) {
   const std::string arg = argument.value_or("");
   return AggregateInput{AggregateCall{function, argument},
                         std::move(column),
                         "__trellis_" + std::to_string(ordinal) + "_",
                         arg,
                         "__trellis_ch.\"a" + std::to_string(ordinal) + "\"",
-                        exact,
+                        sum,
                         {}};
 }
 
@@ -43,13 +43,16 @@ std::string Describe(const AggregateRule& rule) {
   return out;
 }
 
-TEST_CASE("SumsExactly accepts integers and numerics with a scale", "[group][rules]") {
-  for (const char* exact : {"smallint", "integer", "bigint", "numeric(12,2)", "numeric(5,0)"}) {
-    CHECK(SumsExactly(exact));
+TEST_CASE("SumKindOf keeps integers and numerics of any typmod by deltas", "[group][rules]") {
+  for (const char* exact : {"smallint", "integer", "bigint"}) {
+    CHECK(SumKindOf(exact) == SumKind::kExact);
+  }
+  for (const char* scaled : {"numeric", "numeric(12,2)", "numeric(5,0)", "numeric(5,-2)"}) {
+    CHECK(SumKindOf(scaled) == SumKind::kScaled);
   }
   for (const char* inexact :
-       {"numeric", "double precision", "real", "money", "interval", "text", "numeric(12,2)[]"}) {
-    CHECK_FALSE(SumsExactly(inexact));
+       {"double precision", "real", "money", "interval", "text", "numeric(12,2)[]", "bigint[]"}) {
+    CHECK(SumKindOf(inexact) == SumKind::kRecomputed);
   }
 }
 
@@ -101,14 +104,45 @@ TEST_CASE("avg is kept as sum and count and divided as PostgreSQL does", "[group
         "__trellis_d.\"__trellis_4_n\") END");
   CHECK(rule.columns[0].Insert("") ==
         "CASE WHEN __trellis_d.\"__trellis_4_n\" = 0 THEN NULL ELSE "
-        "__trellis_d.\"__trellis_4_sum\"::numeric / __trellis_d.\"__trellis_4_n\" END");
+        "(__trellis_d.\"__trellis_4_sum\")::numeric / (__trellis_d.\"__trellis_4_n\") END");
   CHECK(rule.columns[1].name == "__trellis_4_sum");
   CHECK(rule.columns[2].name == "__trellis_4_n");
 }
 
+TEST_CASE("a numeric sum is rounded to the display scale its counts say", "[group][rules]") {
+  const AggregateRule rule =
+      RuleFor(Input(AggregateFunction::kSum, "price", "total", 6, SumKind::kScaled));
+  REQUIRE(rule.columns.size() == 4);
+  CHECK(rule.upkeep == Upkeep::kDelta);
+  const StateColumn& visible = rule.columns[0];
+  const StateColumn& counts = rule.columns[3];
+  CHECK(counts.name == "__trellis_6_scales");
+  CHECK(counts.additive);
+  // NaN, the infinities and scales of 16 or more go to the last count, and
+  // a group holding one is recomputed.
+  CHECK(visible.RecomputeWhen() ==
+        "coalesce(__trellis_t.\"__trellis_6_scales\"[17], 0) + "
+        "__trellis_d.\"__trellis_6_scales\"[17] <> 0");
+  CHECK_THAT(
+      visible.Update("R"),
+      Catch::StartsWith("CASE WHEN coalesce(__trellis_t.\"__trellis_6_scales\"[17], 0) + "
+                        "__trellis_d.\"__trellis_6_scales\"[17] <> 0 THEN R WHEN "
+                        "__trellis_t.\"__trellis_6_n\" + __trellis_d.\"__trellis_6_n\" = 0 "
+                        "THEN NULL ELSE pg_catalog.round(__trellis_t.\"__trellis_6_sum\" + "
+                        "__trellis_d.\"__trellis_6_sum\", (SELECT (max(__trellis_i) - 1)::int"));
+  CHECK_THAT(rule.columns[1].Recompute(),
+             Catch::Equals("coalesce(sum((price)) FILTER (WHERE true AND "
+                           "pg_catalog.scale((price)) < 16), 0)"));
+  CHECK_THAT(counts.Recompute(), Catch::StartsWith("ARRAY[count((price)) FILTER (WHERE "
+                                                   "pg_catalog.scale((price)) = 0), "));
+  CHECK(counts.DeltaIsZero() == "0 = ALL (__trellis_d.\"__trellis_6_scales\")");
+  CHECK(rule.columns[1].IsZero() ==
+        "__trellis_t.\"__trellis_6_sum\" + __trellis_d.\"__trellis_6_sum\" = 0");
+}
+
 TEST_CASE("sum and avg over inexact types are recomputed per touched group", "[group][rules]") {
   const AggregateRule rule =
-      RuleFor(Input(AggregateFunction::kAvg, "weight", "w", 5, /*exact=*/false));
+      RuleFor(Input(AggregateFunction::kAvg, "weight", "w", 5, SumKind::kRecomputed));
   CHECK(rule.upkeep == Upkeep::kRecompute);
   CHECK(rule.columns[0].RecomputeWhen() == "true");
   CHECK(Describe(rule) ==

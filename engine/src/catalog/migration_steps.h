@@ -48,5 +48,8 @@ extern const std::string_view kV9DeltaRows;
 // partitioned source's writes can travel as deltas
 // (migration_v10_capture_relid.cc).
 extern const std::string_view kV10CaptureRelid;
+// 10 -> 11: the argument type of each sum and avg column, which says how its
+// deltas keep it exactly (migration_v11_argument_types.cc).
+extern const std::string_view kV11ArgumentTypes;
 
 }  // namespace trellis::catalog::steps

@@ -28,6 +28,7 @@ const std::vector<std::vector<std::string_view>>& Steps() {
       {steps::kV8Deltas},                                      // group deltas
       {steps::kV9DeltaRows},                                   // delta rows: no FK
       {steps::kV10CaptureRelid},                               // the relation written
+      {steps::kV11ArgumentTypes},                              // exact sums
   };
   return steps;
 }

@@ -37,7 +37,7 @@ SELECT 'key', transform_id, ordinal, name, expr, sql_type,
 FROM {schema}.target_key_columns WHERE transform_id = ANY($1::int[])
 UNION ALL
 SELECT 'column', transform_id, ordinal, name, expr, sql_type,
-       state, paused_kind, paused_reason, role, NULL, NULL, NULL, NULL, NULL, NULL
+       state, paused_kind, paused_reason, role, argument_type, NULL, NULL, NULL, NULL, NULL
 FROM {schema}.transform_columns WHERE transform_id = ANY($1::int[])
 ORDER BY 2, 1, 3)sql";
 
@@ -142,7 +142,8 @@ Status AddPart(const pg::Rows& rows, size_t r, Transform& t) {
     auto role = ParseRole<ColumnRole>(kColumnRoles, row.OptionalText(9));
     if (!role.ok()) return role.status();
     t.columns.push_back(Column{row.Text(3), row.Text(4), row.Text(5), state.value(),
-                               paused_kind.value(), row.OptionalText(8), role.value(), row.Int(2)});
+                               paused_kind.value(), row.OptionalText(8), role.value(), row.Int(2),
+                               row.OptionalText(10)});
   }
   return row.status();
 }

@@ -72,6 +72,11 @@ struct Column {
   // Stable for the column's life: later columns get higher ones, and no
   // other column ever takes it (a group plan names hidden columns by it).
   int ordinal = 0;
+  // A sum or avg column's argument type, format_type() text with its typmod
+  // ("bigint", "numeric(12,2)"): how its deltas keep it exactly
+  // (plan/aggregates/rules.h SumKindOf). Absent for other columns and for
+  // those defined before catalog step 11.
+  std::optional<std::string> argument_type;
 };
 
 struct Transform {

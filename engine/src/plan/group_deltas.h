@@ -19,7 +19,7 @@ struct DeltaInputs {
   int transform_id = 0;
   int source_id = 0;
   // The shape deltas are applied with: sums kept by deltas only where they
-  // are exact (aggregates::SumsExactly), the others recomputed per group.
+  // are exact (aggregates::SumKindOf), the others recomputed per group.
   aggregates::GroupShape shape;
   // The routed columns (names) and their 1-based positions in the source's
   // routing layout, in the order delta_rows.row_values holds them.

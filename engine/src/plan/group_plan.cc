@@ -135,11 +135,16 @@ Result<std::unique_ptr<TransformPlan>> GroupPlan::Bind(const catalog::Transform&
       if (!argument.empty())
         argument = "CASE WHEN " + quarantined + " THEN NULL ELSE (" + argument + ") END";
     }
+    // Recomputes keep whatever hidden state define created for the column
+    // (BindDeltas decides what deltas keep).
+    const aggregates::SumKind kept =
+        has_column(prefix + std::string(aggregates::kScalesSuffix)) ? aggregates::SumKind::kScaled
+        : has_column(prefix + "sum")                                ? aggregates::SumKind::kExact
+                                     : aggregates::SumKind::kRecomputed;
     shape.aggregates.push_back(aggregates::AggregateInput{
         *item.aggregate, item.alias, prefix, argument,
-        std::string(aggregates::kChangeAlias) + "." + sql::Ident(prefix + "arg"),
-        // Define keeps a running sum only for arguments it sums exactly.
-        has_column(prefix + "sum"), quarantined});
+        std::string(aggregates::kChangeAlias) + "." + sql::Ident(prefix + "arg"), kept,
+        quarantined});
   }
 
   // A grouped join's target must equal its grouping over the base tables:
@@ -195,33 +200,62 @@ void GroupPlan::BindDeltas(const catalog::Transform& t, const std::string& schem
   deltas_.routed_columns = routed_columns_;
   deltas_.routed_positions = routed_positions_;
   deltas_.shape = shape_;
-  // A running sum is exact where the argument is an integer (its sum is
-  // bigint). Other argument types (bigint and numeric, whose sums are
-  // numeric, and floats) recompute the column per changed group: the
-  // catalog keeps the sum's type, not the argument's, and a numeric sum's
-  // display scale or a float's rounding would differ from a fresh sum.
+  // A sum or avg is kept by deltas as its argument's type says
+  // (aggregates::SumKindOf), when define created the hidden state that
+  // needs. A column defined before catalog step 11 has no recorded type: its
+  // running sum is exact where its own type is bigint (an integer
+  // argument); the others are recomputed per changed group, as they were.
   for (auto& a : deltas_.shape.aggregates) {
+    if (a.sum == aggregates::SumKind::kRecomputed) continue;
+    auto visible = std::find_if(t.columns.begin(), t.columns.end(),
+                                [&](const catalog::Column& c) { return c.name == a.column; });
     auto sum = std::find_if(t.columns.begin(), t.columns.end(), [&](const catalog::Column& c) {
       return c.name == a.state_prefix + "sum";
     });
-    a.sums_exactly = sum != t.columns.end() && sum->sql_type == "bigint";
+    aggregates::SumKind wanted = aggregates::SumKind::kRecomputed;
+    if (visible != t.columns.end() && visible->argument_type) {
+      wanted = aggregates::SumKindOf(*visible->argument_type);
+    } else if (sum != t.columns.end() && sum->sql_type == "bigint") {
+      wanted = aggregates::SumKind::kExact;
+    }
+    // kScaled needs its counts per scale; kExact a running sum (both kinds
+    // have one, see Bind).
+    if (wanted == aggregates::SumKind::kScaled && a.sum != aggregates::SumKind::kScaled) {
+      wanted = aggregates::SumKind::kRecomputed;
+    }
+    a.sum = wanted;
   }
+}
+
+Result<std::map<std::string, std::string>> GroupPlan::ArgumentTypes(pg::Connection& conn) const {
+  std::map<std::string, std::string> out;
+  for (const auto& a : shape_.aggregates) {
+    const auto fn = a.call.function;
+    if (!a.call.argument ||
+        (fn != grammar::AggregateFunction::kSum && fn != grammar::AggregateFunction::kAvg)) {
+      continue;
+    }
+    auto type = aggregates::AggregateType(conn, name(), FromClause(), *a.call.argument);
+    if (!type.ok()) return type.status();
+    out[a.column] = type.value();
+  }
+  return out;
 }
 
 Result<catalog::Transform> GroupPlan::Draft(const grammar::TransformStmt& stmt,
                                             const std::vector<capture::ResolvedTable>& inputs) {
-  return Draft(stmt, inputs, {}, 1);
+  return Draft(stmt, inputs, {}, 1, {});
 }
 
-Result<catalog::Transform> GroupPlan::Draft(const grammar::TransformStmt& stmt,
-                                            const std::vector<capture::ResolvedTable>& inputs,
-                                            const std::map<std::string, int>& ordinals,
-                                            int next_ordinal) {
+Result<catalog::Transform> GroupPlan::Draft(
+    const grammar::TransformStmt& stmt, const std::vector<capture::ResolvedTable>& inputs,
+    const std::map<std::string, int>& ordinals, int next_ordinal,
+    const std::map<std::string, std::string>& argument_types) {
   // A grouped join is drafted over its hidden join target (inputs.front()).
   if (!stmt.joins.empty()) {
     return Draft(GroupOverHidden(stmt, grammar::QualifiedName{inputs.front().schema_name,
                                                               inputs.front().table_name}),
-                 inputs, ordinals, next_ordinal);
+                 inputs, ordinals, next_ordinal, argument_types);
   }
   const std::string& name = stmt.target.name;
   const std::string hidden(aggregates::kHiddenPrefix);
@@ -262,17 +296,22 @@ Result<catalog::Transform> GroupPlan::Draft(const grammar::TransformStmt& stmt,
       column.expr = item.expr;
       column.role = catalog::ColumnRole::kAggregate;
       column.ordinal = ordinal;
+      auto typed = argument_types.find(item.alias);
+      if (typed != argument_types.end()) column.argument_type = typed->second;
       t.columns.push_back(std::move(column));
       const std::string prefix = StatePrefix(ordinal);
-      // Running sums are kept for every sum and avg; the delta path decides
-      // from the argument's type whether they are exact (SumsExactly).
+      // Running sums are kept for every sum and avg, and a numeric's counts
+      // per display scale; the delta path decides from the argument's type
+      // what deltas keep (BindDeltas).
+      const bool scaled = typed != argument_types.end() &&
+                          aggregates::SumKindOf(typed->second) == aggregates::SumKind::kScaled;
       shape.aggregates.push_back(aggregates::AggregateInput{
           *item.aggregate,
           item.alias,
           prefix,
           item.aggregate->argument.value_or(""),
           std::string(aggregates::kChangeAlias) + "." + sql::Ident(prefix + "arg"),
-          true,
+          scaled ? aggregates::SumKind::kScaled : aggregates::SumKind::kExact,
           {}});
     } else if (whole_table) {
       return aggregates::Refusal(

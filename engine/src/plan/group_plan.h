@@ -48,11 +48,19 @@ class GroupPlan final : public TransformPlan {
                                           const std::vector<capture::ResolvedTable>& inputs);
   // The same for ALTER: aggregates named in `ordinals` keep their ordinal
   // (their hidden columns keep their names), new ones are numbered from
-  // `next_ordinal`, and hidden columns follow.
+  // `next_ordinal`, and hidden columns follow. `argument_types` (by column
+  // name, ArgumentTypes) are recorded for the sums and avgs they name and
+  // decide their hidden state (aggregates::SumKind); define and ALTER draft
+  // again with them once the definition is checked.
   static Result<catalog::Transform> Draft(const grammar::TransformStmt& stmt,
                                           const std::vector<capture::ResolvedTable>& inputs,
                                           const std::map<std::string, int>& ordinals,
-                                          int next_ordinal);
+                                          int next_ordinal,
+                                          const std::map<std::string, std::string>& argument_types);
+  // The types of the sum and avg arguments, as the server types them over
+  // the source (format_type with its typmod), by column name.
+  // REQUIRES: CheckDefinition passed; inside a transaction.
+  Result<std::map<std::string, std::string>> ArgumentTypes(pg::Connection& conn) const;
 
   // PostgreSQL 15 or later; the grouped query as the server groups it
   // (aggregate/group_check.h); every per-row expression through `check`;

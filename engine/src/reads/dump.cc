@@ -60,9 +60,10 @@ SELECT line FROM (
   FROM {schema}.target_key_columns k WHERE k.transform_id IN (SELECT id FROM transforms)
   UNION ALL
   SELECT 6, c.transform_id, c.ordinal, format(
-    'INSERT INTO %s.transform_columns (transform_id, ordinal, name, expr, sql_type, role) '
-    'VALUES (%s, %s, %L, %L, %L, %L);',
-    $1::text, c.transform_id, c.ordinal, c.name, c.expr, c.sql_type, c.role)
+    'INSERT INTO %s.transform_columns '
+    '(transform_id, ordinal, name, expr, sql_type, role, argument_type) '
+    'VALUES (%s, %s, %L, %L, %L, %L, %L);',
+    $1::text, c.transform_id, c.ordinal, c.name, c.expr, c.sql_type, c.role, c.argument_type)
   FROM {schema}.transform_columns c WHERE c.transform_id IN (SELECT id FROM transforms)
 ) lines ORDER BY part, id, ordinal)sql";
 

@@ -79,13 +79,22 @@ Result<Checked> CheckOverSource(pg::Connection& conn, const std::string& schema,
     top = std::max(top, c.ordinal);
     if (c.role == catalog::ColumnRole::kAggregate) ordinals[c.name] = c.ordinal;
   }
-  auto draft = plan::GroupPlan::Draft(stmt, {source.value()}, ordinals, top + 1);
+  auto draft = plan::GroupPlan::Draft(stmt, {source.value()}, ordinals, top + 1, {});
   if (!draft.ok()) return draft.status();
   draft->target_schema = t.target_schema;
   auto bound = plan::Bind(draft.value(), schema);
   if (!bound.ok()) return bound.status();
   TRELLIS_RETURN_IF_ERROR(bound.value()->CheckDefinition(conn, ExpressionCheckFor(conn, t.name())));
-  return Checked{std::move(draft.value()), std::move(bound.value())};
+  // Drafted again with the argument types, which decide each sum's hidden
+  // state (plan/aggregates/rules.h SumKindOf).
+  auto types = static_cast<const plan::GroupPlan&>(*bound.value()).ArgumentTypes(conn);
+  if (!types.ok()) return types.status();
+  auto typed = plan::GroupPlan::Draft(stmt, {source.value()}, ordinals, top + 1, types.value());
+  if (!typed.ok()) return typed.status();
+  typed->target_schema = t.target_schema;
+  auto rebound = plan::Bind(typed.value(), schema);
+  if (!rebound.ok()) return rebound.status();
+  return Checked{std::move(typed.value()), std::move(rebound.value())};
 }
 
 // As CheckOverSource; over a join, its refusals in the user's terms (its
@@ -156,13 +165,14 @@ WHERE n.attrelid = 'pg_temp.trellis_new_state'::regclass AND n.attnum > 0
   for (const auto& c : columns) {
     TRELLIS_RETURN_IF_ERROR(
         conn.Exec(sql::WithSchema(R"sql(
-INSERT INTO {schema}.transform_columns (transform_id, ordinal, name, expr, sql_type, role)
-SELECT $1::int, $2::int, $3::text, $4::text, format_type(a.atttypid, a.atttypmod), $6::text
+INSERT INTO {schema}.transform_columns
+  (transform_id, ordinal, name, expr, sql_type, role, argument_type)
+SELECT $1::int, $2::int, $3::text, $4::text, format_type(a.atttypid, a.atttypmod), $6::text, $7
 FROM pg_attribute a
 WHERE a.attrelid = $5::regclass AND a.attname = $3::name AND NOT a.attisdropped)sql",
                                   schema),
                   {std::to_string(t.id), std::to_string(c.ordinal), c.name, c.expr, Target(t),
-                   std::string(catalog::ColumnRoleName(c.role))}));
+                   std::string(catalog::ColumnRoleName(c.role)), c.argument_type}));
   }
   return Status::OK();
 }

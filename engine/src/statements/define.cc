@@ -7,6 +7,7 @@
 #include "catalog/states.h"
 #include "grammar/render.h"
 #include "plan/bind.h"
+#include "plan/group_plan.h"
 #include "sql/quote.h"
 #include "sql/row_reader.h"
 #include "statements/define_group_join.h"
@@ -80,14 +81,36 @@ VALUES ($1::int, $2::int, $3::text, $4::text, )sql" +
   for (size_t i = 0; i < t.columns.size(); ++i) {
     TRELLIS_RETURN_IF_ERROR(conn.Exec(
         sql::WithSchema(R"sql(
-INSERT INTO {schema}.transform_columns (transform_id, ordinal, name, expr, sql_type, role)
+INSERT INTO {schema}.transform_columns
+  (transform_id, ordinal, name, expr, sql_type, role, argument_type)
 VALUES ($1::int, $2::int, $3::text, $4::text, )sql" +
-                            std::string(kTypeOf) + ", $6)",
+                            std::string(kTypeOf) + ", $6, $7)",
                         schema),
         {id, std::to_string(t.columns[i].ordinal ? t.columns[i].ordinal : i + 1), t.columns[i].name,
-         t.columns[i].expr, target, std::string(catalog::ColumnRoleName(t.columns[i].role))}));
+         t.columns[i].expr, target, std::string(catalog::ColumnRoleName(t.columns[i].role)),
+         t.columns[i].argument_type}));
   }
   return t.id;
+}
+
+// A group plan keeps each sum and avg by its argument's type, which only
+// the server knows (plan/aggregates/rules.h SumKindOf): the checked draft
+// is drafted again with the types, and its plan bound again.
+Status TypeGroupArguments(pg::Connection& conn, const std::string& schema,
+                          const grammar::TransformStmt& stmt,
+                          const std::vector<capture::ResolvedTable>& inputs, catalog::Transform& t,
+                          std::unique_ptr<plan::TransformPlan>& plan) {
+  if (plan->kind() != "group_by") return Status::OK();
+  auto types = static_cast<const plan::GroupPlan&>(*plan).ArgumentTypes(conn);
+  if (!types.ok()) return types.status();
+  auto typed = plan::GroupPlan::Draft(stmt, inputs, {}, 1, types.value());
+  if (!typed.ok()) return typed.status();
+  typed->target_schema = t.target_schema;
+  t = std::move(typed.value());
+  auto bound = plan::Bind(t, schema);
+  if (!bound.ok()) return bound.status();
+  plan = std::move(bound.value());
+  return Status::OK();
 }
 
 }  // namespace
@@ -155,8 +178,9 @@ Result<int> DefineOver(pg::Connection& conn, const std::string& schema,
   // The plan's own define-time checks, then its empty target.
   auto bound = plan::Bind(t, schema);
   if (!bound.ok()) return bound.status();
+  TRELLIS_RETURN_IF_ERROR(bound.value()->CheckDefinition(conn, ExpressionCheckFor(conn, name)));
+  TRELLIS_RETURN_IF_ERROR(TypeGroupArguments(conn, schema, stmt, inputs, t, bound.value()));
   const plan::TransformPlan& plan = *bound.value();
-  TRELLIS_RETURN_IF_ERROR(plan.CheckDefinition(conn, ExpressionCheckFor(conn, name)));
   Status created = conn.Exec(plan.CreateTargetSql());
   if (!created.ok()) return DefinitionError(name, created);
 

@@ -138,10 +138,9 @@ DeltaParts DeltaPartsFor(const GroupShape& shape, const std::vector<StateColumn>
   DeltaParts parts;
   std::vector<std::string> sum_zero, delta_zero, when;
   for (const auto& c : columns) {
-    const std::string name = sql::Ident(c.name);
     if (c.additive) {
-      sum_zero.push_back(t + name + " + " + d + name + " = 0");
-      delta_zero.push_back(d + name + " = 0");
+      sum_zero.push_back(c.IsZero());
+      delta_zero.push_back(c.DeltaIsZero());
     }
     if (!c.RecomputeWhen().empty()) {
       when.push_back("(" + c.RecomputeWhen() + ")");

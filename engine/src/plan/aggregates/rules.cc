@@ -8,6 +8,32 @@
 namespace trellis::plan::aggregates {
 namespace {
 
+// True (NULL for NaN and the infinities) when numeric {x} has a display
+// scale a kScaled sum keeps by deltas.
+std::string ScaleBelowLimit() { return "pg_catalog.scale({x}) < " + std::to_string(kScaleBuckets); }
+
+// A kScaled sum's counts per display scale plus the delta's, element by
+// element (a target row's counts are NULL only before a rebuild fills them).
+constexpr std::string_view kMergedScales =
+    "ARRAY(SELECT coalesce(__trellis_a, 0) + coalesce(__trellis_b, 0) "
+    "FROM ROWS FROM (pg_catalog.unnest({t}.{h}), pg_catalog.unnest({d}.{h})) WITH ORDINALITY "
+    "AS __trellis_u(__trellis_a, __trellis_b, __trellis_i) ORDER BY __trellis_i)";
+
+// The display scale counts `counts` say a kScaled sum has: the largest
+// scale with a value (NULL while none).
+std::string DisplayScale(const std::string& counts) {
+  return "(SELECT (max(__trellis_i) - 1)::int FROM pg_catalog.unnest(" + counts +
+         ") WITH ORDINALITY AS __trellis_u(__trellis_c, __trellis_i) WHERE __trellis_c <> 0 AND "
+         "__trellis_i <= " +
+         std::to_string(kScaleBuckets) + ")";
+}
+
+// The count of a kScaled sum's values kept apart (NaN, infinities, large
+// scales) in `counts`.
+std::string KeptApart(const std::string& counts) {
+  return counts + "[" + std::to_string(kScaleBuckets + 1) + "]";
+}
+
 // The slots of one aggregate's fragments: {t}, {d}, {ch} the relations'
 // aliases, {v} the visible column, {arg} the argument over a source row,
 // {ch_arg} the argument in `ch`, and the hidden columns {n} (non-NULL count)
@@ -24,6 +50,7 @@ Slots SlotsFor(const AggregateInput& input) {
   slots["ch_arg"] = input.change_argument;
   slots["n"] = sql::Ident(input.state_prefix + "n");
   slots["s"] = sql::Ident(input.state_prefix + "sum");
+  slots["h"] = sql::Ident(input.state_prefix + std::string(kScalesSuffix));
   return slots;
 }
 
@@ -66,12 +93,49 @@ StateColumn NonNullCount(const AggregateInput& input) {
 // keep adding up, since changes may arrive out of order and pass through
 // states no real table had.
 StateColumn RunningSum(const AggregateInput& input) {
-  StateColumn sum = Column(input, input.state_prefix + "sum", "coalesce(sum({arg}), 0)",
-                           "coalesce(sum({ch_arg}) FILTER (WHERE {ch}.sign > 0), 0) - "
-                           "coalesce(sum({ch_arg}) FILTER (WHERE {ch}.sign < 0), 0)",
+  // A numeric's running sum leaves out what its scale counts set apart
+  // (NaN and the infinities, which no subtraction takes back, and large
+  // scales): a group holding one is recomputed.
+  const std::string kept =
+      input.sum == SumKind::kScaled ? " AND " + Render(ScaleBelowLimit(), {{"x", "{arg}"}}) : "";
+  const std::string kept_change =
+      input.sum == SumKind::kScaled ? " AND " + Render(ScaleBelowLimit(), {{"x", "{ch_arg}"}}) : "";
+  StateColumn sum = Column(input, input.state_prefix + "sum",
+                           kept.empty() ? "coalesce(sum({arg}), 0)"
+                                        : "coalesce(sum({arg}) FILTER (WHERE true" + kept + "), 0)",
+                           "coalesce(sum({ch_arg}) FILTER (WHERE {ch}.sign > 0" + kept_change +
+                               "), 0) - "
+                               "coalesce(sum({ch_arg}) FILTER (WHERE {ch}.sign < 0" +
+                               kept_change + "), 0)",
                            "{t}.{c} + {d}.{c}", "{d}.{c}");
   sum.additive = true;
   return sum;
+}
+
+// The counts per display scale of a kScaled sum's non-NULL arguments
+// (bigint[]: element i + 1 counts scale i, for i < kScaleBuckets; the last
+// counts NaN, the infinities and larger scales). Additive element by
+// element, so deltas in any order add up; zero when every element is.
+StateColumn ScaleCounts(const AggregateInput& input) {
+  std::vector<std::string> recompute, delta;
+  for (int i = 0; i < kScaleBuckets; ++i) {
+    const std::string is = " = " + std::to_string(i) + ")";
+    recompute.push_back("count({arg}) FILTER (WHERE pg_catalog.scale({arg})" + is);
+    delta.push_back("coalesce(sum({ch}.sign) FILTER (WHERE pg_catalog.scale({ch_arg})" + is +
+                    ", 0)");
+  }
+  recompute.push_back("count({arg}) FILTER (WHERE NOT coalesce(" +
+                      Render(ScaleBelowLimit(), {{"x", "{arg}"}}) + ", false))");
+  delta.push_back("coalesce(sum({ch}.sign) FILTER (WHERE {ch_arg} IS NOT NULL AND NOT coalesce(" +
+                  Render(ScaleBelowLimit(), {{"x", "{ch_arg}"}}) + ", false)), 0)");
+  StateColumn counts = Column(input, input.state_prefix + std::string(kScalesSuffix),
+                              "ARRAY[" + sql::Join(recompute, ", ") + "]::bigint[]",
+                              "ARRAY[" + sql::Join(delta, ", ") + "]::bigint[]",
+                              std::string(kMergedScales), "{d}.{c}");
+  counts.additive = true;
+  counts.zero_template = "0 = ALL (" + std::string(kMergedScales) + ")";
+  counts.delta_zero_template = "0 = ALL ({d}.{c})";
+  return counts;
 }
 
 // A column recomputed from the source for every group a change touches.
@@ -103,9 +167,21 @@ std::string StateColumn::RecomputeWhen() const {
   return recompute_when_template.empty() ? "" : Render(recompute_when_template, slots);
 }
 
-bool SumsExactly(std::string_view format_type) {
-  static const std::regex kExact(R"((smallint|integer|bigint|numeric\(\d+,\d+\)))");
-  return std::regex_match(format_type.begin(), format_type.end(), kExact);
+std::string StateColumn::IsZero() const {
+  return zero_template.empty() ? Render("{t}.{c} + {d}.{c} = 0", slots)
+                               : Render(zero_template, slots);
+}
+std::string StateColumn::DeltaIsZero() const {
+  return delta_zero_template.empty() ? Render("{d}.{c} = 0", slots)
+                                     : Render(delta_zero_template, slots);
+}
+
+SumKind SumKindOf(std::string_view format_type) {
+  static const std::regex kExact(R"(smallint|integer|bigint)");
+  static const std::regex kScaled(R"(numeric(\(\d+,-?\d+\))?)");
+  if (std::regex_match(format_type.begin(), format_type.end(), kExact)) return SumKind::kExact;
+  if (std::regex_match(format_type.begin(), format_type.end(), kScaled)) return SumKind::kScaled;
+  return SumKind::kRecomputed;
 }
 
 AggregateRule CountRule(const AggregateInput& input) {
@@ -116,27 +192,49 @@ AggregateRule CountRule(const AggregateInput& input) {
                        {Counter(input, input.column, "count({arg})", "{ch_arg} IS NOT NULL")}};
 }
 
+namespace {
+
+// sum and avg over a running sum and the non-NULL count: `over` renders the
+// visible value from the running sum and the count (slots {sum}, {count}).
+// A kScaled sum is rounded to the display scale its counts say (lossless:
+// no value has a larger one), and recomputed for a group holding a value
+// its counts set apart.
+AggregateRule Summed(const AggregateInput& input, const std::string& fn, const std::string& over) {
+  std::string update_sum = "{t}.{s} + {d}.{s}";
+  std::string insert_sum = "{d}.{s}";
+  std::string update_apart, insert_apart;
+  if (input.sum == SumKind::kScaled) {
+    update_sum =
+        "pg_catalog.round(" + update_sum + ", " + DisplayScale(std::string(kMergedScales)) + ")";
+    insert_sum = "pg_catalog.round(" + insert_sum + ", " + DisplayScale("{d}.{h}") + ")";
+    update_apart = "coalesce(" + KeptApart("{t}.{h}") + ", 0) + " + KeptApart("{d}.{h}") + " <> 0";
+    insert_apart = KeptApart("{d}.{h}") + " <> 0";
+  }
+  auto visible = [&](const std::string& count, const std::string& sum, const std::string& apart) {
+    return "CASE " + (apart.empty() ? "" : "WHEN " + apart + " THEN {recomputed} ") + "WHEN " +
+           count + " = 0 THEN NULL ELSE " + Render(over, {{"sum", sum}, {"count", count}}) + " END";
+  };
+  StateColumn column = Column(input, input.column, fn + "({arg})", "",
+                              visible("{t}.{n} + {d}.{n}", update_sum, update_apart),
+                              visible("{d}.{n}", insert_sum, insert_apart));
+  column.recompute_when_template = update_apart;
+  std::vector<StateColumn> columns{std::move(column), RunningSum(input), NonNullCount(input)};
+  if (input.sum == SumKind::kScaled) columns.push_back(ScaleCounts(input));
+  return AggregateRule{Upkeep::kDelta, std::move(columns)};
+}
+
+}  // namespace
+
 AggregateRule SumRule(const AggregateInput& input) {
-  if (!input.sums_exactly) return Recomputed(input, "sum({arg})");
-  StateColumn visible =
-      Column(input, input.column, "sum({arg})", "",
-             "CASE WHEN {t}.{n} + {d}.{n} = 0 THEN NULL ELSE {t}.{s} + {d}.{s} END",
-             "CASE WHEN {d}.{n} = 0 THEN NULL ELSE {d}.{s} END");
-  return AggregateRule{Upkeep::kDelta,
-                       {std::move(visible), RunningSum(input), NonNullCount(input)}};
+  if (input.sum == SumKind::kRecomputed) return Recomputed(input, "sum({arg})");
+  return Summed(input, "sum", "{sum}");
 }
 
 AggregateRule AvgRule(const AggregateInput& input) {
-  if (!input.sums_exactly) return Recomputed(input, "avg({arg})");
-  // avg(x) is sum(x)::numeric / count(x) in PostgreSQL, digit for digit, for
-  // the types SumsExactly accepts.
-  StateColumn visible =
-      Column(input, input.column, "avg({arg})", "",
-             "CASE WHEN {t}.{n} + {d}.{n} = 0 THEN NULL "
-             "ELSE ({t}.{s} + {d}.{s})::numeric / ({t}.{n} + {d}.{n}) END",
-             "CASE WHEN {d}.{n} = 0 THEN NULL ELSE {d}.{s}::numeric / {d}.{n} END");
-  return AggregateRule{Upkeep::kDelta,
-                       {std::move(visible), RunningSum(input), NonNullCount(input)}};
+  if (input.sum == SumKind::kRecomputed) return Recomputed(input, "avg({arg})");
+  // avg(x) is numeric_div(sum(x), count(x)) in PostgreSQL, digit for digit,
+  // for the types kept by deltas (a numeric's sum at its display scale).
+  return Summed(input, "avg", "({sum})::numeric / ({count})");
 }
 
 AggregateRule ExtremeRule(const AggregateInput& input) {

@@ -60,6 +60,11 @@ struct StateColumn {
   // ApplyDeltasSql recomputes exactly the groups for which some column's
   // condition holds, in one pass over them.
   std::string recompute_when_template;
+  // For an additive column that is not one number (a count per display
+  // scale): SQL over `t` and `d`, true when the column plus the delta is
+  // all zeros, and over `d`, true when the delta is. Empty: `= 0`.
+  std::string zero_template;
+  std::string delta_zero_template;
 
   // The rendered fragments. `recomputed` is the column's recompute as a
   // scalar subquery over the group's source rows (kExtreme and kRecompute
@@ -69,7 +74,32 @@ struct StateColumn {
   std::string Update(std::string_view recomputed) const;
   std::string Insert(std::string_view recomputed) const;
   std::string RecomputeWhen() const;  // "" when the column is never recomputed
+  // For an additive column: SQL true when the target's value plus the
+  // delta's is zero, and when the delta's is (a group all of whose additive
+  // columns reach zero is deleted; one whose deltas are all zero is not new).
+  std::string IsZero() const;
+  std::string DeltaIsZero() const;
 };
+
+// How a sum or avg keeps its running sum, from its argument's type
+// (spec/engine.md "Deltas", "Exact sums").
+enum class SumKind {
+  // Recomputed per changed group: floats, whose sums depend on the order of
+  // additions, and every type not below.
+  kRecomputed,
+  // smallint, integer, bigint: a running sum, exact as it stands (bigint's
+  // is numeric with scale 0, as sum(bigint) is).
+  kExact,
+  // numeric, any typmod: a running sum of the finite values and a count of
+  // values per display scale. sum(numeric) shows the largest display scale
+  // of the group's values, which a subtraction cannot take back; the
+  // counts say what it is now, and the sum is rounded to it (losslessly:
+  // every value has at most that scale). NaN, the infinities and scales of
+  // kScaleBuckets or more are counted apart, and a group holding one is
+  // recomputed.
+  kScaled,
+};
+inline constexpr int kScaleBuckets = 16;
 
 struct AggregateRule {
   Upkeep upkeep = Upkeep::kDelta;
@@ -79,11 +109,11 @@ struct AggregateRule {
 // What a rule needs to know about one aggregate column.
 struct AggregateInput {
   grammar::AggregateCall call;
-  std::string column;           // visible target column, unquoted
-  std::string state_prefix;     // prefix of its hidden columns, unquoted ("__trellis_3_")
-  std::string argument;         // the argument over a source row (`call.argument`)
-  std::string change_argument;  // the argument in `ch` (`ch."a3"`)
-  bool sums_exactly = true;     // SumsExactly(argument type)
+  std::string column;             // visible target column, unquoted
+  std::string state_prefix;       // prefix of its hidden columns, unquoted ("__trellis_3_")
+  std::string argument;           // the argument over a source row (`call.argument`)
+  std::string change_argument;    // the argument in `ch` (`ch."a3"`)
+  SumKind sum = SumKind::kExact;  // for sum and avg: how their running sum is kept
   // For a column in quarantine (spec/engine.md "Charging a failure"): SQL
   // true for the groups recorded for it, over a source row and over a group
   // alike (the group's key as text[] IN the recorded keys). `argument` is
@@ -92,13 +122,12 @@ struct AggregateInput {
   std::string quarantined;
 };
 
-// True for argument types whose sums a delta keeps exactly, to the digit
-// and the display scale a fresh sum() gives: smallint, integer, bigint, and
-// numeric with a declared scale. `format_type` is PostgreSQL's format_type()
-// text ("integer", "numeric(12,2)"). Float sums depend on the order of
-// addition, and an unconstrained numeric sum's display scale is the largest
-// of its rows', which a subtraction cannot undo.
-bool SumsExactly(std::string_view format_type);
+// The SumKind of a sum or avg over an argument of type `format_type`
+// (PostgreSQL's format_type() text: "integer", "numeric(12,2)").
+SumKind SumKindOf(std::string_view format_type);
+
+// The name of the hidden count per display scale of a kScaled sum.
+inline constexpr std::string_view kScalesSuffix = "scales";
 
 // The rule for `input.call.function`.
 AggregateRule RuleFor(const AggregateInput& input);
