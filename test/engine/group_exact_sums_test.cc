@@ -7,13 +7,10 @@
 
 #include "build_steps.h"
 #include "catalog/model.h"
-#include "drain/charging.h"
-#include "drain/drain_page.h"
-#include "drain/unit_executor.h"
 #include "engine_fixture.h"
+#include "pipeline_steps.h"
 #include "plan/bind.h"
 #include "plan/group_plan.h"
-#include "staging/stage_batch.h"
 #include "trellis/workers.h"
 
 namespace trellis::test {
@@ -44,15 +41,8 @@ long TextDifferences(EngineFixture& f) {
 }
 
 void StageAndDrain(pg::Connection& conn) {
-  REQUIRE(staging::StageBatch(conn, "trellis", 1000, 1000).ok());
-  auto hook = drain::MakeChargingHook();
-  drain::UnitExecutor executor(*hook);
-  for (;;) {
-    auto drained = drain::DrainPages(conn, "trellis", {}, executor);
-    REQUIRE(drained.ok());
-    REQUIRE(drained->outcome != drain::PageOutcome::kFailed);
-    if (drained->outcome == drain::PageOutcome::kNone) return;
-  }
+  StageStep(conn);
+  DrainAllPages(conn);
 }
 
 // The drain statements of `sums` as its plan is bound now.
@@ -69,13 +59,7 @@ std::string ApplySql(pg::Connection& conn, bool* delta_ready) {
 
 // A built, live `sums` with no worker running.
 std::unique_ptr<Session> Built(EngineFixture& f) {
-  f.Sql(kLedger);
-  auto s = f.OpenSession();
-  REQUIRE(s->Apply(kSums, true).ok());
-  {
-    auto workers = BackgroundWorkers::Start(f.Options(), true, 1);
-    f.AwaitConverged(*s);
-  }
+  auto s = DefineBuilt(f, kLedger, kSums);
   REQUIRE(TextDifferences(f) == 0);
   return s;
 }
@@ -111,7 +95,7 @@ TEST_CASE("sums over bigint and numeric are kept by deltas to the digit, floats 
   // The scale-3 value goes: a fresh sum shows scale 2 again (1.50 stays).
   const std::string delta_rows_before = f.Scalar("SELECT count(*) FROM trellis.delta_rows");
   f.Sql("DELETE FROM ledger WHERE id = 100");
-  REQUIRE(staging::StageBatch(*conn, "trellis", 1000, 1000).ok());
+  StageStep(*conn);
   CHECK(f.Scalar("SELECT count(*) FROM trellis.delta_rows") != delta_rows_before);
   StageAndDrain(*conn);
   CHECK(TextDifferences(f) == 0);

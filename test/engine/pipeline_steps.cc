@@ -6,8 +6,18 @@
 #include "drain/drain_page.h"
 #include "drain/unit_executor.h"
 #include "staging/stage_batch.h"
+#include "trellis/workers.h"
 
 namespace trellis::test {
+
+std::unique_ptr<Session> DefineBuilt(EngineFixture& f, const char* setup, const char* definition) {
+  f.Sql(setup);
+  auto s = f.OpenSession();
+  REQUIRE(s->Apply(definition, true).ok());
+  auto workers = BackgroundWorkers::Start(f.Options(), true, 1);
+  f.AwaitConverged(*s);
+  return s;
+}
 
 void StageStep(pg::Connection& conn) {
   auto staged = staging::StageBatch(conn, "trellis", 1000, 1000);

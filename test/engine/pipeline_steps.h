@@ -3,11 +3,16 @@
 // each step left behind (delta rows, pages, recorded snapshots).
 #pragma once
 
+#include <memory>
 #include <string>
 
 #include "engine_fixture.h"
 
 namespace trellis::test {
+
+// Runs `setup` (SQL), defines `definition` and waits, with workers, until
+// its target has converged; returns the session with no worker running.
+std::unique_ptr<Session> DefineBuilt(EngineFixture& f, const char* setup, const char* definition);
 
 // One staging batch of the "trellis" catalog; fails the test on an error.
 void StageStep(pg::Connection& conn);
