@@ -26,12 +26,17 @@ defmodule Trellis.Test.GroupWorkload do
       f float8,
       ts timestamptz,
       b boolean,
-      flag boolean
+      flag boolean,
+      big bigint,
+      u numeric
     );
     INSERT INTO facts
     SELECT g, nullif(g % 6, 5), CASE g % 4 WHEN 0 THEN NULL ELSE 'k' || g % 4 END,
            (g % 97) * 1.25, g % 1000, (g % 13) / 3.0, '2025-01-01'::timestamptz + g * interval '7 hours',
-           CASE WHEN g % 9 = 0 THEN NULL ELSE g % 2 = 0 END, g % 3 <> 0
+           CASE WHEN g % 9 = 0 THEN NULL ELSE g % 2 = 0 END, g % 3 <> 0,
+           CASE g % 3 WHEN 0 THEN 9223372036854775807 - g WHEN 1 THEN -9223372036854775807 + g
+                      ELSE g END,
+           CASE WHEN g % 11 = 0 THEN NULL ELSE round(g / 7.0, g % 4) END
     FROM generate_series(1, #{rows}) g;
     """)
   end
@@ -68,7 +73,7 @@ defmodule Trellis.Test.GroupWorkload do
     rows =
       for _ <- 1..:rand.uniform(6) do
         "(#{:rand.uniform(@key_space)}, #{g1()}, #{g2()}, #{num()}, #{int()}, #{float()}, " <>
-          "#{time()}, #{bool()}, #{bool()})"
+          "#{time()}, #{bool()}, #{bool()}, #{big()}, #{unconstrained()})"
       end
 
     "INSERT INTO facts VALUES #{Enum.join(rows, ", ")} ON CONFLICT (id) DO NOTHING"
@@ -83,6 +88,9 @@ defmodule Trellis.Test.GroupWorkload do
         "ts = #{time()}",
         "b = #{bool()}",
         "n = n + 1, i = i - 1",
+        "big = #{big()}",
+        "u = #{unconstrained()}",
+        "u = u * 2, big = big / 3",
         "ts = ts + interval '1 year'"
       ])
 
@@ -113,6 +121,29 @@ defmodule Trellis.Test.GroupWorkload do
   defp g2, do: Enum.random(["NULL", "'k1'", "'k2'", "'k3'", "''", "'ünï'"])
   defp num, do: Enum.random(["NULL", "0", "#{:rand.uniform(300)}.#{:rand.uniform(99)}", "-7.5"])
   defp int, do: Enum.random(["NULL", "#{:rand.uniform(2000)}", "-#{:rand.uniform(50)}", "0"])
+  # Near both limits of bigint, so that sums leave its range.
+  defp big do
+    Enum.random([
+      "NULL",
+      "#{9_223_372_036_854_775_807 - :rand.uniform(1000)}",
+      "#{-9_223_372_036_854_775_807 + :rand.uniform(1000)}",
+      "#{:rand.uniform(100_000) - 50_000}"
+    ])
+  end
+
+  # Display scales 0 to 4 (1.50 has scale 2), and now and then NaN.
+  defp unconstrained do
+    Enum.random([
+      "NULL",
+      "#{:rand.uniform(500)}",
+      "#{:rand.uniform(500)}.5",
+      "-#{:rand.uniform(500)}.50",
+      "#{:rand.uniform(99)}.125",
+      "0.0001",
+      "'NaN'"
+    ])
+  end
+
   defp float, do: Enum.random(["NULL", "0.1", "#{:rand.uniform(100)}.25", "-1e10", "'-0'"])
 
   defp time do

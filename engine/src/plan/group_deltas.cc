@@ -41,6 +41,11 @@ constexpr std::string_view kGroupOfVersion = R"sql(,
 LATERAL (SELECT ARRAY[{key_texts}]::text[] AS key
          FROM {rebuilt} AS {alias}) AS __trellis_g)sql";
 
+// Delta rows narrower than the routed columns were staged before an ALTER
+// routed another column (their values lack it): they are left out of `ch`
+// and their groups recomputed (kRecomputedOnDeltaPage), which reads the
+// source as it is, so no change counts with a value missing (spec/engine.md
+// "Deltas", routing at ALTER).
 // The change rows of the claimed pages (the `ch` of aggregates/rules.h):
 // each delta row's version rebuilt, kept when it passes the WHERE, with the
 // group columns and the aggregate arguments evaluated over it, less the
@@ -50,6 +55,7 @@ constexpr std::string_view kChanges = R"sql((SELECT __trellis_dr.sign, __trellis
   FROM {schema}.delta_rows AS __trellis_dr,
   LATERAL (SELECT {items} FROM {rebuilt} AS {alias} WHERE {where}) AS __trellis_e
   WHERE __trellis_dr.page_id = ANY ($1::bigint[])
+    AND pg_catalog.cardinality(__trellis_dr.row_values) = {width}
     AND NOT EXISTS (SELECT 1 FROM {schema}.held_keys AS __trellis_h
                     WHERE __trellis_h.transform_id = {transform_id}
                       AND __trellis_h.key = __trellis_dr.key)
@@ -67,7 +73,9 @@ constexpr std::string_view kChanges = R"sql((SELECT __trellis_dr.sign, __trellis
 constexpr std::string_view kRecomputedOnDeltaPage =
     R"sql((({page_id}, {key}) NOT IN (SELECT __trellis_dr.page_id, __trellis_dr.key
                                   FROM {schema}.delta_rows AS __trellis_dr
-                                  WHERE __trellis_dr.page_id = ANY ({claimed}))
+                                  WHERE __trellis_dr.page_id = ANY ({claimed})
+                                    AND pg_catalog.cardinality(__trellis_dr.row_values)
+                                        = {width})
    OR EXISTS (SELECT 1 FROM {schema}.held_keys AS __trellis_h
               WHERE __trellis_h.transform_id = {transform_id} AND __trellis_h.key = {key})))sql";
 
@@ -145,7 +153,8 @@ std::vector<std::string> ApplyDeltaRowsSql(const DeltaInputs& in) {
                         {"items", sql::Join(items, ", ")},
                         {"rebuilt", Rebuilt(in, "__trellis_dr.row_values")},
                         {"alias", sql::Ident(in.shape.alias)},
-                        {"where", in.shape.where ? "(" + *in.shape.where + ")" : "true"}});
+                        {"where", in.shape.where ? "(" + *in.shape.where + ")" : "true"},
+                        {"width", std::to_string(in.routed_columns.size())}});
   return {agg::ApplyDeltasSql(in.shape, "(" + agg::FoldChangesSql(in.shape, changes) + ")")};
 }
 
@@ -155,6 +164,7 @@ std::string RecomputedOnDeltaPage(const DeltaInputs& in, const std::string& page
                                          {"transform_id", std::to_string(in.transform_id)},
                                          {"page_id", page_id},
                                          {"claimed", claimed},
+                                         {"width", std::to_string(in.routed_columns.size())},
                                          {"key", key_sql}});
 }
 

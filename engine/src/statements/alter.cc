@@ -26,12 +26,15 @@ struct Altering {
   catalog::Transform transform;
 };
 
+// `routes`: the ALTER may add a column a group transform must route
+// (alter_group.h LockSourceForRouting).
 Result<Altering> Begin(pg::Connection& conn, const std::string& schema,
-                       const grammar::QualifiedName& target) {
+                       const grammar::QualifiedName& target, bool routes = false) {
   auto tx = pg::Transaction::Begin(conn);
   if (!tx.ok()) return tx.status();
   TRELLIS_RETURN_IF_ERROR(catalog::CheckMigrated(conn, schema));
   TRELLIS_RETURN_IF_ERROR(LockGroupedJoinTables(conn, schema, target.name));
+  if (routes) TRELLIS_RETURN_IF_ERROR(LockSourceForRouting(conn, schema, target.name));
   auto t = catalog::LoadTransform(conn, schema, target.name, /*lock=*/true);
   if (!t.ok()) return t.status();
   TRELLIS_RETURN_IF_ERROR(catalog::RefuseHiddenPart(conn, schema, t.value()));
@@ -111,7 +114,7 @@ FROM {schema}.transform_columns WHERE transform_id = $1::int)sql",
 
 Result<ApplyResult> AlterAddColumn(pg::Connection& conn, const std::string& schema,
                                    const grammar::AlterAddColumnStmt& stmt) {
-  auto a = Begin(conn, schema, stmt.target);
+  auto a = Begin(conn, schema, stmt.target, /*routes=*/true);
   if (!a.ok()) return a.status();
   const catalog::Transform& t = a->transform;
   if (t.kind == "group_by") {
@@ -156,7 +159,7 @@ Result<ApplyResult> AlterDropColumn(pg::Connection& conn, const std::string& sch
 
 Result<ApplyResult> AlterColumn(pg::Connection& conn, const std::string& schema,
                                 const grammar::AlterColumnStmt& stmt) {
-  auto a = Begin(conn, schema, stmt.target);
+  auto a = Begin(conn, schema, stmt.target, /*routes=*/true);
   if (!a.ok()) return a.status();
   const catalog::Transform& t = a->transform;
   if (t.kind == "group_by") {

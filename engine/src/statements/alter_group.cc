@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <variant>
 
+#include "capture/routing.h"
 #include "capture/sources.h"
+#include "catalog/locks.h"
 #include "catalog/states.h"
 #include "grammar/parser.h"
 #include "grammar/render.h"
@@ -198,31 +200,82 @@ Status DropHiddenState(pg::Connection& conn, const std::string& schema, const ca
                    {std::to_string(t.id), sql::ArrayLiteral(names)});
 }
 
+// True when this transaction holds the source's SHARE ROW EXCLUSIVE lock (or
+// a stronger one), which LockSourceForRouting took before any catalog lock.
+Result<bool> HoldsSourceLock(pg::Connection& conn, const catalog::Source& source) {
+  auto held = conn.Query(R"sql(
+SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_locks l
+               WHERE l.pid = pg_catalog.pg_backend_pid() AND l.locktype = 'relation'
+                 AND l.granted AND l.relation = pg_catalog.to_regclass($1)
+                 AND l.mode IN ('ShareRowExclusiveLock', 'ExclusiveLock', 'AccessExclusiveLock')))sql",
+                         {sql::Qualified(source.schema_name, source.table_name)});
+  if (!held.ok()) return held.status();
+  return held->text(0, 0) == "t";
+}
+
 // A new or changed aggregate whose argument reads a source column the
-// input does not route could not be applied as deltas (its value would be
-// missing from every delta row): the input then stops taking deltas, and
-// its groups are recomputed as before the delta path. Routing the column
-// would regenerate capture under a lock define takes before any catalog
-// lock; ALTER holds the catalog already. A re-define takes deltas again.
-Status KeepRoutedValues(pg::Connection& conn, const std::string& schema,
-                        const catalog::Transform& t, const Checked& checked) {
+// input does not route: the column joins the source's routing layout
+// (capture regenerated, capture/routing.h) and the input's routed columns,
+// appended so that delta rows staged before keep their values' order. The
+// transform stays on the delta path; exactly once across the ALTER:
+// - capture rows written before (narrower than the new layout) are read by
+//   this transform's new plan as nothing, and delta rows staged before
+//   (narrower than its routed columns) are not applied as deltas: their
+//   groups are recomputed (plan/group_deltas.cc);
+// - their writers committed before this ALTER (the source lock waited for
+//   writers in flight; the staging fence for batches in flight), so the
+//   rebuild the ALTER requests, which records its snapshot for every group,
+//   reads their rows: every change of theirs counts there, once.
+// Without the source lock (the transform changed between
+// LockSourceForRouting and the catalog lock, so the lock was not taken),
+// the input stops taking deltas and its groups are recomputed instead: the
+// lock cannot be waited for under the catalog lock.
+Status RouteNewColumns(pg::Connection& conn, const std::string& schema, const catalog::Transform& t,
+                       const Checked& checked) {
   const catalog::Input& input = t.inputs.front();
   if (!input.routes_values) return Status::OK();
   auto wanted = checked.plan->RoutedColumns(conn);
   if (!wanted.ok()) return wanted.status();
-  const bool covered =
-      std::all_of(wanted->front().begin(), wanted->front().end(), [&](const std::string& column) {
-        return std::find(input.routed_columns.begin(), input.routed_columns.end(), column) !=
-               input.routed_columns.end();
-      });
-  if (covered) return Status::OK();
-  return conn.Exec(sql::WithSchema("UPDATE {schema}.transform_inputs SET routes_values = false "
-                                   "WHERE transform_id = $1::int",
+  std::vector<std::string> routed = input.routed_columns;
+  for (const auto& column : wanted->front()) {
+    if (std::find(routed.begin(), routed.end(), column) == routed.end()) routed.push_back(column);
+  }
+  if (routed.size() == input.routed_columns.size()) return Status::OK();
+  const std::string id = std::to_string(t.id);
+  auto held = HoldsSourceLock(conn, input.source);
+  if (!held.ok()) return held.status();
+  if (!held.value()) {
+    return conn.Exec(sql::WithSchema("UPDATE {schema}.transform_inputs SET routes_values = false "
+                                     "WHERE transform_id = $1::int",
+                                     schema),
+                     {id});
+  }
+  catalog::Source source = input.source;
+  auto positions = capture::EnsureRoutingColumns(conn, schema, source, routed);
+  if (!positions.ok()) return positions.status();
+  return conn.Exec(sql::WithSchema("UPDATE {schema}.transform_inputs SET routed_columns = "
+                                   "$2::text[] WHERE transform_id = $1::int AND ordinal = 1",
                                    schema),
-                   {std::to_string(t.id)});
+                   {id, sql::ArrayLiteral(routed)});
 }
 
 }  // namespace
+
+Status LockSourceForRouting(pg::Connection& conn, const std::string& schema,
+                            const std::string& name) {
+  auto t = catalog::LoadTransform(conn, schema, name, /*lock=*/false);
+  // The locked load that follows reports a missing transform.
+  if (!t.ok() || t->kind != "group_by" || t->inputs.empty()) return Status::OK();
+  const catalog::Input& input = t->inputs.front();
+  if (input.routes_values) {
+    TRELLIS_RETURN_IF_ERROR(conn.Exec(
+        "LOCK TABLE " + sql::Qualified(input.source.schema_name, input.source.table_name) +
+        " IN SHARE ROW EXCLUSIVE MODE"));
+  }
+  TRELLIS_RETURN_IF_ERROR(
+      conn.Exec("LOCK TABLE " + Target(t.value()) + " IN ACCESS EXCLUSIVE MODE"));
+  return input.routes_values ? catalog::FenceStaging(conn, schema) : Status::OK();
+}
 
 Status AlterGroupAddColumn(pg::Connection& conn, const std::string& schema,
                            const catalog::Transform& t, const grammar::SelectItem& column) {
@@ -240,7 +293,7 @@ Status AlterGroupAddColumn(pg::Connection& conn, const std::string& schema,
   auto checked = Check(conn, schema, t, stmt.value());
   if (!checked.ok()) return checked.status();
   TRELLIS_RETURN_IF_ERROR(AddStateColumns(conn, schema, t, checked.value(), column.alias));
-  TRELLIS_RETURN_IF_ERROR(KeepRoutedValues(conn, schema, t, checked.value()));
+  TRELLIS_RETURN_IF_ERROR(RouteNewColumns(conn, schema, t, checked.value()));
   TRELLIS_RETURN_IF_ERROR(catalog::RecordDefinition(conn, schema, t.id, grammar::Render(*stmt)));
   return catalog::RequestRebuild(conn, schema, t.id, std::vector<std::string>{column.alias});
 }
@@ -299,7 +352,7 @@ Status AlterGroupColumn(pg::Connection& conn, const std::string& schema,
           schema),
       {std::to_string(t.id), column.alias}));
   TRELLIS_RETURN_IF_ERROR(AddStateColumns(conn, schema, t, checked.value(), column.alias));
-  TRELLIS_RETURN_IF_ERROR(KeepRoutedValues(conn, schema, t, checked.value()));
+  TRELLIS_RETURN_IF_ERROR(RouteNewColumns(conn, schema, t, checked.value()));
   TRELLIS_RETURN_IF_ERROR(catalog::RecordDefinition(conn, schema, t.id, grammar::Render(*stmt)));
   return catalog::RequestRebuild(conn, schema, t.id, std::vector<std::string>{column.alias});
 }

@@ -17,6 +17,22 @@
 
 namespace trellis::statements {
 
+// Run by ALTER ADD COLUMN and ALTER COLUMN before any catalog lock: when
+// `name` is a group transform that takes deltas, the lock routing a new
+// column needs (SHARE ROW EXCLUSIVE on the source, which waits for writers
+// in flight and holds new ones until the ALTER commits, as define's does),
+// then the staging fence (catalog/locks.h), so that every capture row and
+// delta row staged without the new column is from a writer the ALTER's
+// rebuild sees. Taken whether or not the column needs routing: which
+// columns it reads is known only once the statement is checked, under the
+// catalog lock. Then ACCESS EXCLUSIVE on the target, which the ALTER
+// changes: waited for under the catalog lock, it deadlocked with a drain
+// holding the target and waiting for the transform's catalog row (seen in
+// group_by/differential_test.exs). Nothing for any other transform.
+// REQUIRES: inside a transaction.
+Status LockSourceForRouting(pg::Connection& conn, const std::string& schema,
+                            const std::string& name);
+
 // ADD COLUMN <aggregate> AS name: the column and its state, filled by a
 // rebuild.
 Status AlterGroupAddColumn(pg::Connection& conn, const std::string& schema,

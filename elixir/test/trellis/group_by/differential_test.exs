@@ -44,8 +44,18 @@ defmodule Trellis.GroupBy.DifferentialTest do
        "avg(i) AS mean", "c, s, last, mean",
      "SELECT count(*), sum(i), max(ts), avg(i) FROM facts"},
     {"g_distinct", "TRANSFORM g_distinct FROM facts SELECT DISTINCT g2, b", "g2, b",
-     "SELECT DISTINCT g2, b FROM facts"}
+     "SELECT DISTINCT g2, b FROM facts"},
+    # sums and avgs over bigint (near its limits), numeric(12,2) and an
+    # unconstrained numeric (scales 0 to 4, NaN), kept by deltas
+    {"g_sums",
+     "TRANSFORM g_sums FROM facts SELECT g1, sum(big) AS sb, avg(big) AS ab, sum(n) AS sn, " <>
+       "avg(n) AS an, sum(u) AS su, avg(u) AS au GROUP BY g1", "g1, sb, ab, sn, an, su, au",
+     "SELECT g1, sum(big), avg(big), sum(n), avg(n), sum(u), avg(u) FROM facts GROUP BY g1"}
   ]
+
+  # The transforms whose sums and avgs deltas keep (catalog: every argument
+  # type recorded, the input routing every value).
+  @delta_sums ["g_multi", "g_sums"]
 
   setup do
     seed = String.to_integer(System.get_env("TRELLIS_SEED") || "#{:rand.uniform(1_000_000)}")
@@ -72,7 +82,84 @@ defmodule Trellis.GroupBy.DifferentialTest do
     for {name, _statement, columns, query} <- @transforms do
       assert differences(pg, "SELECT #{columns} FROM #{name}", query) == "0",
              "#{name} differs from its definition (seed #{seed}; rerun with TRELLIS_SEED=#{seed})"
+
+      # Numeric equality ignores the display scale (1.5 = 1.50); text does not.
+      assert text_differences(pg, "SELECT #{columns} FROM #{name}", query) == "0",
+             "#{name} shows other digits than its definition (seed #{seed})"
     end
+
+    for name <- @delta_sums, do: assert_delta_sums(pg, name)
+  end
+
+  # An ALTER that adds or changes an aggregate over a column the transform
+  # does not route yet routes it (capture regenerated under the source lock
+  # taken before the catalog's) and keeps the transform on the delta path;
+  # capture rows and delta rows from before the ALTER lack the column's
+  # value, and the ALTER's rebuild (whose recorded snapshot sees their
+  # writers) counts them instead, once (spec/engine.md "Deltas").
+  test "ALTER ADD and ALTER COLUMN of sums over unrouted columns, racing writers",
+       %{url: url, pg: pg, seed: seed} do
+    GroupWorkload.create_source!(pg, 20_000)
+    {a, b} = Handles.fleet!(url, [staging: true, drain_threads: 2], drain_threads: 2)
+
+    {:ok, {:transform_defined, _}} =
+      Trellis.define(
+        a,
+        "TRANSFORM g_alter FROM facts SELECT g2, count(*) AS c, sum(i) AS si GROUP BY g2"
+      )
+
+    converge!(a)
+    assert routed_columns(pg, "g_alter") == "{g2,i}"
+    running = writers(url, seed, 3, 300)
+    Process.sleep(150)
+    {:ok, _} = Trellis.apply(a, "ALTER TRANSFORM g_alter ADD COLUMN sum(big) AS sb")
+    Process.sleep(150)
+    {:ok, _} = Trellis.apply(a, "ALTER TRANSFORM g_alter ADD COLUMN avg(u) AS au")
+    Process.sleep(150)
+    {:ok, _} = Trellis.apply(a, "ALTER TRANSFORM g_alter ALTER COLUMN si AS sum(n)")
+    Task.await_many(running, 240_000)
+    converge!(b, 240_000)
+
+    target = "SELECT g2, c, si, sb, au FROM g_alter"
+    query = "SELECT g2, count(*), sum(n), sum(big), avg(u) FROM facts GROUP BY g2"
+
+    assert differences(pg, target, query) == "0",
+           "g_alter differs from its definition (seed #{seed}; rerun with TRELLIS_SEED=#{seed})"
+
+    assert text_differences(pg, target, query) == "0"
+    assert routed_columns(pg, "g_alter") == "{g2,i,big,u,n}"
+    assert_delta_sums(pg, "g_alter")
+    Trellis.shutdown(a)
+    Trellis.shutdown(b)
+  end
+
+  defp routed_columns(pg, name) do
+    SimplePG.scalar!(pg, """
+    SELECT i.routed_columns::text FROM trellis.transform_inputs i
+    JOIN trellis.transforms t ON t.id = i.transform_id WHERE t.target_name = '#{name}'
+    """)
+  end
+
+  defp text_differences(pg, left, right) do
+    differences(pg, "SELECT l::text FROM (#{left}) l", "SELECT r::text FROM (#{right}) r")
+  end
+
+  # The transform's sums are on the delta path: its input routes every value
+  # and each sum/avg has its argument type recorded, with the running sum
+  # (and, for numeric, the counts per scale) beside it.
+  defp assert_delta_sums(pg, name) do
+    assert SimplePG.scalar!(pg, """
+           SELECT bool_and(i.routes_values) FROM trellis.transform_inputs i
+           JOIN trellis.transforms t ON t.id = i.transform_id WHERE t.target_name = '#{name}'
+           """) == "t"
+
+    assert SimplePG.scalar!(pg, """
+           SELECT count(*) FROM trellis.transform_columns c
+           JOIN trellis.transforms t ON t.id = c.transform_id
+           WHERE t.target_name = '#{name}' AND c.expr ~ '^(sum|avg)\\(' AND c.role = 'aggregate'
+             AND (c.argument_type IS NULL OR c.argument_type NOT IN
+                  ('bigint', 'integer', 'numeric', 'numeric(12,2)'))
+           """) == "0"
   end
 
   test "4 writers, 5000 random writes, a fleet of two handles: every target equals its query",
