@@ -205,8 +205,17 @@ std::string CaughtUpSql(const std::string& schema, std::string_view alias) {
 }
 
 Status PromoteCaughtUp(pg::Connection& conn, const std::string& schema) {
-  return conn.Exec(Render("UPDATE {schema}.transforms t SET status = {state:live} WHERE ", schema) +
-                   CaughtUpSql(schema, "t"));
+  // A row another transaction holds is skipped, not waited for: this update
+  // locks several rows in whatever order it scans them, and a statement
+  // that locks two itself (a grouped join's pair: PAUSE, ALTER,
+  // request_backfill) could deadlock with it and be cancelled (seen). The
+  // next round promotes the row; reads count it live already (CaughtUpSql).
+  return conn.Exec(Render(R"sql(
+UPDATE {schema}.transforms t SET status = {state:live}
+FROM (SELECT c.id FROM {schema}.transforms c WHERE )sql",
+                          schema) +
+                   CaughtUpSql(schema, "c") +
+                   " FOR UPDATE SKIP LOCKED) AS free WHERE t.id = free.id");
 }
 
 std::string NoteAppliedCte(const std::string& schema, std::string_view id_param) {

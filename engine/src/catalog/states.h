@@ -75,7 +75,8 @@ std::string StateSql(std::string_view text, const std::string& schema);
 // ledger, so the transform is live once the pages that exist now drain.
 [[nodiscard]] Status FinishBuild(pg::Connection& conn, const std::string& schema, int id);
 
-// catching_up -> live, for every transform whose catch-up pages are drained.
+// catching_up -> live, for every transform whose catch-up pages are drained
+// and whose row no other transaction holds (the next call takes those).
 [[nodiscard]] Status PromoteCaughtUp(pg::Connection& conn, const std::string& schema);
 
 // SQL true when the transform row `alias` (of {schema}.transforms) is

@@ -11,14 +11,9 @@
 namespace trellis::statements {
 namespace {
 
-// The tables to lock for an ALTER of grouped join `$1`, in locking order:
-// the join's inputs (1), the hidden join's target (2), the group's target
-// (3). The order of the chain's data flow, which a drain's statements follow
-// too: a recompute reads its source in a WITH query written before the
-// DELETE and INSERT of its target, and PostgreSQL locks the relations of a
-// statement in the order it analyses them. So no drain can hold the group's
-// target while it waits for the hidden one here. No rows when `$1` groups no
-// join.
+// The tables to lock for an ALTER of grouped join `$1`: the join's inputs
+// (1), the hidden join's target (2), the group's target (3). No rows when
+// `$1` groups no join.
 constexpr std::string_view kTablesSql = R"sql(
 WITH part AS (
   SELECT g.target_schema AS group_schema, g.target_name AS group_name, j.id AS join_id,
@@ -39,6 +34,37 @@ UNION ALL SELECT 2, format('%I.%I', join_schema, join_name) FROM part
 UNION ALL SELECT 3, format('%I.%I', group_schema, group_name) FROM part
 ORDER BY 1, 2)sql";
 
+// Retries of the targets' locks before waiting for both in turn, and the
+// pause between them (growing to the longest): ample for drains, whose
+// transactions hold a target for milliseconds.
+constexpr int kTargetLockTries = 100;
+constexpr int kLongestPauseMs = 100;
+
+// ACCESS EXCLUSIVE on both targets, never waiting for one while holding the
+// other. Drains take them in either order within a transaction (a
+// recompute's statement reads the join target before it writes the group's;
+// other statements of a drain touch the group's target first), so an ALTER
+// holding one while waiting for the other could deadlock with a drain, and
+// be the one PostgreSQL cancels. So: wait for the join's target, try the
+// group's without waiting, and on a miss let go of the first (to the
+// savepoint) and try again after a pause.
+Status LockTargets(pg::Connection& conn, const std::string& join_target,
+                   const std::string& group_target) {
+  for (int attempt = 1;; ++attempt) {
+    const bool last = attempt >= kTargetLockTries;  // then wait, as any LOCK does
+    TRELLIS_RETURN_IF_ERROR(conn.Exec("SAVEPOINT trellis_alter_targets"));
+    TRELLIS_RETURN_IF_ERROR(conn.Exec("LOCK TABLE " + join_target + " IN ACCESS EXCLUSIVE MODE"));
+    Status second = conn.Exec("LOCK TABLE " + group_target + " IN ACCESS EXCLUSIVE MODE" +
+                              (last ? "" : " NOWAIT"));
+    if (second.ok()) return conn.Exec("RELEASE SAVEPOINT trellis_alter_targets");
+    if (last || second.sqlstate != std::optional<std::string>("55P03")) return second;
+    TRELLIS_RETURN_IF_ERROR(conn.Exec("ROLLBACK TO SAVEPOINT trellis_alter_targets"));
+    const int pause_ms = std::min(kLongestPauseMs, 5 * attempt);
+    TRELLIS_RETURN_IF_ERROR(
+        conn.Exec("SELECT pg_catalog.pg_sleep($1::float8 / 1000)", {std::to_string(pause_ms)}));
+  }
+}
+
 bool Carries(const catalog::Transform& join, const std::string& column) {
   return std::any_of(join.columns.begin(), join.columns.end(),
                      [&](const catalog::Column& c) { return c.name == column; });
@@ -50,12 +76,21 @@ Status LockGroupedJoinTables(pg::Connection& conn, const std::string& schema,
                              const std::string& name) {
   auto tables = conn.Query(sql::WithSchema(kTablesSql, schema), {name, schema});
   if (!tables.ok()) return tables.status();
+  std::string join_target;
+  std::string group_target;
   for (size_t r = 0; r < tables->size(); ++r) {
-    const char* mode =
-        tables->text(r, 0) == "1" ? " IN ACCESS SHARE MODE" : " IN ACCESS EXCLUSIVE MODE";
-    TRELLIS_RETURN_IF_ERROR(conn.Exec("LOCK TABLE " + tables->text(r, 1) + mode));
+    const std::string step = tables->text(r, 0);
+    const std::string table = tables->text(r, 1);
+    if (step == "1") {
+      TRELLIS_RETURN_IF_ERROR(conn.Exec("LOCK TABLE " + table + " IN ACCESS SHARE MODE"));
+    } else if (step == "2") {
+      join_target = table;
+    } else {
+      group_target = table;
+    }
   }
-  return Status::OK();
+  if (join_target.empty()) return Status::OK();
+  return LockTargets(conn, join_target, group_target);
 }
 
 Status CarryJoinColumns(pg::Connection& conn, const std::string& schema,

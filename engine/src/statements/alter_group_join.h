@@ -18,12 +18,13 @@
 namespace trellis::statements {
 
 // Run by every ALTER before it locks a catalog row: when `name` is a grouped
-// join, takes the table locks its ALTER needs, in the order a drain takes
-// them (tables before the catalog; spec/engine.md "Define", step 3): ACCESS
-// SHARE on every table the join reads (the checks read them; a long
-// transaction on one, or its ALTER TABLE, delays this ALTER and nothing
-// else), then ACCESS EXCLUSIVE on the hidden join's target and then the
-// group's target (both may get columns). Nothing for any other transform.
+// join, takes the table locks its ALTER needs (tables before the catalog;
+// spec/engine.md "Define", step 3): ACCESS SHARE on every table the join
+// reads (the checks read them; a long transaction on one, or its ALTER
+// TABLE, delays this ALTER and nothing else), then ACCESS EXCLUSIVE on the
+// hidden join's target and the group's target (both may get columns),
+// never waiting for one while holding the other (drains lock them in
+// either order). Nothing for any other transform.
 // REQUIRES: inside a transaction.
 Status LockGroupedJoinTables(pg::Connection& conn, const std::string& schema,
                              const std::string& name);

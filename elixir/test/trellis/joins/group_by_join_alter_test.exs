@@ -274,6 +274,43 @@ defmodule Trellis.Joins.GroupByJoinAlterTest do
     equal!(pg, seed, "label, revenue, n", @as_defined)
   end
 
+  test "an ALTER does not deadlock with a drain that holds the group's target",
+       %{url: url, pg: pg, seed: seed, trellis: t} do
+    # This session stands in for a drain that has written the group's target
+    # and reads the join's next (drains lock the two in either order).
+    drain = SimplePG.connect!(url)
+    SimplePG.query!(drain, "BEGIN; LOCK TABLE region_revenue IN ROW EXCLUSIVE MODE")
+
+    alter =
+      Task.async(fn ->
+        Trellis.apply(
+          t,
+          "ALTER TRANSFORM region_revenue ADD COLUMN sum(orders.amount * regions.vat) AS gross"
+        )
+      end)
+
+    # Long enough for the ALTER to be after the join's target: an ALTER that
+    # held it while waiting for the group's would deadlock with the read
+    # below, and PostgreSQL would cancel the ALTER (it waited first).
+    Process.sleep(300)
+
+    assert {:ok, _} =
+             SimplePG.query(drain, "SELECT count(*) FROM trellis.#{JoinWorkload.hidden_join(pg)}")
+
+    SimplePG.query!(drain, "COMMIT")
+    SimplePG.close(drain)
+    assert {:ok, _} = Task.await(alter, 60_000)
+    converge!(t)
+
+    equal!(
+      pg,
+      seed,
+      "label, revenue, n, gross",
+      "SELECT regions.label, sum(orders.amount), count(*), sum(orders.amount * regions.vat) " <>
+        "#{@join} GROUP BY regions.label"
+    )
+  end
+
   test "request_backfill under writers converges, its states in order",
        %{pg: pg, seed: seed, trellis: t} = context do
     under_writers!(context, fn -> :ok = Trellis.request_backfill(t, "region_revenue") end)
