@@ -120,8 +120,15 @@ TEST_CASE("a sum defined before its argument type was recorded stays as it was k
   EngineFixture f;
   auto s = Built(f);
   auto conn = ConnectBuilder(f);
-  // A catalog migrated to step 11 has no argument types for existing columns.
+  // A catalog migrated to step 11 has no argument types for existing
+  // columns, and their numeric sums have no counts per scale.
   f.Sql("UPDATE trellis.transform_columns SET argument_type = NULL");
+  const std::string drops = f.Scalar(
+      "SELECT string_agg('DROP COLUMN ' || quote_ident(name), ', ') "
+      "FROM trellis.transform_columns WHERE name LIKE '%\\_scales'");
+  REQUIRE(drops.find("scales") != std::string::npos);
+  f.Sql("ALTER TABLE sums " + drops);
+  f.Sql("DELETE FROM trellis.transform_columns WHERE name LIKE '%\\_scales'");
   bool ready = false;
   const std::string apply = ApplySql(*conn, &ready);
   CHECK(ready);
@@ -134,6 +141,22 @@ TEST_CASE("a sum defined before its argument type was recorded stays as it was k
   f.Sql("INSERT INTO ledger VALUES (100, 1, 9223372036854775807, 2.125, 0.5, 0.5)");
   f.Sql("DELETE FROM ledger WHERE id = 100");
   f.Sql("UPDATE ledger SET price = price * 1.5 WHERE g = 0");
+  StageAndDrain(*conn);
+  CHECK(TextDifferences(f) == 0);
+
+  // ALTER COLUMN records the type and makes the state: deltas from then on.
+  REQUIRE(s->Apply("ALTER TRANSFORM sums ALTER COLUMN price_sum AS sum(price)", false).ok());
+  CHECK(f.Scalar("SELECT argument_type FROM trellis.transform_columns WHERE name = "
+                 "'price_sum'") == "numeric");
+  {
+    auto workers = BackgroundWorkers::Start(f.Options(), true, 1);
+    f.AwaitConverged(*s);
+  }
+  const std::string altered = ApplySql(*conn, &ready);
+  CHECK(ready);
+  CHECK_THAT(altered, !Catch::Contains("\"price_sum\" = __trellis_x."));
+  CHECK_THAT(altered, Catch::Contains("\"big_sum\" = __trellis_x."));
+  f.Sql("UPDATE ledger SET price = price + 0.125 WHERE g = 2");
   StageAndDrain(*conn);
   CHECK(TextDifferences(f) == 0);
 }
