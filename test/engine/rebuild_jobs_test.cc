@@ -159,3 +159,20 @@ TEST_CASE("a rebuild's failing range waits as a job of its own; the others are w
   REQUIRE(st.ok());
   CHECK_FALSE(st->drain_failure);
 }
+
+TEST_CASE("promoting caught-up transforms skips a row another transaction holds",
+          "[engine][backfill][jobs]") {
+  // A statement locking a grouped join's two rows (PAUSE, ALTER,
+  // request_backfill) and this multi-row update could wait for each other:
+  // the promotion never waits, and takes the row on a later round.
+  BuiltItems items;
+  auto& f = items.f;
+  auto& conn = *items.conn;
+  REQUIRE(conn.Exec("SET lock_timeout = '2s'").ok());
+  f.Sql("BEGIN; SELECT 1 FROM trellis.transforms WHERE id = 1 FOR UPDATE");
+  REQUIRE(trellis::catalog::PromoteCaughtUp(conn, "trellis").ok());
+  CHECK(f.Scalar("SELECT status FROM trellis.transforms") == "catching_up");
+  f.Sql("COMMIT");
+  REQUIRE(trellis::catalog::PromoteCaughtUp(conn, "trellis").ok());
+  CHECK(f.Scalar("SELECT status FROM trellis.transforms") == "live");
+}
