@@ -40,6 +40,17 @@ struct Runner {
   }
 };
 
+// A statement the server picked as a deadlock's victim was rolled back
+// whole, so it runs again, up to this many times in all. Statements lock
+// user tables before catalog rows, but a statement cannot know every order
+// a concurrent drain, build or writer takes its locks in (an ALTER that
+// routes a column takes the source, the target and the staging fence);
+// the other side of a deadlock goes on once the victim is gone, so a
+// second attempt normally finds the way clear.
+constexpr int kDeadlockAttempts = 3;
+
+bool IsDeadlock(const Status& status) { return status.sqlstate == "40P01"; }
+
 }  // namespace
 
 Result<ApplyResult> Apply(pg::Connection& conn, const std::string& schema, std::string_view text,
@@ -57,7 +68,10 @@ Result<ApplyResult> Apply(pg::Connection& conn, const std::string& schema, std::
         "define/2 takes only a TRANSFORM statement; use apply/2 for PAUSE, RESUME, DROP and "
         "ALTER");
   }
-  return std::visit(Runner{conn, schema}, statement);
+  for (int attempt = 1;; ++attempt) {
+    auto result = std::visit(Runner{conn, schema}, statement);
+    if (result.ok() || attempt == kDeadlockAttempts || !IsDeadlock(result.status())) return result;
+  }
 }
 
 }  // namespace trellis::statements
