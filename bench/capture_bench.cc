@@ -68,31 +68,39 @@ std::string Lag(const std::optional<double>& lag) {
 }
 
 struct PgbenchSeries {
-  std::vector<double> plain_tps, capture_tps, capture_ratios;
+  std::vector<double> plain_tps, capture_tps, capture_ratios, floor_ratios;
   std::vector<double> pipeline_tps, pipeline_ratios, backlog, drained_per_s;
   std::string lags;
 };
 
-// Three legs per round: the plain table; the captured table with the
+// Four legs per round: the plain table; the captured table with the
 // workers stopped while pgbench runs (what capture costs the writer; they
 // drain the backlog after); the captured table with staging and two drain
-// threads running beside pgbench on the same cores (the whole pipeline). The
-// order rotates each round, so no leg always goes first.
+// threads running beside pgbench on the same cores (the whole pipeline);
+// and a table whose only trigger is an empty statement trigger with a
+// transition table (the floor: what any trigger-based capture costs before
+// it does anything). The order rotates each round, so no leg always goes
+// first.
 PgbenchSeries RunPgbenchSeries(BenchDb& db, const Config& config, int clients) {
   PgbenchSeries s;
   PgbenchRun run{config.pgbench, db.url(), "", clients, config.pgbench_seconds, std::nullopt};
   for (int round = 0; round < config.rounds; ++round) {
     double plain = 0;
     double capture = 0;
+    double floor_tps = 0;
     CapturedLeg pipeline;
-    for (int leg = 0; leg < 3; ++leg) {
-      switch ((leg + round) % 3) {
+    for (int leg = 0; leg < 4; ++leg) {
+      switch ((leg + round) % 4) {
         case 0:
           run.script = PgbenchScript("pg_a");
           plain = RunPgbench(run).tps;
           break;
         case 1:
           capture = RunCaptured(db, config, run, false).tps;
+          break;
+        case 2:
+          run.script = PgbenchScript("pg_f");
+          floor_tps = RunPgbench(run).tps;
           break;
         default:
           pipeline = RunCaptured(db, config, run, true);
@@ -103,6 +111,7 @@ PgbenchSeries RunPgbenchSeries(BenchDb& db, const Config& config, int clients) {
     s.plain_tps.push_back(plain);
     s.capture_tps.push_back(capture);
     s.capture_ratios.push_back(plain / capture);
+    s.floor_ratios.push_back(plain / floor_tps);
     s.pipeline_tps.push_back(pipeline.tps);
     s.pipeline_ratios.push_back(plain / pipeline.tps);
     s.backlog.push_back(static_cast<double>(pipeline.backlog));
@@ -175,18 +184,28 @@ Section BulkCapture(const test::ThrowawayCluster& cluster, const Config& config)
 Section PgbenchCapture(const test::ThrowawayCluster& cluster, const Config& config) {
   BenchDb db(cluster, "bench_pgbench");
   db.Sql(std::string("CREATE TABLE pg_a ") + kBenchColumns + "; CREATE TABLE pg_b " +
-         kBenchColumns + "; CREATE SEQUENCE pg_a_seq; CREATE SEQUENCE pg_b_seq");
+         kBenchColumns + "; CREATE TABLE pg_f " + kBenchColumns +
+         "; CREATE SEQUENCE pg_a_seq; CREATE SEQUENCE pg_b_seq; CREATE SEQUENCE pg_f_seq");
   IndexBoth(db, config, "pg_a", "pg_b");
+  if (!config.capture_index.empty()) {
+    db.Sql("CREATE INDEX ON pg_f (" + config.capture_index + ")");
+  }
+  db.Sql(
+      "CREATE FUNCTION bench_empty_trigger() RETURNS trigger LANGUAGE plpgsql AS "
+      "'BEGIN RETURN NULL; END'; CREATE TRIGGER pg_f_floor AFTER INSERT ON pg_f REFERENCING NEW "
+      "TABLE AS n FOR EACH STATEMENT EXECUTE FUNCTION bench_empty_trigger()");
   DefineCaptured(db, config);
   Section s;
   s.title = "2. Capture overhead, pgbench";
   s.method =
       "pgbench (`-M prepared`, " + std::to_string(config.pgbench_seconds) +
       " s per run) with the script `INSERT INTO t (id, v, w) VALUES (nextval('t_seq'), :v, "
-      "'x')`, autocommit. Three legs per round, order rotating: the plain table; the captured "
+      "'x')`, autocommit. Four legs per round, order rotating: the plain table; the captured "
       "table with the workers stopped during the run (**capture**: what the triggers cost the "
       "writer; the workers drain the backlog after the run); the captured table with staging + 2 "
-      "drain threads running beside pgbench on the same 2 cores (**pipeline**). After each "
+      "drain threads running beside pgbench on the same 2 cores (**pipeline**); a table whose "
+      "only trigger is an empty statement trigger with a transition table (**floor**: what any "
+      "trigger-based capture costs a write before doing anything). After each "
       "captured run the backlog (keys in pages + capture rows) is given " +
       Fixed(kLagCapMs / 1000.0, 0) +
       " s to drain outside the measurement; a backlog still there is thrown away (PAUSE, DROP, "
@@ -205,6 +224,8 @@ Section PgbenchCapture(const test::ThrowawayCluster& cluster, const Config& conf
                          capture <= 1.15});
     s.figures.push_back({c + ": pipeline, plain / captured TPS", Fixed(pipeline, 2) + "x",
                          "(reference)", std::nullopt});
+    s.figures.push_back({c + ": floor, plain / empty-trigger TPS",
+                         Fixed(Median(r.floor_ratios), 2) + "x", "(reference)", std::nullopt});
     s.figures.push_back({c + ": TPS plain / capture / pipeline, medians",
                          Fixed(Median(r.plain_tps), 0) + " / " + Fixed(Median(r.capture_tps), 0) +
                              " / " + Fixed(Median(r.pipeline_tps), 0),
@@ -214,6 +235,7 @@ Section PgbenchCapture(const test::ThrowawayCluster& cluster, const Config& conf
     s.raw.push_back(c + ": plain tps: " + List(r.plain_tps, 0));
     s.raw.push_back(c + ": capture tps: " + List(r.capture_tps, 0) +
                     "; ratios: " + List(r.capture_ratios, 2));
+    s.raw.push_back(c + ": floor ratios: " + List(r.floor_ratios, 2));
     s.raw.push_back(c + ": pipeline tps: " + List(r.pipeline_tps, 0) +
                     "; ratios: " + List(r.pipeline_ratios, 2));
     s.raw.push_back(c + ": pipeline backlog when pgbench stopped (keys): " + List(r.backlog, 0) +
