@@ -6,7 +6,9 @@
 
 #include "bench_db.h"
 #include "benchmarks.h"
+#include "pg/session_settings.h"
 #include "pgbench_run.h"
+#include "sql/quote.h"
 #include "stats.h"
 
 namespace trellis::bench {
@@ -68,19 +70,21 @@ std::string Lag(const std::optional<double>& lag) {
 }
 
 struct PgbenchSeries {
-  std::vector<double> plain_tps, capture_tps, capture_ratios, floor_ratios;
+  std::vector<double> plain_tps, capture_tps, capture_ratios, floor_ratios, pinned_ratios;
   std::vector<double> pipeline_tps, pipeline_ratios, backlog, drained_per_s;
   std::string lags;
 };
 
-// Four legs per round: the plain table; the captured table with the
+// Five legs per round: the plain table; the captured table with the
 // workers stopped while pgbench runs (what capture costs the writer; they
 // drain the backlog after); the captured table with staging and two drain
 // threads running beside pgbench on the same cores (the whole pipeline);
 // and a table whose only trigger is an empty statement trigger with a
 // transition table (the floor: what any trigger-based capture costs before
-// it does anything). The order rotates each round, so no leg always goes
-// first.
+// it does anything); and the same empty function declared as capture's
+// are, SECURITY DEFINER with capture's SET clauses (what the privilege
+// model and the pinned settings add to the floor). The order rotates each
+// round, so no leg always goes first.
 PgbenchSeries RunPgbenchSeries(BenchDb& db, const Config& config, int clients) {
   PgbenchSeries s;
   PgbenchRun run{config.pgbench, db.url(), "", clients, config.pgbench_seconds, std::nullopt};
@@ -88,9 +92,10 @@ PgbenchSeries RunPgbenchSeries(BenchDb& db, const Config& config, int clients) {
     double plain = 0;
     double capture = 0;
     double floor_tps = 0;
+    double pinned_tps = 0;
     CapturedLeg pipeline;
-    for (int leg = 0; leg < 4; ++leg) {
-      switch ((leg + round) % 4) {
+    for (int leg = 0; leg < 5; ++leg) {
+      switch ((leg + round) % 5) {
         case 0:
           run.script = PgbenchScript("pg_a");
           plain = RunPgbench(run).tps;
@@ -102,6 +107,10 @@ PgbenchSeries RunPgbenchSeries(BenchDb& db, const Config& config, int clients) {
           run.script = PgbenchScript("pg_f");
           floor_tps = RunPgbench(run).tps;
           break;
+        case 3:
+          run.script = PgbenchScript("pg_s");
+          pinned_tps = RunPgbench(run).tps;
+          break;
         default:
           pipeline = RunCaptured(db, config, run, true);
       }
@@ -112,6 +121,7 @@ PgbenchSeries RunPgbenchSeries(BenchDb& db, const Config& config, int clients) {
     s.capture_tps.push_back(capture);
     s.capture_ratios.push_back(plain / capture);
     s.floor_ratios.push_back(plain / floor_tps);
+    s.pinned_ratios.push_back(plain / pinned_tps);
     s.pipeline_tps.push_back(pipeline.tps);
     s.pipeline_ratios.push_back(plain / pipeline.tps);
     s.backlog.push_back(static_cast<double>(pipeline.backlog));
@@ -184,28 +194,38 @@ Section BulkCapture(const test::ThrowawayCluster& cluster, const Config& config)
 Section PgbenchCapture(const test::ThrowawayCluster& cluster, const Config& config) {
   BenchDb db(cluster, "bench_pgbench");
   db.Sql(std::string("CREATE TABLE pg_a ") + kBenchColumns + "; CREATE TABLE pg_b " +
-         kBenchColumns + "; CREATE TABLE pg_f " + kBenchColumns +
-         "; CREATE SEQUENCE pg_a_seq; CREATE SEQUENCE pg_b_seq; CREATE SEQUENCE pg_f_seq");
+         kBenchColumns + "; CREATE TABLE pg_f " + kBenchColumns + "; CREATE TABLE pg_s " +
+         kBenchColumns +
+         "; CREATE SEQUENCE pg_a_seq; CREATE SEQUENCE pg_b_seq; CREATE SEQUENCE pg_f_seq; "
+         "CREATE SEQUENCE pg_s_seq");
   IndexBoth(db, config, "pg_a", "pg_b");
-  if (!config.capture_index.empty()) {
-    db.Sql("CREATE INDEX ON pg_f (" + config.capture_index + ")");
-  }
+  IndexBoth(db, config, "pg_f", "pg_s");
   db.Sql(
       "CREATE FUNCTION bench_empty_trigger() RETURNS trigger LANGUAGE plpgsql AS "
       "'BEGIN RETURN NULL; END'; CREATE TRIGGER pg_f_floor AFTER INSERT ON pg_f REFERENCING NEW "
       "TABLE AS n FOR EACH STATEMENT EXECUTE FUNCTION bench_empty_trigger()");
+  std::string pinned = " SET search_path = pg_catalog, pg_temp";
+  for (const pg::PinnedSetting& setting : pg::kTextFormSettings) {
+    pinned += " SET " + std::string(setting.name) + " = " + sql::Literal(setting.value);
+  }
+  db.Sql(
+      "CREATE FUNCTION bench_pinned_trigger() RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER" +
+      pinned +
+      " AS 'BEGIN RETURN NULL; END'; CREATE TRIGGER pg_s_floor AFTER INSERT ON pg_s REFERENCING "
+      "NEW TABLE AS n FOR EACH STATEMENT EXECUTE FUNCTION bench_pinned_trigger()");
   DefineCaptured(db, config);
   Section s;
   s.title = "2. Capture overhead, pgbench";
   s.method =
       "pgbench (`-M prepared`, " + std::to_string(config.pgbench_seconds) +
       " s per run) with the script `INSERT INTO t (id, v, w) VALUES (nextval('t_seq'), :v, "
-      "'x')`, autocommit. Four legs per round, order rotating: the plain table; the captured "
+      "'x')`, autocommit. Five legs per round, order rotating: the plain table; the captured "
       "table with the workers stopped during the run (**capture**: what the triggers cost the "
       "writer; the workers drain the backlog after the run); the captured table with staging + 2 "
       "drain threads running beside pgbench on the same 2 cores (**pipeline**); a table whose "
       "only trigger is an empty statement trigger with a transition table (**floor**: what any "
-      "trigger-based capture costs a write before doing anything). After each "
+      "trigger-based capture costs a write before doing anything); the same empty function "
+      "declared as capture's are, SECURITY DEFINER with their SET clauses. After each "
       "captured run the backlog (keys in pages + capture rows) is given " +
       Fixed(kLagCapMs / 1000.0, 0) +
       " s to drain outside the measurement; a backlog still there is thrown away (PAUSE, DROP, "
@@ -226,6 +246,8 @@ Section PgbenchCapture(const test::ThrowawayCluster& cluster, const Config& conf
                          "(reference)", std::nullopt});
     s.figures.push_back({c + ": floor, plain / empty-trigger TPS",
                          Fixed(Median(r.floor_ratios), 2) + "x", "(reference)", std::nullopt});
+    s.figures.push_back({c + ": floor with SECURITY DEFINER and the pinned settings",
+                         Fixed(Median(r.pinned_ratios), 2) + "x", "(reference)", std::nullopt});
     s.figures.push_back({c + ": TPS plain / capture / pipeline, medians",
                          Fixed(Median(r.plain_tps), 0) + " / " + Fixed(Median(r.capture_tps), 0) +
                              " / " + Fixed(Median(r.pipeline_tps), 0),
@@ -235,7 +257,8 @@ Section PgbenchCapture(const test::ThrowawayCluster& cluster, const Config& conf
     s.raw.push_back(c + ": plain tps: " + List(r.plain_tps, 0));
     s.raw.push_back(c + ": capture tps: " + List(r.capture_tps, 0) +
                     "; ratios: " + List(r.capture_ratios, 2));
-    s.raw.push_back(c + ": floor ratios: " + List(r.floor_ratios, 2));
+    s.raw.push_back(c + ": floor ratios: " + List(r.floor_ratios, 2) +
+                    "; with SECURITY DEFINER and the pinned settings: " + List(r.pinned_ratios, 2));
     s.raw.push_back(c + ": pipeline tps: " + List(r.pipeline_tps, 0) +
                     "; ratios: " + List(r.pipeline_ratios, 2));
     s.raw.push_back(c + ": pipeline backlog when pgbench stopped (keys): " + List(r.backlog, 0) +
