@@ -11,11 +11,13 @@ namespace {
 // Each captured row version of the source as its routed values, with its
 // sign; the sign is NULL (the group is recomputed, no delta) when the
 // capture row's relation is not known to be under the source
-// (`consumed.member`, capture/relations.h CapturedUnderSourceSql). A capture row's `routing` is a
-// 2-D array, one row per version (an UPDATE's old versions first, then as many new ones:
-// capture/functions.cc), read with unnest and folded back by the capture row's own width (its width
-// and version count come with it: capture/routing.h says why); a row narrower than the highest
-// routed position predates this reader and yields nothing (capture/routing.h).
+// (`consumed.member`, capture/relations.h CapturedUnderSourceSql). A
+// capture row's `routing` is a 2-D array, one row per version (an UPDATE's
+// old versions first, then as many new ones: capture/functions.cc), read
+// with unnest and folded back by the capture row's own width (its width and
+// version count come with it: capture/routing.h says why); a row narrower
+// than the highest routed position predates this reader and yields nothing
+// (capture/routing.h).
 constexpr std::string_view kStageDeltaRows =
     R"sql(SELECT {transform_id} AS transform_id, {key} AS key,
        CASE WHEN __trellis_s.member THEN __trellis_v.sign END AS sign,

@@ -1,12 +1,11 @@
 #include "staging/failing_readers.h"
 
-#include "capture/relations.h"
-#include "capture/routing.h"
 #include "catalog/states.h"
 #include "grammar/address.h"
 #include "log/component_log.h"
 #include "plan/bind.h"
 #include "sql/quote.h"
+#include "staging/consumed_rows.h"
 
 namespace trellis::staging {
 
@@ -24,11 +23,8 @@ bool MayBeReadersFailure(const Status& error) {
 Result<std::set<int>> FindFailingReaders(pg::Connection& conn, const std::string& schema,
                                          const std::vector<catalog::Transform>& all) {
   // The capture rows as the staging statement consumes them, read only.
-  const std::string consumed =
-      "SELECT ctid AS id, source_id, op, xid, routing, " + std::string(capture::kRoutingWidthSql) +
-      " AS width, " + std::string(capture::kRoutingVersionsSql) + " AS versions, " +
-      capture::CapturedUnderSourceSql(schema, "__trellis_c") + " AS member FROM " +
-      sql::Qualified(schema, "capture") + " AS __trellis_c";
+  const std::string consumed = "SELECT " + ConsumedColumnsSql(schema, "__trellis_c", true) +
+                               " FROM " + sql::Qualified(schema, "capture") + " AS __trellis_c";
   std::set<int> failing;
   for (const auto& t : all) {
     auto plan = plan::Bind(t, schema);

@@ -1,7 +1,5 @@
 #include "staging/stage_batch.h"
 
-#include "capture/relations.h"
-#include "capture/routing.h"
 #include "catalog/locks.h"
 #include "catalog/model.h"
 #include "catalog/states.h"
@@ -9,6 +7,7 @@
 #include "plan/group_deltas.h"
 #include "sql/quote.h"
 #include "sql/row_reader.h"
+#include "staging/consumed_rows.h"
 #include "staging/failing_readers.h"
 #include "staging/ledger_pages.h"
 #include "workers/locks.h"
@@ -44,20 +43,13 @@ Result<std::string> StageSql(const std::string& schema, const std::vector<catalo
   }
   std::string dirty = sql::Join(parts, "\nUNION ALL\n");
   if (dirty.empty()) dirty = "SELECT NULL::int AS transform_id, NULL::text[] AS key WHERE false";
-  // Whether each capture row's relation is under its source (deltas need
-  // it, capture/relations.h), asked only when some transform takes deltas.
-  const std::string member = changes.empty()
-                                 ? std::string("NULL::boolean")
-                                 : capture::CapturedUnderSourceSql(schema, "__trellis_c");
   return sql::WithSchema(R"sql(
 WITH consumed AS (
   DELETE FROM {schema}.capture AS __trellis_c
   WHERE ctid = ANY (ARRAY(SELECT ctid FROM {schema}.capture LIMIT $1::int))
-  RETURNING ctid AS id, source_id, op, xid, routing, )sql",
+  RETURNING )sql",
                          schema) +
-         std::string(capture::kRoutingWidthSql) + " AS width, " +
-         std::string(capture::kRoutingVersionsSql) + " AS versions, " + member + " AS member" +
-         R"sql(
+         ConsumedColumnsSql(schema, "__trellis_c", !changes.empty()) + R"sql(
 ), dirty AS ()sql" +
          dirty + "\n), " + PageDirtyKeysSql(schema, 2, !changes.empty()) + R"sql(
 SELECT (SELECT count(*) FROM consumed),
