@@ -82,8 +82,10 @@ struct PgbenchSeries {
 // and a table whose only trigger is an empty statement trigger with a
 // transition table (the floor: what any trigger-based capture costs before
 // it does anything); and the same empty function declared as capture's
-// are, SECURITY DEFINER with capture's SET clauses (what the privilege
-// model and the pinned settings add to the floor). The order rotates each
+// are for a source whose routed values need the pinned settings (a date,
+// say): SECURITY DEFINER with the five SET clauses (what those pins add to
+// the floor; this benchmark's own source, grouped by an int, needs none and
+// its functions have no SET clause). The order rotates each
 // round, so no leg always goes first.
 PgbenchSeries RunPgbenchSeries(BenchDb& db, const Config& config, int clients) {
   PgbenchSeries s;
@@ -225,7 +227,9 @@ Section PgbenchCapture(const test::ThrowawayCluster& cluster, const Config& conf
       "drain threads running beside pgbench on the same 2 cores (**pipeline**); a table whose "
       "only trigger is an empty statement trigger with a transition table (**floor**: what any "
       "trigger-based capture costs a write before doing anything); the same empty function "
-      "declared as capture's are, SECURITY DEFINER with their SET clauses. After each "
+      "declared as capture's are for a source whose routed values need pinned settings "
+      "(SECURITY DEFINER with five SET clauses; the benchmark's own int-keyed source needs "
+      "none). After each "
       "captured run the backlog (keys in pages + capture rows) is given " +
       Fixed(kLagCapMs / 1000.0, 0) +
       " s to drain outside the measurement; a backlog still there is thrown away (PAUSE, DROP, "

@@ -81,10 +81,11 @@ TEST_CASE("a DML-only role writes a captured source and its writes reach the tar
   // The writer has no right on the catalog, and needs none.
   CHECK_FALSE(As(f, "writer", "SELECT count(*) FROM trellis.capture").ok());
   CHECK(f.Scalar("SELECT has_schema_privilege('writer', 'trellis', 'USAGE')") == "f");
+  // Definer functions that pin no setting: an int key's text depends on
+  // none (capture/function_settings.h).
   CHECK(f.Scalar("SELECT count(*) FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace "
                  "WHERE n.nspname = 'trellis' AND p.proname LIKE 'capture%' AND p.prosecdef "
-                 "AND p.proconfig = ARRAY['search_path=pg_catalog, pg_temp', 'DateStyle=ISO,MDY', "
-                 "'IntervalStyle=postgres', 'extra_float_digits=1', 'bytea_output=hex'] "
+                 "AND p.proconfig IS NULL "
                  "AND NOT has_function_privilege('writer', p.oid, 'EXECUTE') "
                  "AND pg_get_userbyid(p.proowner) = 'app_owner'") == "4");
 
@@ -96,6 +97,37 @@ TEST_CASE("a DML-only role writes a captured source and its writes reach the tar
   r.workers = trellis::BackgroundWorkers::Start(OptionsAs(f, "app_owner"), true, 1);
   f.AwaitConverged(*r.session);
   CHECK(f.Differences("balances", "SELECT id, owner, balance FROM accounts") == 0);
+}
+
+TEST_CASE("a writer's search_path and temporary tables cannot redirect a capture function",
+          "[engine][capture][privileges]") {
+  Roles r;
+  auto& f = r.f;
+  REQUIRE(
+      r.session->Apply("TRANSFORM balances FROM accounts SELECT balance AS balance", true).ok());
+  // The function pins no search_path, so the writer's own path is in force
+  // while it runs as the engine's role. The writer puts its temporary
+  // schema first, holding tables named as the body's capture table and
+  // transition table, and a row in each.
+  for (const char* statement :
+       {"CREATE TEMP TABLE capture (source_id int, xid xid8, op \"char\", routing text[], "
+        "relid oid)",
+        "CREATE TEMP TABLE trellis_new (id int, owner text, balance int)",
+        "INSERT INTO trellis_new VALUES (999, 'evil', 0)"}) {
+    const trellis::Status made = As(f, "writer", statement);
+    INFO(made.ToString());
+    REQUIRE(made.ok());
+  }
+  REQUIRE(f.conn().Exec("SET search_path = pg_temp, public").ok());
+  CHECK(As(f, "writer", "INSERT INTO accounts VALUES (101, 'new', 5)").ok());
+  CHECK(As(f, "writer", "UPDATE accounts SET balance = 7 WHERE id = 2").ok());
+  CHECK(f.Scalar("SELECT count(*) FROM pg_temp.capture") == "0");
+  REQUIRE(f.conn().Exec("RESET search_path").ok());
+  CHECK(f.Scalar("SELECT string_agg(routing::text, ',' ORDER BY op) FROM trellis.capture") ==
+        "{{101}},{{2},{2}}");
+  r.workers = trellis::BackgroundWorkers::Start(OptionsAs(f, "app_owner"), true, 1);
+  f.AwaitConverged(*r.session);
+  CHECK(f.Differences("balances", "SELECT id, balance FROM accounts") == 0);
 }
 
 TEST_CASE("a role that may update only some columns still can after a define",

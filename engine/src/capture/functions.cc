@@ -1,7 +1,7 @@
 #include "capture/functions.h"
 
+#include "capture/function_settings.h"
 #include "capture/names.h"
-#include "pg/session_settings.h"
 #include "sql/quote.h"
 
 namespace trellis::capture {
@@ -24,7 +24,8 @@ std::string RoutingArray(const catalog::Source& source) {
 // cheapest statement that does it (spec/engine.md "Capture" has the figures).
 // A statement that changed no row still writes a row with an empty array;
 // skipping it would cost every statement a test. Every name is qualified or
-// a transition table, as the function runs with search_path = pg_catalog.
+// a transition table and no function or operator is named, so the body
+// means the same under any search_path (capture/function_settings.h).
 std::string FunctionBody(const std::string& schema, const catalog::Source& source,
                          std::string_view event) {
   const std::string capture = sql::Qualified(schema, "capture");
@@ -71,40 +72,33 @@ std::string DollarQuoted(std::string_view body) {
   }
 }
 
-namespace {
-
-// The function's SET clauses: search_path (every name in the body is
-// qualified anyway), and the settings that fix a value's text form, since
-// the body turns routed values to text in the writer's session and the
-// engine reads that text back in its own (a writer's DateStyle = 'German'
-// would route 03.02.2024, which the engine reads as March 2). PostgreSQL
-// applies them on entry and restores the writer's own values on exit.
-std::string SetClauses() {
-  std::string clauses = " SET search_path = pg_catalog, pg_temp";
-  for (const pg::PinnedSetting& setting : pg::kTextFormSettings) {
-    clauses += " SET " + std::string(setting.name) + " = " + sql::Literal(setting.value);
-  }
-  return clauses;
-}
-
-}  // namespace
-
 std::string CreateFunctionSql(const std::string& schema, const catalog::Source& source,
-                              std::string_view event) {
+                              std::string_view event, bool pinned) {
   return "CREATE OR REPLACE FUNCTION " + QualifiedFunctionName(schema, source.id, event) +
-         "() RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER" + SetClauses() + " AS " +
+         "() RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER" + SetClauses(pinned) + " AS " +
          DollarQuoted(FunctionBody(schema, source, event));
 }
 
 Status InstallFunctions(pg::Connection& conn, const std::string& schema,
                         const catalog::Source& source) {
+  auto pinned = NeedsPinnedSettings(conn, schema, source.id);
+  if (!pinned.ok()) return pinned.status();
   for (const std::string_view event : kEvents) {
-    TRELLIS_RETURN_IF_ERROR(conn.Exec(CreateFunctionSql(schema, source, event)));
+    TRELLIS_RETURN_IF_ERROR(conn.Exec(CreateFunctionSql(schema, source, event, pinned.value())));
     TRELLIS_RETURN_IF_ERROR(conn.Exec("REVOKE ALL ON FUNCTION " +
                                       QualifiedFunctionName(schema, source.id, event) +
                                       "() FROM PUBLIC"));
   }
   return Status::OK();
+}
+
+Result<int> RepinChangedSources(pg::Connection& conn, const std::string& schema) {
+  auto stale = SourcesWithStalePins(conn, schema);
+  if (!stale.ok()) return stale.status();
+  for (const catalog::Source& source : stale.value()) {
+    TRELLIS_RETURN_IF_ERROR(InstallFunctions(conn, schema, source));
+  }
+  return static_cast<int>(stale->size());
 }
 
 Status RemoveFunctions(pg::Connection& conn, const std::string& schema, int source_id) {

@@ -1,6 +1,7 @@
 #include "staging/staging_worker.h"
 
 #include "capture/disruption.h"
+#include "capture/functions.h"
 #include "catalog/migrations.h"
 #include "catalog/states.h"
 #include "log/component_log.h"
@@ -49,6 +50,10 @@ Result<bool> StagingWorker::Step(pg::Connection& conn) {
     if (!tx.ok()) return tx.status();
     auto found = capture::PauseDisruptedReaders(conn, options().schema);
     if (!found.ok()) return found.status();
+    // A routed column whose type changed may need its source's capture
+    // functions to pin settings they do not, or no longer need them.
+    auto repinned = capture::RepinChangedSources(conn, options().schema);
+    if (!repinned.ok()) return repinned.status();
     TRELLIS_RETURN_IF_ERROR(tx.value()->Commit());
     // Partitions and children that appeared under a source or left it.
     auto synced = SyncRelations(conn, options().schema);
