@@ -105,8 +105,7 @@ TEST_CASE("a record stays while a writer it saw has capture rows not staged yet"
       "pg_snapshot_xmax(pg_current_snapshot())) RETURNING 1");
   REQUIRE(collected.ok());
   CHECK(collected->size() == 0);
-  StageStep(*conn);
-  DrainAllPages(*conn);
+  StageAndDrain(*conn);
   CHECK(Differences(f) == 0);
 }
 
@@ -125,8 +124,7 @@ TEST_CASE("one multi-row UPDATE moving rows between groups changes every group o
   DrainAllPages(*conn);
   CHECK(Differences(f) == 0);
   f.Sql("DELETE FROM orders WHERE g = 7");
-  StageStep(*conn);
-  DrainAllPages(*conn);
+  StageAndDrain(*conn);
   CHECK(Differences(f) == 0);
   CHECK(f.Scalar("SELECT count(*) FROM totals WHERE g = 7") == "0");
 }

@@ -40,11 +40,6 @@ long TextDifferences(EngineFixture& f) {
                             ") UNION ALL (" + query + " EXCEPT ALL " + target + ")) d"));
 }
 
-void StageAndDrain(pg::Connection& conn) {
-  StageStep(conn);
-  DrainAllPages(conn);
-}
-
 // The drain statements of `sums` as its plan is bound now.
 std::string ApplySql(pg::Connection& conn, bool* delta_ready) {
   auto t = catalog::LoadTransform(conn, "trellis", "sums");

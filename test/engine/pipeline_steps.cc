@@ -35,6 +35,11 @@ void DrainAllPages(pg::Connection& conn) {
   }
 }
 
+void StageAndDrain(pg::Connection& conn) {
+  StageStep(conn);
+  DrainAllPages(conn);
+}
+
 long SelectDifferences(EngineFixture& f, const std::string& target_sql,
                        const std::string& query_sql) {
   return std::stol(f.Scalar("SELECT count(*) FROM ((" + target_sql + " EXCEPT ALL " + query_sql +

@@ -20,6 +20,9 @@ void StageStep(pg::Connection& conn);
 // Drains every page there is; fails the test on an error or a failed page.
 void DrainAllPages(pg::Connection& conn);
 
+// StageStep, then DrainAllPages: what is committed so far reaches the targets.
+void StageAndDrain(pg::Connection& conn);
+
 // Rows of `target_sql` that differ from `query_sql` (both SELECTs), either
 // way, counting duplicates.
 long SelectDifferences(EngineFixture& f, const std::string& target_sql,
