@@ -71,11 +71,14 @@ std::string Lag(const std::optional<double>& lag) {
 
 struct PgbenchSeries {
   std::vector<double> plain_tps, capture_tps, capture_ratios, floor_ratios, pinned_ratios;
+  std::vector<double> row_ratios;
   std::vector<double> pipeline_tps, pipeline_ratios, backlog, drained_per_s;
   std::string lags;
 };
 
-// Five legs per round: the plain table; the captured table with the
+constexpr int kLegs = 6;
+
+// Six legs per round: the plain table; the captured table with the
 // workers stopped while pgbench runs (what capture costs the writer; they
 // drain the backlog after); the captured table with staging and two drain
 // threads running beside pgbench on the same cores (the whole pipeline);
@@ -85,8 +88,11 @@ struct PgbenchSeries {
 // are for a source whose routed values need the pinned settings (a date,
 // say): SECURITY DEFINER with the five SET clauses (what those pins add to
 // the floor; this benchmark's own source, grouped by an int, needs none and
-// its functions have no SET clause). The order rotates each
-// round, so no leg always goes first.
+// its functions have no SET clause); and a definer function with no SET
+// clause that writes one constant row per statement to an unindexed table
+// (the floor of any capture that records a statement in a table, before
+// it records anything about the rows). The order rotates each round, so no
+// leg always goes first.
 PgbenchSeries RunPgbenchSeries(BenchDb& db, const Config& config, int clients) {
   PgbenchSeries s;
   PgbenchRun run{config.pgbench, db.url(), "", clients, config.pgbench_seconds, std::nullopt};
@@ -95,9 +101,10 @@ PgbenchSeries RunPgbenchSeries(BenchDb& db, const Config& config, int clients) {
     double capture = 0;
     double floor_tps = 0;
     double pinned_tps = 0;
+    double row_tps = 0;
     CapturedLeg pipeline;
-    for (int leg = 0; leg < 5; ++leg) {
-      switch ((leg + round) % 5) {
+    for (int leg = 0; leg < kLegs; ++leg) {
+      switch ((leg + round) % kLegs) {
         case 0:
           run.script = PgbenchScript("pg_a");
           plain = RunPgbench(run).tps;
@@ -113,6 +120,10 @@ PgbenchSeries RunPgbenchSeries(BenchDb& db, const Config& config, int clients) {
           run.script = PgbenchScript("pg_s");
           pinned_tps = RunPgbench(run).tps;
           break;
+        case 4:
+          run.script = PgbenchScript("pg_w");
+          row_tps = RunPgbench(run).tps;
+          break;
         default:
           pipeline = RunCaptured(db, config, run, true);
       }
@@ -124,6 +135,7 @@ PgbenchSeries RunPgbenchSeries(BenchDb& db, const Config& config, int clients) {
     s.capture_ratios.push_back(plain / capture);
     s.floor_ratios.push_back(plain / floor_tps);
     s.pinned_ratios.push_back(plain / pinned_tps);
+    s.row_ratios.push_back(plain / row_tps);
     s.pipeline_tps.push_back(pipeline.tps);
     s.pipeline_ratios.push_back(plain / pipeline.tps);
     s.backlog.push_back(static_cast<double>(pipeline.backlog));
@@ -197,11 +209,14 @@ Section PgbenchCapture(const test::ThrowawayCluster& cluster, const Config& conf
   BenchDb db(cluster, "bench_pgbench");
   db.Sql(std::string("CREATE TABLE pg_a ") + kBenchColumns + "; CREATE TABLE pg_b " +
          kBenchColumns + "; CREATE TABLE pg_f " + kBenchColumns + "; CREATE TABLE pg_s " +
-         kBenchColumns +
+         kBenchColumns + "; CREATE TABLE pg_w " + kBenchColumns +
          "; CREATE SEQUENCE pg_a_seq; CREATE SEQUENCE pg_b_seq; CREATE SEQUENCE pg_f_seq; "
-         "CREATE SEQUENCE pg_s_seq");
+         "CREATE SEQUENCE pg_s_seq; CREATE SEQUENCE pg_w_seq");
   IndexBoth(db, config, "pg_a", "pg_b");
   IndexBoth(db, config, "pg_f", "pg_s");
+  if (!config.capture_index.empty()) {
+    db.Sql("CREATE INDEX ON pg_w (" + config.capture_index + ")");
+  }
   db.Sql(
       "CREATE FUNCTION bench_empty_trigger() RETURNS trigger LANGUAGE plpgsql AS "
       "'BEGIN RETURN NULL; END'; CREATE TRIGGER pg_f_floor AFTER INSERT ON pg_f REFERENCING NEW "
@@ -215,13 +230,20 @@ Section PgbenchCapture(const test::ThrowawayCluster& cluster, const Config& conf
       pinned +
       " AS 'BEGIN RETURN NULL; END'; CREATE TRIGGER pg_s_floor AFTER INSERT ON pg_s REFERENCING "
       "NEW TABLE AS n FOR EACH STATEMENT EXECUTE FUNCTION bench_pinned_trigger()");
+  db.Sql(
+      "CREATE TABLE bench_rows (source_id int NOT NULL, xid xid8 NOT NULL DEFAULT "
+      "pg_current_xact_id(), op \"char\" NOT NULL); CREATE FUNCTION bench_row_trigger() RETURNS "
+      "trigger LANGUAGE plpgsql SECURITY DEFINER AS 'BEGIN INSERT INTO public.bench_rows "
+      "(source_id, op) VALUES (1, ''I''); RETURN NULL; END'; CREATE TRIGGER pg_w_floor AFTER "
+      "INSERT ON pg_w REFERENCING NEW TABLE AS n FOR EACH STATEMENT EXECUTE FUNCTION "
+      "bench_row_trigger()");
   DefineCaptured(db, config);
   Section s;
   s.title = "2. Capture overhead, pgbench";
   s.method =
       "pgbench (`-M prepared`, " + std::to_string(config.pgbench_seconds) +
       " s per run) with the script `INSERT INTO t (id, v, w) VALUES (nextval('t_seq'), :v, "
-      "'x')`, autocommit. Five legs per round, order rotating: the plain table; the captured "
+      "'x')`, autocommit. Six legs per round, order rotating: the plain table; the captured "
       "table with the workers stopped during the run (**capture**: what the triggers cost the "
       "writer; the workers drain the backlog after the run); the captured table with staging + 2 "
       "drain threads running beside pgbench on the same 2 cores (**pipeline**); a table whose "
@@ -229,7 +251,9 @@ Section PgbenchCapture(const test::ThrowawayCluster& cluster, const Config& conf
       "trigger-based capture costs a write before doing anything); the same empty function "
       "declared as capture's are for a source whose routed values need pinned settings "
       "(SECURITY DEFINER with five SET clauses; the benchmark's own int-keyed source needs "
-      "none). After each "
+      "none); a definer function with no SET clause that inserts one constant row per "
+      "statement into an unindexed table (**one row written**: the floor of any capture that "
+      "records each statement in a table). After each "
       "captured run the backlog (keys in pages + capture rows) is given " +
       Fixed(kLagCapMs / 1000.0, 0) +
       " s to drain outside the measurement; a backlog still there is thrown away (PAUSE, DROP, "
@@ -252,6 +276,8 @@ Section PgbenchCapture(const test::ThrowawayCluster& cluster, const Config& conf
                          Fixed(Median(r.floor_ratios), 2) + "x", "(reference)", std::nullopt});
     s.figures.push_back({c + ": floor with SECURITY DEFINER and the pinned settings",
                          Fixed(Median(r.pinned_ratios), 2) + "x", "(reference)", std::nullopt});
+    s.figures.push_back({c + ": floor with one row written per statement",
+                         Fixed(Median(r.row_ratios), 2) + "x", "(reference)", std::nullopt});
     s.figures.push_back({c + ": TPS plain / capture / pipeline, medians",
                          Fixed(Median(r.plain_tps), 0) + " / " + Fixed(Median(r.capture_tps), 0) +
                              " / " + Fixed(Median(r.pipeline_tps), 0),
@@ -262,7 +288,8 @@ Section PgbenchCapture(const test::ThrowawayCluster& cluster, const Config& conf
     s.raw.push_back(c + ": capture tps: " + List(r.capture_tps, 0) +
                     "; ratios: " + List(r.capture_ratios, 2));
     s.raw.push_back(c + ": floor ratios: " + List(r.floor_ratios, 2) +
-                    "; with SECURITY DEFINER and the pinned settings: " + List(r.pinned_ratios, 2));
+                    "; with SECURITY DEFINER and the pinned settings: " + List(r.pinned_ratios, 2) +
+                    "; one row written: " + List(r.row_ratios, 2));
     s.raw.push_back(c + ": pipeline tps: " + List(r.pipeline_tps, 0) +
                     "; ratios: " + List(r.pipeline_ratios, 2));
     s.raw.push_back(c + ": pipeline backlog when pgbench stopped (keys): " + List(r.backlog, 0) +
