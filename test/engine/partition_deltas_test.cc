@@ -10,39 +10,13 @@
 
 #include "build_steps.h"
 #include "engine_fixture.h"
+#include "partition_sources.h"
 #include "pipeline_steps.h"
-#include "plan/bind.h"
 #include "staging/relation_sync.h"
 #include "trellis/workers.h"
 
 namespace trellis::test {
 namespace {
-
-// Group g spans both partitions; group 7 has one row in each.
-constexpr const char* kOrders = R"sql(
-CREATE TABLE orders (id bigint, region int, g int, amount int, PRIMARY KEY (id, region))
-  PARTITION BY LIST (region);
-CREATE TABLE orders_p0 PARTITION OF orders FOR VALUES IN (0);
-CREATE TABLE orders_p1 PARTITION OF orders FOR VALUES IN (1);
-INSERT INTO orders SELECT i, i % 2, i % 3, i FROM generate_series(1, 30) i;
-INSERT INTO orders VALUES (100, 1, 7, 5), (101, 0, 7, 6);
-)sql";
-
-// The same shape by inheritance: rows in the parent and in one child.
-constexpr const char* kInherited = R"sql(
-CREATE TABLE orders (id bigint PRIMARY KEY, region int, g int, amount int);
-CREATE TABLE orders_p1 (PRIMARY KEY (id)) INHERITS (orders);
-INSERT INTO orders SELECT i, 0, i % 3, i FROM generate_series(1, 30, 2) i;
-INSERT INTO orders_p1 SELECT i, 1, i % 3, i FROM generate_series(2, 30, 2) i;
-INSERT INTO orders VALUES (101, 0, 7, 6);
-INSERT INTO orders_p1 VALUES (100, 1, 7, 5);
-)sql";
-
-constexpr const char* kTotals =
-    "TRANSFORM totals FROM orders SELECT g, count(*) AS n, sum(amount) AS total, "
-    "max(amount) AS top GROUP BY g";
-constexpr const char* kTotalsQuery =
-    "SELECT g, count(*) AS n, sum(amount) AS total, max(amount) AS top FROM orders GROUP BY g";
 
 // Rows of the target's visible columns that differ from the query's.
 long Differences(EngineFixture& f) {
@@ -52,25 +26,6 @@ long Differences(EngineFixture& f) {
 // Delta rows staged for group `key` (a text[] literal), pending.
 std::string DeltaRowsOf(EngineFixture& f, const std::string& key) {
   return f.Scalar("SELECT count(*) FROM trellis.delta_rows WHERE key = '" + key + "'");
-}
-
-// `totals` built and live over `source_sql`, taking deltas, no worker running.
-std::unique_ptr<Session> Built(EngineFixture& f, const char* source_sql) {
-  f.Sql(source_sql);
-  auto s = f.OpenSession();
-  REQUIRE(s->Apply(kTotals, true).ok());
-  {
-    auto workers = BackgroundWorkers::Start(f.Options(), true, 1);
-    f.AwaitConverged(*s);
-  }
-  REQUIRE(Differences(f) == 0);
-  auto conn = ConnectBuilder(f);
-  auto t = catalog::LoadTransform(*conn, "trellis", "totals");
-  REQUIRE(t.ok());
-  auto plan = plan::Bind(t.value(), "trellis");
-  REQUIRE(plan.ok());
-  REQUIRE_FALSE(plan.value()->DeltaRowsSql().empty());  // on the delta path
-  return s;
 }
 
 // The detach problem, deterministically: after `leave` (SQL that takes
@@ -91,11 +46,7 @@ void WriteAfterLeaving(EngineFixture& f, Session& s, const std::string& leave) {
   CHECK(Differences(f) == 0);
 
   f.Sql(leave);
-  auto t = catalog::LoadTransform(*conn, "trellis", "totals");
-  REQUIRE(t.ok());
-  auto plan = plan::Bind(t.value(), "trellis");
-  REQUIRE(plan.ok());
-  REQUIRE(conn->Query(plan.value()->RecomputeKeysSql(), {"{{7}}"}).ok());
+  REQUIRE(conn->Query(TotalsPlan(*conn)->RecomputeKeysSql(), {"{{7}}"}).ok());
   CHECK(f.Scalar("SELECT n FROM totals WHERE g = 7") == "1");
 
   f.Sql("DELETE FROM orders_p1 WHERE id = 100");
@@ -125,21 +76,21 @@ void WriteAfterLeaving(EngineFixture& f, Session& s, const std::string& leave) {
 TEST_CASE("a partitioned source: a write naming a just-detached partition is not a delta",
           "[engine][partitions][deltas]") {
   EngineFixture f;
-  auto s = Built(f, kOrders);
+  auto s = BuiltTotals(f, kPartitionedOrders);
   WriteAfterLeaving(f, *s, "ALTER TABLE orders DETACH PARTITION orders_p1");
 }
 
 TEST_CASE("an inheritance parent: a write naming a child that left (NO INHERIT) is not a delta",
           "[engine][partitions][deltas]") {
   EngineFixture f;
-  auto s = Built(f, kInherited);
+  auto s = BuiltTotals(f, kInheritedOrders);
   WriteAfterLeaving(f, *s, "ALTER TABLE orders_p1 NO INHERIT orders");
 }
 
 TEST_CASE("a partitioned source: an attached partition's rows enter, later writes are deltas",
           "[engine][partitions][deltas]") {
   EngineFixture f;
-  auto s = Built(f, kOrders);
+  auto s = BuiltTotals(f, kPartitionedOrders);
   f.Sql(R"sql(
 CREATE TABLE orders_p2 (LIKE orders);
 INSERT INTO orders_p2 SELECT i, 2, i % 4, i FROM generate_series(300, 320) i;
@@ -168,7 +119,7 @@ ALTER TABLE orders ATTACH PARTITION orders_p2 FOR VALUES IN (2);
 TEST_CASE("a partition left half detached by an interrupted DETACH CONCURRENTLY counts as gone",
           "[engine][partitions][deltas]") {
   EngineFixture f;
-  auto s = Built(f, kOrders);
+  auto s = BuiltTotals(f, kPartitionedOrders);
   // A snapshot that still sees orders_p1 attached holds the detach in its
   // second transaction; cancelling it there leaves the partition pending,
   // which new snapshots of orders no longer read.

@@ -1,5 +1,6 @@
 #include "capture/relations.h"
 
+#include "capture/attachment.h"
 #include "capture/sources.h"
 #include "capture/triggers.h"
 #include "sql/quote.h"
@@ -9,23 +10,28 @@ namespace trellis::capture {
 namespace {
 
 // The relations under every source's table, at any depth, each with the
-// parent it hangs from. pg_inherits has no cycles, so the recursion ends.
-constexpr std::string_view kTree = R"sql(
-WITH RECURSIVE tree(source_id, relid, parent_relid) AS (
+// parent it hangs from and the attachment that links it (capture/
+// attachment.h). pg_inherits has no cycles, so the recursion ends.
+std::string TreeSql() {
+  return R"sql(
+WITH RECURSIVE tree(source_id, relid, parent_relid, attachment) AS (
   -- A partition being detached CONCURRENTLY is gone for every new
   -- snapshot of the source already (and may stay so, if the detach was
   -- interrupted): it counts as detached.
-  SELECT s.id, i.inhrelid, i.inhparent
+  SELECT s.id, i.inhrelid, i.inhparent, )sql" +
+         AttachmentSql("i") + R"sql(
   FROM {schema}.sources s
   JOIN pg_catalog.pg_inherits i ON i.inhparent = s.relid AND NOT i.inhdetachpending
   UNION ALL
-  SELECT t.source_id, i.inhrelid, i.inhparent
+  SELECT t.source_id, i.inhrelid, i.inhparent, )sql" +
+         AttachmentSql("i") + R"sql(
   FROM tree t JOIN pg_catalog.pg_inherits i ON i.inhparent = t.relid AND NOT i.inhdetachpending
 ), captured AS (
   -- The relations capture covers besides each source's own table, for the
   -- sources whose table still exists (a source that is gone is a
   -- disruption, capture/disruption.h).
-  SELECT r.source_id, r.relid, r.node FROM {schema}.source_relations r
+  SELECT r.source_id, r.relid, r.parent_relid, r.attachment, r.node
+  FROM {schema}.source_relations r
   JOIN {schema}.sources s ON s.id = r.source_id
   JOIN pg_catalog.pg_class sc ON sc.oid = s.relid
   WHERE r.relid <> s.relid
@@ -45,7 +51,22 @@ WITH RECURSIVE tree(source_id, relid, parent_relid) AS (
   LEFT JOIN pg_catalog.pg_class c ON c.oid = k.relid
   LEFT JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
   WHERE NOT EXISTS (SELECT 1 FROM tree t WHERE t.source_id = k.source_id AND t.relid = k.relid)
+  UNION ALL
+  -- Under the source still, but not by the link capture recorded (a NULL
+  -- attachment never matches): re-attached since.
+  SELECT k.source_id, k.relid,
+         (SELECT min(t.parent_relid) FROM tree t
+          WHERE t.source_id = k.source_id AND t.relid = k.relid),
+         format('%I.%I', n.nspname, c.relname), 'relinked'
+  FROM captured k
+  JOIN pg_catalog.pg_class c ON c.oid = k.relid
+  JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+  WHERE EXISTS (SELECT 1 FROM tree t WHERE t.source_id = k.source_id AND t.relid = k.relid)
+    AND NOT EXISTS (SELECT 1 FROM tree t
+                    WHERE t.source_id = k.source_id AND t.relid = k.relid
+                      AND t.parent_relid = k.parent_relid AND t.attachment = k.attachment)
 ))sql";
+}
 
 }  // namespace
 
@@ -57,13 +78,15 @@ std::string_view ChangeName(RelationChange change) {
       return "detached";
     case RelationChange::kDropped:
       return "dropped";
+    case RelationChange::kRelinked:
+      return "re-attached";
   }
   return "added";
 }
 
 Result<std::vector<RelationEvent>> FindRelationChanges(pg::Connection& conn,
                                                        const std::string& schema) {
-  auto rows = conn.Query(sql::WithSchema(std::string(kTree) + R"sql(
+  auto rows = conn.Query(sql::WithSchema(TreeSql() + R"sql(
 SELECT source_id, relid, parent_relid, node, change FROM changes ORDER BY source_id, relid)sql",
                                          schema));
   if (!rows.ok()) return rows.status();
@@ -78,6 +101,7 @@ SELECT source_id, relid, parent_relid, node, change FROM changes ORDER BY source
     const std::string change = row.Text(4);
     e.change = change == "added"      ? RelationChange::kAdded
                : change == "detached" ? RelationChange::kDetached
+               : change == "relinked" ? RelationChange::kRelinked
                                       : RelationChange::kDropped;
     TRELLIS_RETURN_IF_ERROR(row.status());
     out.push_back(std::move(e));
@@ -89,7 +113,9 @@ std::string CapturedUnderSourceSql(const std::string& schema, const std::string&
   // Uncorrelated, so PostgreSQL walks the relations once per statement and
   // probes a hash of them per capture row (a correlated walk per row would
   // cost every captured statement an index lookup or more). Each step down
-  // must be a relation capture covers, linked now.
+  // must be a relation capture covers, linked now by the link capture saw:
+  // until the relation sync has applied a re-attach, writes naming the
+  // relation (or one under it) may be from while it was out.
   return "coalesce((" + row + ".source_id, " + row + ".relid) IN (" +
          sql::WithSchema(R"sql(
   WITH RECURSIVE under(source_id, relid) AS (
@@ -97,14 +123,16 @@ std::string CapturedUnderSourceSql(const std::string& schema, const std::string&
     UNION
     SELECT u.source_id, i.inhrelid FROM under u
     JOIN pg_catalog.pg_inherits i ON i.inhparent = u.relid AND NOT i.inhdetachpending
-    JOIN {schema}.source_relations r ON r.source_id = u.source_id AND r.relid = i.inhrelid)
+    JOIN {schema}.source_relations r ON r.source_id = u.source_id AND r.relid = i.inhrelid
+     AND r.parent_relid = i.inhparent AND r.attachment = )sql" +
+                             AttachmentSql("i") + R"sql()
   SELECT source_id, relid FROM under)sql",
                          schema) +
          "), false)";
 }
 
 std::string PendingRelationsOfTransformSql(const std::string& schema) {
-  return sql::WithSchema(std::string(kTree) + R"sql(
+  return sql::WithSchema(TreeSql() + R"sql(
 SELECT DISTINCT c.node FROM changes c
 JOIN {schema}.transform_inputs i ON i.source_id = c.source_id
 WHERE i.transform_id = $1::int ORDER BY c.node)sql",
@@ -112,7 +140,7 @@ WHERE i.transform_id = $1::int ORDER BY c.node)sql",
 }
 
 std::string RelationsOutOfStepSql(const std::string& schema) {
-  return sql::WithSchema(std::string(kTree) + "\nSELECT EXISTS (SELECT 1 FROM changes)", schema);
+  return sql::WithSchema(TreeSql() + "\nSELECT EXISTS (SELECT 1 FROM changes)", schema);
 }
 
 Status CaptureRelationsUnder(pg::Connection& conn, const std::string& schema,

@@ -4,7 +4,8 @@
 // each carries the source's capture triggers too (capture/sources.h
 // AddRelation), and the set is kept equal to what PostgreSQL has:
 // partitions created or attached later, children made to inherit later, and
-// relations detached, dropped or no longer inheriting. Finding the
+// relations detached, dropped or no longer inheriting, and relations whose
+// link changed (capture/attachment.h). Finding the
 // differences is here; acting on them (capture plus the correction of the
 // targets) is staging/relation_sync.h, which needs the plans.
 #pragma once
@@ -22,15 +23,21 @@ enum class RelationChange {
   kAdded,     // under the source now, not captured yet
   kDetached,  // captured, exists, no longer under the source
   kDropped,   // captured, gone
+  // captured and under the source, but by another link than the one capture
+  // saw (detached and attached again, NO INHERIT then INHERIT, or moved to
+  // another parent): applied as detached, then added
+  kRelinked,
 };
 
-// The wire and catalog name of a change: "added", "detached", "dropped".
+// The name of a change in logs and the catalog's `corrections`: "added",
+// "detached", "dropped"; "re-attached" (logs only: its corrections are
+// those of its two halves).
 std::string_view ChangeName(RelationChange change);
 
 struct RelationEvent {
   int source_id = 0;
   std::string relid;
-  std::string parent_relid;  // for kAdded: its parent (the source or a partition)
+  std::string parent_relid;  // kAdded, kRelinked: its parent now (the source or a partition)
   std::string node;          // quoted qualified name, as status shows it
   RelationChange change = RelationChange::kAdded;
 };
@@ -55,11 +62,13 @@ std::string RelationsOutOfStepSql(const std::string& schema);
 // A boolean SQL expression over a capture row `row` (an alias with
 // columns source_id and relid): true when the relation the row's statement
 // wrote is the source's table, or is reached from it through relations
-// capture covers (source_relations), each linked now in pg_inherits (a
-// partition being detached CONCURRENTLY counting as gone). Staging takes only such
-// rows as deltas; the others (a relation detached but not yet released by
-// the relation sync, or a row from before catalog step 10, relid NULL) are
-// recomputed. spec/engine.md "Deltas" has why that is exact.
+// capture covers (source_relations), each linked now in pg_inherits by the
+// very link capture recorded (its parent and attachment; a partition being
+// detached CONCURRENTLY counting as gone). Staging takes only such rows as
+// deltas; the others (a relation detached, or detached and attached again,
+// that the relation sync has not applied yet, or a row from before catalog
+// step 10, relid NULL) are recomputed. spec/engine.md "Deltas" has why that
+// is exact.
 std::string CapturedUnderSourceSql(const std::string& schema, const std::string& row);
 
 // Captures every relation under the source's table now (define, when the

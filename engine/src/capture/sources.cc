@@ -1,5 +1,6 @@
 #include "capture/sources.h"
 
+#include "capture/attachment.h"
 #include "capture/functions.h"
 #include "capture/relations.h"
 #include "capture/triggers.h"
@@ -97,9 +98,15 @@ VALUES ($1::oid, $2, $3, $4::text[], $5::text[], $4::text[]) RETURNING id)sql",
 Status AddRelation(pg::Connection& conn, const std::string& schema, const catalog::Source& source,
                    const std::string& relid, const std::string& parent_relid,
                    const std::string& node) {
+  // The link as it is now: callers hold a lock that keeps it so until they
+  // commit (capture/attachment.h). Gone meanwhile: NULL, which the relation
+  // sync takes for a change next round.
   TRELLIS_RETURN_IF_ERROR(conn.Exec(sql::WithSchema(R"sql(
-INSERT INTO {schema}.source_relations (source_id, relid, parent_relid, node)
-VALUES ($1::int, $2::oid, $3::oid, $4) ON CONFLICT (source_id, relid) DO NOTHING)sql",
+INSERT INTO {schema}.source_relations (source_id, relid, parent_relid, node, attachment)
+VALUES ($1::int, $2::oid, $3::oid, $4,
+        (SELECT )sql" + AttachmentSql("i") + R"sql( FROM pg_catalog.pg_inherits i
+         WHERE i.inhrelid = $2::oid AND i.inhparent = $3::oid AND NOT i.inhdetachpending))
+ON CONFLICT (source_id, relid) DO NOTHING)sql",
                                                     schema),
                                     {std::to_string(source.id), relid, parent_relid, node}));
   return InstallTriggers(conn, schema, source.id, relid);

@@ -37,8 +37,10 @@ Result<catalog::Source> EnsureSource(pg::Connection& conn, const std::string& sc
 // Captures `relid` for `source` as well, recording it in source_relations:
 // a partition or inheritance child of the source's table (`parent_relid`),
 // which fires its own triggers, not the parent's, for writes that name it.
-// Released and reinstalled with the source.
-// REQUIRES: inside a transaction.
+// Released and reinstalled with the source. Records the link's attachment
+// (capture/attachment.h) as it is now.
+// REQUIRES: inside a transaction, `relid` locked in a mode that conflicts
+// with ATTACH, DETACH, INHERIT and NO INHERIT (SHARE ROW EXCLUSIVE does).
 // `node` is its quoted qualified name, kept for status after it is dropped.
 Status AddRelation(pg::Connection& conn, const std::string& schema, const catalog::Source& source,
                    const std::string& relid, const std::string& parent_relid,

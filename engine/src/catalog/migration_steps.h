@@ -51,5 +51,9 @@ extern const std::string_view kV10CaptureRelid;
 // 10 -> 11: the argument type of each sum and avg column, which says how its
 // deltas keep it exactly (migration_v11_argument_types.cc).
 extern const std::string_view kV11ArgumentTypes;
+// 11 -> 12: the attachment of each captured partition or child, so a
+// detach and re-attach between two relation syncs is seen
+// (migration_v12_attachments.cc).
+extern const std::string_view kV12Attachments;
 
 }  // namespace trellis::catalog::steps

@@ -29,6 +29,7 @@ const std::vector<std::vector<std::string_view>>& Steps() {
       {steps::kV9DeltaRows},                                   // delta rows: no FK
       {steps::kV10CaptureRelid},                               // the relation written
       {steps::kV11ArgumentTypes},                              // exact sums
+      {steps::kV12Attachments},                                // attachments seen
   };
   return steps;
 }

@@ -1,6 +1,8 @@
 #include "staging/relation_sync.h"
 
+#include <optional>
 #include <set>
+#include <vector>
 
 #include "capture/relations.h"
 #include "capture/sources.h"
@@ -49,11 +51,13 @@ std::string StaleKeysSql(const catalog::Transform& t, const plan::TransformPlan&
          sql::Join(match, " AND ") + ")";
 }
 
-// Capture rows made from the rows of relation `relid` (only its own, not
-// those of relations under it, which are changes of their own): one per
-// row, in the source's routing layout, as if just written with `op`.
+// Capture rows made from the rows of relation `relid`, one per row, in the
+// source's routing layout, as if just written with `op`. Only its own rows,
+// unless `subtree`: the relations under it are changes of their own when it
+// is added or detached, but not when it is re-attached (only its own link
+// changed, yet their rows were out with it).
 Result<std::string> RowsAsCaptureSql(pg::Connection& conn, const catalog::Source& source,
-                                     const std::string& relid, char op) {
+                                     const std::string& relid, char op, bool subtree) {
   auto name = conn.Query(
       "SELECT format('%I.%I', n.nspname, c.relname) FROM pg_class c "
       "JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = $1::oid",
@@ -66,8 +70,8 @@ Result<std::string> RowsAsCaptureSql(pg::Connection& conn, const catalog::Source
   }
   return "SELECT r.ctid AS id, " + std::to_string(source.id) + " AS source_id, '" +
          std::string(1, op) + "'::\"char\" AS op, ARRAY[ARRAY[" + sql::Join(values, ", ") +
-         "]] AS routing, " + std::to_string(values.size()) + " AS width FROM ONLY " +
-         name->text(0, 0) + " r";
+         "]] AS routing, " + std::to_string(values.size()) + " AS width FROM " +
+         (subtree ? "" : "ONLY ") + name->text(0, 0) + " r";
 }
 
 // Makes the pages of one transform's correction and records it. `rows` is
@@ -104,29 +108,12 @@ VALUES ($1::int, $2, $3, $4::bigint[], $5::bigint))sql",
        paged->text(0, 0), paged->text(0, 1)});
 }
 
-Status Apply(pg::Connection& conn, const std::string& schema, const capture::RelationEvent& event) {
-  TRELLIS_RETURN_IF_ERROR(
-      conn.Exec("SET LOCAL lock_timeout = '" + std::string(kLockTimeout) + "'"));
-  if (event.change != capture::RelationChange::kDropped) {
-    // Writers in flight on the relation finish first, so what it holds
-    // below is everything written before its capture changed.
-    auto locked = conn.Query(
-        "SELECT format('LOCK TABLE ONLY %I.%I IN SHARE ROW EXCLUSIVE MODE', n.nspname, "
-        "c.relname) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
-        "WHERE c.oid = $1::oid",
-        {event.relid});
-    if (!locked.ok()) return locked.status();
-    if (locked->empty()) return Status::OK();  // dropped meanwhile: next round
-    TRELLIS_RETURN_IF_ERROR(conn.Exec(locked->text(0, 0)));
-  }
-  auto transforms = catalog::LoadTransforms(conn, schema);
-  if (!transforms.ok()) return transforms.status();
-  std::optional<catalog::Source> source;
-  for (const auto& t : transforms.value()) {
-    for (const auto& input : t.inputs) {
-      if (input.source.id == event.source_id) source = input.source;
-    }
-  }
+// One change's capture and corrections: `event` is added, detached or
+// dropped (a re-attach is applied as its two halves, with `subtree`).
+Status ApplyChange(pg::Connection& conn, const std::string& schema,
+                   const std::vector<catalog::Transform>& transforms,
+                   const std::optional<catalog::Source>& source,
+                   const capture::RelationEvent& event, bool subtree) {
   if (event.change == capture::RelationChange::kAdded) {
     if (!source) return Status::OK();  // no reader left: released meanwhile
     TRELLIS_RETURN_IF_ERROR(
@@ -134,13 +121,14 @@ Status Apply(pg::Connection& conn, const std::string& schema, const capture::Rel
   }
   std::string rows;
   if (source && event.change != capture::RelationChange::kDropped) {
-    auto made = RowsAsCaptureSql(conn, *source, event.relid,
-                                 event.change == capture::RelationChange::kAdded ? 'I' : 'D');
+    auto made =
+        RowsAsCaptureSql(conn, *source, event.relid,
+                         event.change == capture::RelationChange::kAdded ? 'I' : 'D', subtree);
     if (!made.ok()) return made.status();
     rows = made.value();
   }
   if (source) {
-    for (const auto& t : transforms.value()) {
+    for (const auto& t : transforms) {
       bool reads = false;
       for (const auto& input : t.inputs) reads = reads || input.source.id == source->id;
       if (!reads) continue;
@@ -159,6 +147,48 @@ Status Apply(pg::Connection& conn, const std::string& schema, const capture::Rel
     TRELLIS_RETURN_IF_ERROR(capture::ForgetRelation(conn, schema, event.source_id, event.relid));
   }
   return Status::OK();
+}
+
+Status Apply(pg::Connection& conn, const std::string& schema, const capture::RelationEvent& event) {
+  TRELLIS_RETURN_IF_ERROR(
+      conn.Exec("SET LOCAL lock_timeout = '" + std::string(kLockTimeout) + "'"));
+  const bool relinked = event.change == capture::RelationChange::kRelinked;
+  if (event.change != capture::RelationChange::kDropped) {
+    // Writers in flight on the relation finish first, so what it holds
+    // below is everything written before its capture changed; the lock also
+    // keeps its link as it is until the commit (capture/attachment.h). A
+    // re-attached relation's rows below it are read too, so their writers
+    // are waited for as well.
+    auto locked =
+        conn.Query(std::string("SELECT format('LOCK TABLE ") + (relinked ? "" : "ONLY ") +
+                       "%I.%I IN SHARE ROW EXCLUSIVE MODE', n.nspname, "
+                       "c.relname) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+                       "WHERE c.oid = $1::oid",
+                   {event.relid});
+    if (!locked.ok()) return locked.status();
+    if (locked->empty()) return Status::OK();  // dropped meanwhile: next round
+    TRELLIS_RETURN_IF_ERROR(conn.Exec(locked->text(0, 0)));
+  }
+  auto transforms = catalog::LoadTransforms(conn, schema);
+  if (!transforms.ok()) return transforms.status();
+  std::optional<catalog::Source> source;
+  for (const auto& t : transforms.value()) {
+    for (const auto& input : t.inputs) {
+      if (input.source.id == event.source_id) source = input.source;
+    }
+  }
+  if (!relinked) return ApplyChange(conn, schema, transforms.value(), source, event, false);
+  // Detached and then added again, in this one transaction: the relation
+  // and every relation under it were out of the source for a while, so a
+  // recompute then read the source without their rows and writes naming
+  // them were no writes of the source. The added half's correction covers
+  // that whatever happened while it was out (spec/engine.md "Partitioned
+  // and inherited sources"); its link is recorded anew.
+  capture::RelationEvent half = event;
+  half.change = capture::RelationChange::kDetached;
+  TRELLIS_RETURN_IF_ERROR(ApplyChange(conn, schema, transforms.value(), source, half, true));
+  half.change = capture::RelationChange::kAdded;
+  return ApplyChange(conn, schema, transforms.value(), source, half, true);
 }
 
 }  // namespace
