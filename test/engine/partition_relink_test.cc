@@ -14,6 +14,7 @@
 #include "engine_fixture.h"
 #include "partition_sources.h"
 #include "pipeline_steps.h"
+#include "staging/relation_sync.h"
 #include "trellis/workers.h"
 
 namespace trellis::test {
@@ -107,9 +108,11 @@ void GroupOutAndBack(EngineFixture& f, const char* setup, const std::string& lea
 // `order_rows`, a projection, recomputed by key: `relation` leaves and
 // comes back with no sync in between; while it is out, a write naming
 // `written` (the relation or one under it) changes row 100, whose key the
-// drain then recomputes from the source, where the row is not.
+// drain then recomputes from the source, where the row is not. The sync's
+// correction recomputes `keys` keys: every row under the relation.
 void RowsOutAndBack(EngineFixture& f, const char* setup, const std::string& leave,
-                    const std::string& back, const std::string& written) {
+                    const std::string& back, const std::string& relation,
+                    const std::string& written, const std::string& keys) {
   auto s = DefineBuilt(f, setup, kRows);
   REQUIRE(RowsDifferences(f) == 0);
   auto conn = ConnectBuilder(f);
@@ -122,6 +125,12 @@ void RowsOutAndBack(EngineFixture& f, const char* setup, const std::string& leav
   // Another write naming it before the sync (another row: one naming row
   // 100 would heal it by its own recompute).
   f.Sql("UPDATE " + written + " SET amount = amount + 1 WHERE id = 4");
+  // Corrected once, as added, with the keys of every row it holds.
+  auto applied = staging::SyncRelations(*conn, "trellis");
+  REQUIRE(applied.ok());
+  CHECK(applied.value() == 1);
+  CHECK(f.Scalar("SELECT string_agg(change || ':' || node || ':' || keys_total, ',') "
+                 "FROM trellis.corrections") == "added:public." + relation + ":" + keys);
   auto workers = BackgroundWorkers::Start(f.Options(), true, 1);
   f.AwaitConverged(*s);
   CHECK(RowsDifferences(f) == 0);
@@ -161,15 +170,15 @@ INSERT INTO orders SELECT i, i % 3, i % 3, i FROM generate_series(1, 30) i;
 INSERT INTO orders VALUES (100, 1, 7, 5);
 )sql",
                  "ALTER TABLE orders DETACH PARTITION orders_p1",
-                 "ALTER TABLE orders ATTACH PARTITION orders_p1 FOR VALUES IN (1, 2)",
-                 "orders_p1a");
+                 "ALTER TABLE orders ATTACH PARTITION orders_p1 FOR VALUES IN (1, 2)", "orders_p1",
+                 "orders_p1a", "21");
 }
 
 TEST_CASE("a child given NO INHERIT then INHERIT between two syncs: a projection gets its rows",
           "[engine][partitions][relink]") {
   EngineFixture f;
   RowsOutAndBack(f, kInheritedOrders, "ALTER TABLE orders_p1 NO INHERIT orders",
-                 "ALTER TABLE orders_p1 INHERIT orders", "orders_p1");
+                 "ALTER TABLE orders_p1 INHERIT orders", "orders_p1", "orders_p1", "16");
 }
 
 TEST_CASE("catalog v12 records the attachment of relations captured before it",

@@ -109,7 +109,7 @@ VALUES ($1::int, $2, $3, $4::bigint[], $5::bigint))sql",
 }
 
 // One change's capture and corrections: `event` is added, detached or
-// dropped (a re-attach is applied as its two halves, with `subtree`).
+// dropped (a re-attach is applied as added, with `subtree`, once forgotten).
 Status ApplyChange(pg::Connection& conn, const std::string& schema,
                    const std::vector<catalog::Transform>& transforms,
                    const std::optional<catalog::Source>& source,
@@ -183,12 +183,14 @@ Status Apply(pg::Connection& conn, const std::string& schema, const capture::Rel
   // recompute then read the source without their rows and writes naming
   // them were no writes of the source. The added half's correction covers
   // that whatever happened while it was out (spec/engine.md "Partitioned
-  // and inherited sources"); its link is recorded anew.
-  capture::RelationEvent half = event;
-  half.change = capture::RelationChange::kDetached;
-  TRELLIS_RETURN_IF_ERROR(ApplyChange(conn, schema, transforms.value(), source, half, true));
-  half.change = capture::RelationChange::kAdded;
-  return ApplyChange(conn, schema, transforms.value(), source, half, true);
+  // and inherited sources"), and the link is recorded anew. The detached
+  // half's correction is left out: it recomputes the keys of the same rows,
+  // which the added half's recomputes too (or rebuilds), and would list the
+  // relation twice under `correcting`.
+  TRELLIS_RETURN_IF_ERROR(capture::ForgetRelation(conn, schema, event.source_id, event.relid));
+  capture::RelationEvent added = event;
+  added.change = capture::RelationChange::kAdded;
+  return ApplyChange(conn, schema, transforms.value(), source, added, true);
 }
 
 }  // namespace
