@@ -5,10 +5,12 @@ defmodule Trellis.Partitions.ReattachedPartitionTest do
   # read the source without its rows and writes named it. Made
   # deterministic by the handles' workers: no staging worker (so no relation
   # sync) runs from the detach to the attach, and drain workers rebuild the
-  # targets in between.
+  # targets in between. Then the same under 4 seeded writers, with the
+  # partition out for much less than a sync round, three times (replay with
+  # TRELLIS_SEED=<n>).
   use ExUnit.Case, async: false
 
-  alias Trellis.Test.{Database, PartitionWorkload, SimplePG}
+  alias Trellis.Test.{Database, Handles, PartitionWorkload, SimplePG, Writers}
   import Trellis.Test.{Eventually, Targets}
 
   @moduletag :port
@@ -99,5 +101,61 @@ defmodule Trellis.Partitions.ReattachedPartitionTest do
       converge!(c)
       assert_exact(pg)
     end)
+  end
+
+  test "4 writers through the parent and naming partitions while a partition leaves and " <>
+         "comes back within a sync round three times, 5000 writes, a fleet of two handles",
+       %{url: url, pg: pg} do
+    seed = String.to_integer(System.get_env("TRELLIS_SEED") || "#{:rand.uniform(1_000_000)}")
+    IO.puts("reattached partition seed #{seed} (replay with TRELLIS_SEED=#{seed})")
+    # Region 4 too, so that only orders_p1's absences fail writes.
+    PartitionWorkload.attach!(pg)
+    {a, b} = Handles.fleet!(url, [staging: true, drain_threads: 2], drain_threads: 2)
+    {:ok, {:transform_defined, _}} = Trellis.define(a, @tens)
+    {:ok, {:transform_defined, _}} = Trellis.define(a, @rows)
+    converge!(a)
+    assert_exact(pg)
+
+    # Out until both targets are rebuilt without it (tens, grouped, is not
+    # keyed by the source; order_rows is), a few tens of ms, during which
+    # writes naming orders_p1 go on (to the table alone) and writes
+    # through the parent to region 1 fail and roll back; then back.
+    out_and_back = fn ddl ->
+      PartitionWorkload.detach!(ddl)
+      :ok = Trellis.request_backfill(a, "tens")
+      :ok = Trellis.request_backfill(b, "order_rows")
+
+      assert eventually(fn ->
+               SimplePG.scalar!(ddl, "SELECT count(*) FROM trellis.jobs") ==
+                 "0"
+             end)
+
+      SimplePG.query!(ddl, "ALTER TABLE orders ATTACH PARTITION orders_p1 FOR VALUES IN (1)")
+    end
+
+    {committed, at_last} =
+      Writers.with_changes(
+        url,
+        4,
+        fn w, counter -> PartitionWorkload.run(url, w, seed, 1_250, counter) end,
+        [{600, out_and_back}, {1_800, out_and_back}, {3_000, out_and_back}]
+      )
+
+    assert at_last < 4_500, "the writers finished before the partition changes"
+    assert committed > 3_500, "only #{committed} of 5000 writes committed"
+    converge!(b, 240_000)
+
+    assert differences(pg, @tens_target, @tens_query) == "0",
+           "tens differs from its definition (seed #{seed})"
+
+    assert differences(pg, @rows_target, @rows_query) == "0",
+           "order_rows differs from its definition (seed #{seed})"
+
+    for name <- ["tens", "order_rows"] do
+      assert {:ok, %Trellis.Status{status: :live, correcting: []}} = Trellis.status(b, name)
+    end
+
+    Trellis.shutdown(a)
+    Trellis.shutdown(b)
   end
 end
