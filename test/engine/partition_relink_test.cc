@@ -9,6 +9,7 @@
 #include <catch2/catch.hpp>
 
 #include "build_steps.h"
+#include "capture/attachment.h"
 #include "capture/relations.h"
 #include "catalog/migrations.h"
 #include "engine_fixture.h"
@@ -220,6 +221,42 @@ INSERT INTO trellis.source_relations (source_id, relid, parent_relid, node) VALU
   // re-attached.
   auto conn = ConnectBuilder(f);
   CHECK(Changes(*conn) == "public.orders_p2:re-attached,public.orders_p3:re-attached");
+}
+
+TEST_CASE("an attachment's value never names a running transaction",
+          "[engine][partitions][relink]") {
+  EngineFixture f;
+  // The value for a pg_inherits row whose xmin is the xid `xid` (32 bits).
+  auto value = [&](const std::string& xid) {
+    return f.Scalar("SELECT " + capture::AttachmentSql("l") + " FROM (SELECT '" + xid +
+                    "'::xid AS xmin) l");
+  };
+  const long long epoch = 4294967296LL;
+  f.Sql("CREATE TABLE marks (n int)");
+  // A finished transaction's xid is itself.
+  const std::string done = f.Scalar("SELECT pg_current_xact_id()::text");
+  CHECK(value(done) == done);
+  // A running transaction's, and a running subtransaction's: 2^32 lower,
+  // so that an attach they make later is never taken for the one recorded.
+  auto other = ConnectBuilder(f);
+  REQUIRE(other->Exec("BEGIN").ok());
+  auto top = other->Query("SELECT pg_current_xact_id()::text");
+  REQUIRE(top.ok());
+  REQUIRE(other->Exec("SAVEPOINT s").ok());
+  auto sub = other->Query("INSERT INTO marks VALUES (1) RETURNING xmin::text");
+  REQUIRE(sub.ok());
+  // A later transaction finishes, so snapshots' xmax passes both.
+  f.Sql("INSERT INTO marks VALUES (2)");
+  CHECK(value(top->text(0, 0)) == std::to_string(std::stoll(top->text(0, 0)) - epoch));
+  CHECK(value(sub->text(0, 0)) == std::to_string(std::stoll(sub->text(0, 0)) - epoch));
+  REQUIRE(other->Exec("COMMIT").ok());
+  CHECK(value(top->text(0, 0)) == top->text(0, 0));
+  CHECK(value(sub->text(0, 0)) == sub->text(0, 0));
+  // A 32-bit xid above every one assigned is from the epoch before: the
+  // latest xid with those bits below xmax (none here, so below zero).
+  const long long next =
+      std::stoll(f.Scalar("SELECT pg_snapshot_xmax(pg_current_snapshot())::text"));
+  CHECK(value(std::to_string(next + 10)) == std::to_string(next + 10 - epoch));
 }
 
 }  // namespace trellis::test
