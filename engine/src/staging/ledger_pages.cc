@@ -25,20 +25,44 @@ std::string PageDirtyKeysSql(const std::string& schema, int page_keys_param, boo
       delta_rows ? ",\n         bool_or(b.sign IS NULL) OVER (PARTITION BY b.transform_id, "
                    "b.bucket, b.key) AS recomputed"
                  : "";
+  // Pages hold whole buckets. A drain locks the buckets of the pages it
+  // claims, so two pages of one batch that shared a bucket would make the
+  // drain of the second wait for the first's whole transaction: with whole
+  // buckets a batch's pages are disjoint and two drains of one transform run
+  // them side by side. A batch of n keys makes ceil(n / page_keys) pages; a
+  // page takes the buckets whose first key falls in its even share of the
+  // (bucket, key) order, so pages are about n / pages keys each (under twice
+  // page_keys); a bucket with more keys than page_keys goes on over pages of
+  // its own (`part`), which then share that one bucket.
+  //
+  // Every count is a bigint and every division an integer one. (A first cut
+  // by whole buckets summed the counts, a numeric, so each page's share was
+  // a fraction and every bucket got a page of its own: a steady stream of
+  // writes then made sixty-odd pages of one to seven keys per batch, the
+  // drains fell behind for good, and a self-check under those writes never
+  // found its keys free of pending work.)
   std::string out = R"sql(bucketed AS (
   SELECT transform_id, key, abs(hashtext(key::text) % )sql" +
                     buckets + R"sql() AS bucket)sql" + changes + R"sql( FROM dirty
-), numbered AS (
-  -- Pages of )sql" +
-                    page_keys + R"sql( distinct keys, cut in bucket order, so a
-  -- big backlog's pages cover few buckets each. (Pages of whole buckets were
-  -- tried in session 6 and reverted: under steady writes a self-check then
-  -- stayed unsettled, cause not yet found; see spec/engine.md "Staging".)
-  SELECT b.*, (dense_rank() OVER (PARTITION BY b.transform_id ORDER BY b.bucket, b.key) - 1) / )sql" +
-                    page_keys + R"sql( AS stretch,
-         0 AS part)sql" +
+), ranked AS (
+  -- A key's rank among the distinct keys of its transform, in (bucket, key)
+  -- order, and among those of its bucket: the difference is the number of
+  -- keys in the buckets before its own. Windows over one sort, no join (a
+  -- join of the keys with per-bucket counts, misestimated at one row, ran
+  -- the counts again for every key).
+  SELECT b.*, dense_rank() OVER (PARTITION BY b.transform_id ORDER BY b.bucket, b.key) AS in_transform,
+         dense_rank() OVER (PARTITION BY b.transform_id, b.bucket ORDER BY b.key) AS in_bucket)sql" +
                     recomputed + R"sql(
   FROM bucketed b
+), numbered AS (
+  -- The page of the buckets starting in the same share of the keys, and
+  -- the part of a big bucket.
+  SELECT r.*, (r.in_transform - r.in_bucket) * ((max(r.in_transform) OVER w + )sql" +
+                    page_keys + R"sql( - 1) / )sql" + page_keys +
+                    R"sql() / max(r.in_transform) OVER w AS stretch,
+         (r.in_bucket - 1) / )sql" +
+                    page_keys + R"sql( AS part
+  FROM ranked r WINDOW w AS (PARTITION BY r.transform_id)
 ), chunks AS (
   -- Each page's id is drawn first, so that delta rows can name their page.
   SELECT transform_id, stretch, part, nextval(pg_get_serial_sequence()sql" +

@@ -1,0 +1,131 @@
+// Ledger pages of one staging batch (spec/engine.md "Staging", "Drain"):
+// cut by whole key buckets, so the drains of one transform lock disjoint
+// buckets.
+#include <catch2/catch.hpp>
+
+#include "build_steps.h"
+#include "engine_fixture.h"
+#include "pipeline_steps.h"
+#include "staging/stage_batch.h"
+
+namespace trellis::test {
+namespace {
+
+constexpr const char* kOrders = R"sql(
+CREATE TABLE orders (id bigint PRIMARY KEY, v int NOT NULL);
+INSERT INTO orders SELECT g, g FROM generate_series(1, 3000) g;
+)sql";
+constexpr const char* kOrderValues = "TRANSFORM order_values FROM orders SELECT v AS v";
+constexpr const char* kOrderValuesQuery = "SELECT id, v FROM orders";
+
+// One staging batch cutting pages of about `page_keys` keys.
+void Stage(pg::Connection& conn, int page_keys) {
+  auto staged = staging::StageBatch(conn, "trellis", 1000, page_keys);
+  REQUIRE(staged.ok());
+}
+
+// A built `order_values` with no worker running and a connection to drive
+// the pipeline on.
+struct OrderValues {
+  EngineFixture f;
+  std::unique_ptr<Session> s = DefineBuilt(f, kOrders, kOrderValues);
+  std::unique_ptr<pg::Connection> conn = ConnectBuilder(f);
+
+  // Updates orders 1..`orders` in one statement and stages it.
+  void StageUpdate(int orders, int page_keys) {
+    f.Sql("UPDATE orders SET v = v + 1 WHERE id <= " + std::to_string(orders));
+    Stage(*conn, page_keys);
+  }
+};
+
+// Buckets listed by more than one page.
+long SharedBuckets(EngineFixture& f) {
+  return std::stol(
+      f.Scalar("SELECT count(*) - count(DISTINCT b) FROM trellis.pages, unnest(buckets) b"));
+}
+
+// Keys listed by more than one page.
+long SharedKeys(EngineFixture& f) {
+  return std::stol(
+      f.Scalar("SELECT count(*) - count(DISTINCT k) FROM trellis.pages, unnest(keys) k"));
+}
+
+// Two pages sharing a bucket of which neither lists that bucket alone.
+long MixedPagesSharingABucket(EngineFixture& f) {
+  return std::stol(
+      f.Scalar("SELECT count(*) FROM trellis.pages a JOIN trellis.pages b "
+               "ON a.id < b.id AND a.buckets && b.buckets "
+               "WHERE cardinality(a.buckets) > 1 AND cardinality(b.buckets) > 1"));
+}
+
+}  // namespace
+
+TEST_CASE("a batch's pages hold whole key buckets, about even, one page under the page size",
+          "[engine][staging][pages]") {
+  OrderValues o;
+  auto& f = o.f;
+  // 300 keys: one page. (A stretch computed as a numeric fraction made a
+  // page per bucket here, 64 pages of a few keys each.)
+  o.StageUpdate(300, 1000);
+  CHECK(f.Scalar("SELECT count(*) || ' ' || sum(key_count) FROM trellis.pages") == "1 300");
+  DrainAllPages(*o.conn);
+
+  // 2,000 keys in one statement: two pages of whole buckets, about even.
+  o.StageUpdate(2000, 1000);
+  CHECK(f.Scalar("SELECT count(*) || ' ' || sum(key_count) FROM trellis.pages") == "2 2000");
+  CHECK(SharedBuckets(f) == 0);
+  CHECK(SharedKeys(f) == 0);
+  CHECK(f.Scalar("SELECT min(key_count) > 700 AND max(key_count) < 1300 FROM trellis.pages") ==
+        "t");
+  // Every bucket the keys fall in is listed, by exactly one page.
+  CHECK(f.Scalar("SELECT count(DISTINCT b) FROM trellis.pages, unnest(buckets) b") ==
+        f.Scalar("SELECT count(DISTINCT abs(hashtext(ARRAY[id::text]::text) % 64)) FROM orders "
+                 "WHERE id <= 2000"));
+  DrainAllPages(*o.conn);
+  CHECK(f.Differences("order_values", kOrderValuesQuery) == 0);
+}
+
+TEST_CASE("a bucket with more keys than a page goes on over pages of its own",
+          "[engine][staging][pages]") {
+  OrderValues o;
+  auto& f = o.f;
+  // About 31 keys per bucket, pages of 10: every bucket is split.
+  o.StageUpdate(2000, 10);
+  CHECK(SharedKeys(f) == 0);
+  CHECK(f.Scalar("SELECT sum(key_count) FROM trellis.pages") == "2000");
+  CHECK(f.Scalar("SELECT max(key_count) < 20 FROM trellis.pages") == "t");
+  CHECK(std::stol(f.Scalar("SELECT count(*) FROM trellis.pages")) >= 200);
+  CHECK(SharedBuckets(f) > 0);
+  CHECK(MixedPagesSharingABucket(f) == 0);
+  DrainAllPages(*o.conn);
+  CHECK(f.Differences("order_values", kOrderValuesQuery) == 0);
+}
+
+TEST_CASE("a group transform's delta rows go to the page of their group under whole-bucket pages",
+          "[engine][staging][pages][deltas]") {
+  EngineFixture f;
+  auto s = DefineBuilt(f, R"sql(
+CREATE TABLE sales (id bigint PRIMARY KEY, g int NOT NULL, amount int NOT NULL);
+INSERT INTO sales SELECT i, i % 500, i FROM generate_series(1, 2000) i;
+)sql",
+                       "TRANSFORM sale_totals FROM sales SELECT g, count(*) AS n, "
+                       "sum(amount) AS total GROUP BY g");
+  auto conn = ConnectBuilder(f);
+  // 2,000 row versions over all 500 groups (each group's key repeats).
+  f.Sql("UPDATE sales SET amount = amount + 1 WHERE id <= 1000");
+  Stage(*conn, 100);
+  CHECK(f.Scalar("SELECT count(*) FROM trellis.pages") == "5");
+  CHECK(f.Scalar("SELECT sum(key_count) FROM trellis.pages") == "500");
+  CHECK(SharedBuckets(f) == 0);
+  CHECK(SharedKeys(f) == 0);
+  CHECK(f.Scalar("SELECT count(*) FROM trellis.delta_rows") == "2000");
+  // Each delta row names the page that lists its group.
+  CHECK(f.Scalar("SELECT count(*) FROM trellis.delta_rows d JOIN trellis.pages p "
+                 "ON p.id = d.page_id WHERE d.key::text = ANY "
+                 "(SELECT ARRAY[k]::text FROM unnest(p.keys) k)") == "2000");
+  DrainAllPages(*conn);
+  CHECK(SelectDifferences(f, "SELECT g, n, total FROM sale_totals",
+                          "SELECT g, count(*), sum(amount) FROM sales GROUP BY g") == 0);
+}
+
+}  // namespace trellis::test
