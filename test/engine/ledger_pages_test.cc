@@ -1,9 +1,15 @@
 // Ledger pages of one staging batch (spec/engine.md "Staging", "Drain"):
 // cut by whole key buckets, so the drains of one transform lock disjoint
-// buckets.
+// buckets, and a claim leaves half of a big backlog to a second drain, so
+// two drains run one batch side by side.
 #include <catch2/catch.hpp>
+#include <chrono>
+#include <thread>
 
 #include "build_steps.h"
+#include "drain/charging.h"
+#include "drain/drain_page.h"
+#include "drain/unit_executor.h"
 #include "engine_fixture.h"
 #include "pipeline_steps.h"
 #include "staging/stage_batch.h"
@@ -126,6 +132,64 @@ INSERT INTO sales SELECT i, i % 500, i FROM generate_series(1, 2000) i;
   DrainAllPages(*conn);
   CHECK(SelectDifferences(f, "SELECT g, n, total FROM sale_totals",
                           "SELECT g, count(*), sum(amount) FROM sales GROUP BY g") == 0);
+}
+
+TEST_CASE("two drains take one big batch's two pages side by side", "[engine][drain][pages]") {
+  OrderValues o;
+  auto& f = o.f;
+  auto& first = o.conn;
+  auto second = ConnectBuilder(f);
+  o.StageUpdate(2000, 1000);
+  REQUIRE(f.Scalar("SELECT count(*) FROM trellis.pages") == "2");
+  const std::string oldest = f.Scalar("SELECT min(id) FROM trellis.pages");
+  const std::string other_keys =
+      f.Scalar("SELECT key_count FROM trellis.pages WHERE id <> " + oldest);
+
+  // A wait for a bucket would hit this instead of hanging the test.
+  REQUIRE(second->Exec("SET lock_timeout = '3s'").ok());
+
+  // The first drain claims the oldest page and stops on a target row of it
+  // that this connection holds.
+  f.Sql("BEGIN");
+  f.Sql(
+      "SELECT 1 FROM order_values WHERE id = (SELECT (keys)[1][1]::bigint FROM trellis.pages "
+      "WHERE id = " +
+      oldest + ") FOR UPDATE");
+  Result<drain::PageResult> first_result = Status::Internal("not run");
+  std::thread first_drain([&] {
+    auto hook = drain::MakeChargingHook();
+    drain::UnitExecutor executor(*hook);
+    first_result = drain::DrainPages(*first, "trellis", {}, executor);
+  });
+  bool waiting = false;
+  for (int i = 0; i < 200 && !waiting; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    waiting = f.Scalar(
+                  "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
+                  "AND wait_event_type = 'Lock'") != "0";
+  }
+  CHECK(waiting);
+
+  // The second drain takes the other page while the first holds its claim:
+  // it has no bucket to wait for and a page left to take.
+  auto hook = drain::MakeChargingHook();
+  drain::UnitExecutor executor(*hook);
+  auto second_result = drain::DrainPages(*second, "trellis", {}, executor);
+  const std::string left_while_held =
+      f.Scalar("SELECT string_agg(id::text, ',') FROM trellis.pages");
+  f.Sql("COMMIT");
+  first_drain.join();
+
+  REQUIRE(second_result.ok());
+  CHECK(second_result->outcome == drain::PageOutcome::kDrained);
+  CHECK(second_result->pages == 1);
+  CHECK(std::to_string(second_result->keys) == other_keys);
+  CHECK(left_while_held == oldest);
+  REQUIRE(first_result.ok());
+  CHECK(first_result->outcome == drain::PageOutcome::kDrained);
+  CHECK(first_result->pages == 1);
+  CHECK(f.Scalar("SELECT count(*) FROM trellis.pages") == "0");
+  CHECK(f.Differences("order_values", kOrderValuesQuery) == 0);
 }
 
 }  // namespace trellis::test

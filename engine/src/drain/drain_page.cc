@@ -19,7 +19,15 @@ std::string IntArray(const std::set<int>& ids) {
 
 // Claims the oldest claimable page of a transform that is not paused, and
 // with it the next pages of the same transform, up to the limits: one
-// recompute then serves them all. SKIP LOCKED: other drains take others.
+// recompute then serves them all. When the transform's claimable backlog
+// (its pages from the oldest on, read without locks; at most twice a
+// claim's pages) holds more keys than a page, the claim takes about half of
+// it (pages whose running key count stays within half, and always the
+// oldest), so another idle drain takes the rest side by side; a stream of
+// small pages stays under that and still goes out in few transactions. Only
+// the pages taken are locked (SKIP LOCKED: other drains take others); the
+// backlog is read unlocked so the pages left are free for them.
+//
 // The same statement then takes the transform's lock shared, if it can (a
 // rebuild's range holds it exclusively: `free` is false and the caller
 // leaves these pages for later instead of idling behind it), and, when it
@@ -32,26 +40,35 @@ std::string IntArray(const std::set<int>& ids) {
 std::string ClaimSql(const std::string& schema) {
   return catalog::StateSql(R"sql(
 WITH head AS (
-  SELECT p.transform_id FROM {schema}.pages p JOIN {schema}.transforms t ON t.id = p.transform_id
+  SELECT p.id, p.transform_id FROM {schema}.pages p JOIN {schema}.transforms t ON t.id = p.transform_id
   WHERE t.status <> {state:paused} AND t.key_indexed
     AND (p.retry_at IS NULL OR p.retry_at <= now())
     AND p.transform_id <> ALL($2::int[])
   ORDER BY p.id LIMIT 1
   FOR UPDATE OF p SKIP LOCKED
+), backlog AS (
+  SELECT q.id, sum(q.key_count) OVER (ORDER BY q.id) AS keys_through
+  FROM (SELECT p.id, p.key_count FROM {schema}.pages p, head h
+        WHERE p.transform_id = h.transform_id AND p.id >= h.id
+          AND (p.retry_at IS NULL OR p.retry_at <= now())
+        ORDER BY p.id LIMIT 2 * $3::int) AS q
+), share AS (
+  SELECT CASE WHEN max(keys_through) > $5::int
+              THEN least($4::int, ceil(max(keys_through) / 2.0)) ELSE $4::int END AS keys
+  FROM backlog
 ), claimed AS (
   SELECT p.id, p.transform_id, p.buckets, p.key_count, p.attempts FROM {schema}.pages p
-  WHERE p.transform_id = (SELECT transform_id FROM head)
+  WHERE p.id IN (SELECT b.id FROM backlog b, share s
+                 WHERE b.id = (SELECT id FROM head) OR b.keys_through <= s.keys
+                 ORDER BY b.id LIMIT $3::int)
     AND (p.retry_at IS NULL OR p.retry_at <= now())
-  ORDER BY p.id LIMIT $3::int
   FOR UPDATE OF p SKIP LOCKED
-), bounded AS (
-  SELECT *, sum(key_count) OVER (ORDER BY id) - key_count AS keys_before FROM claimed
 ), picked AS (
-  SELECT transform_id, array_agg(id) AS ids, count(*) AS pages, sum(key_count) AS keys,
-         ARRAY(SELECT DISTINCT b FROM bounded, unnest(buckets) AS b
-               WHERE keys_before < $4::int ORDER BY b) AS buckets,
+  SELECT transform_id, array_agg(id ORDER BY id) AS ids, count(*) AS pages,
+         sum(key_count) AS keys,
+         ARRAY(SELECT DISTINCT b FROM claimed, unnest(buckets) AS b ORDER BY b) AS buckets,
          max(attempts) AS attempts
-  FROM bounded WHERE keys_before < $4::int GROUP BY transform_id
+  FROM claimed GROUP BY transform_id
 ), shared AS MATERIALIZED (
   SELECT picked.*,
          pg_try_advisory_xact_lock_shared()sql" +
@@ -76,7 +93,8 @@ Result<PageResult> DrainPages(pg::Connection& conn, const std::string& schema,
   pg::Rows claim;
   auto tx = pg::Transaction::BeginWith(
       conn, ClaimSql(schema),
-      {schema, IntArray(skip), std::to_string(kMaxPagesPerClaim), std::to_string(kKeysPerClaim)},
+      {schema, IntArray(skip), std::to_string(kMaxPagesPerClaim), std::to_string(kKeysPerClaim),
+       std::to_string(kSplitClaimAboveKeys)},
       &claim);
   if (!tx.ok()) return tx.status();
   if (claim.empty()) {

@@ -26,9 +26,14 @@ struct PageResult {
   long keys = 0;
 };
 
-// Pages claimed together: at most this many, and about this many keys.
+// Pages claimed together: at most this many, and at most this many keys
+// (or the one oldest page, when it alone holds more).
 inline constexpr int kMaxPagesPerClaim = 32;
 inline constexpr int kKeysPerClaim = 2000;
+// A transform's claimable backlog above this many keys (a page's worth: the
+// staging worker cuts pages of about 1000 keys) is split: a claim takes
+// about half of it and leaves the rest to another drain.
+inline constexpr int kSplitClaimAboveKeys = 1000;
 
 // Drains the oldest claimable pages of one transform, skipping pages of the
 // transforms in `skip`, through `executor`.
