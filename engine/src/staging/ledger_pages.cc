@@ -41,9 +41,9 @@ std::string PageDirtyKeysSql(const std::string& schema, int page_keys_param, boo
   // writes then made sixty-odd pages of one to seven keys per batch, the
   // drains fell behind for good, and a self-check under those writes never
   // found its keys free of pending work.)
-  std::string out = R"sql(bucketed AS (
+  const std::string out = R"sql(bucketed AS (
   SELECT transform_id, key, abs(hashtext(key::text) % )sql" +
-                    buckets + R"sql() AS bucket)sql" + changes + R"sql( FROM dirty
+                          buckets + R"sql() AS bucket)sql" + changes + R"sql( FROM dirty
 ), ranked AS (
   -- A key's rank among the distinct keys of its transform, in (bucket, key)
   -- order, and among those of its bucket: the difference is the number of
@@ -52,35 +52,57 @@ std::string PageDirtyKeysSql(const std::string& schema, int page_keys_param, boo
   -- the counts again for every key).
   SELECT b.*, dense_rank() OVER (PARTITION BY b.transform_id ORDER BY b.bucket, b.key) AS in_transform,
          dense_rank() OVER (PARTITION BY b.transform_id, b.bucket ORDER BY b.key) AS in_bucket)sql" +
-                    recomputed + R"sql(
+                          recomputed + R"sql(
   FROM bucketed b
 ), numbered AS (
   -- The page of the buckets starting in the same share of the keys, and
   -- the part of a big bucket.
   SELECT r.*, (r.in_transform - r.in_bucket) * ((max(r.in_transform) OVER w + )sql" +
-                    page_keys + R"sql( - 1) / )sql" + page_keys +
-                    R"sql() / max(r.in_transform) OVER w AS stretch,
+                          page_keys + R"sql( - 1) / )sql" + page_keys +
+                          R"sql() / max(r.in_transform) OVER w AS stretch,
          (r.in_bucket - 1) / )sql" +
-                    page_keys + R"sql( AS part
+                          page_keys + R"sql( AS part
   FROM ranked r WINDOW w AS (PARTITION BY r.transform_id)
-), chunks AS (
+))sql";
+  // Page ids are drawn in (part, stretch) order: the parts of a big bucket
+  // get ids far apart, so the pages a drain claims together, and those the
+  // next drain claims, hold different buckets. (In (stretch, part) order
+  // the two drains claimed parts of one bucket and ran one after the other:
+  // benchmark 4 drained in 2.3 s instead of 1.3 s.)
+  const std::string aggregates =
+      "array_agg(DISTINCT n.bucket ORDER BY n.bucket), array_agg(DISTINCT n.key), "
+      "count(DISTINCT n.key)";
+  if (!delta_rows) {
+    // Without delta rows nothing needs a page's id before it is inserted:
+    // one aggregate per page, no join. (The join below, estimated at one
+    // row, runs as a nested loop of keys by pages: a second per 200,000
+    // keys in one batch.)
+    return out + R"sql(, paged AS (
+  INSERT INTO )sql" +
+           pages + R"sql( (transform_id, buckets, keys, key_count)
+  SELECT n.transform_id, )sql" +
+           aggregates + R"sql(
+  FROM numbered AS n GROUP BY n.transform_id, n.stretch, n.part
+  ORDER BY n.transform_id, n.part, n.stretch
+  RETURNING id, key_count
+))sql";
+  }
+  return out + R"sql(, chunks AS (
   -- Each page's id is drawn first, so that delta rows can name their page.
   SELECT transform_id, stretch, part, nextval(pg_get_serial_sequence()sql" +
-                    sql::Literal(pages) + R"sql(, 'id')) AS page_id
+         sql::Literal(pages) + R"sql(, 'id')) AS page_id
   FROM numbered GROUP BY transform_id, stretch, part
+  ORDER BY transform_id, part, stretch
 ), paged AS (
   INSERT INTO )sql" +
-                    pages +
-                    R"sql( (id, transform_id, buckets, keys, key_count)
-  SELECT c.page_id, n.transform_id, array_agg(DISTINCT n.bucket ORDER BY n.bucket),
-         array_agg(DISTINCT n.key), count(DISTINCT n.key)
+         pages + R"sql( (id, transform_id, buckets, keys, key_count)
+  SELECT c.page_id, n.transform_id, )sql" +
+         aggregates + R"sql(
   FROM numbered AS n
   JOIN chunks AS c ON c.transform_id = n.transform_id AND c.stretch = n.stretch AND c.part = n.part
   GROUP BY c.page_id, n.transform_id
   RETURNING id, key_count
-))sql";
-  if (!delta_rows) return out;
-  return out + R"sql(, delta_paged AS (
+), delta_paged AS (
   INSERT INTO )sql" +
          sql::Ident(schema) + R"sql(.delta_rows (page_id, xid, sign, key, row_values)
   SELECT c.page_id, n.xid, n.sign, n.key, n.row_values
