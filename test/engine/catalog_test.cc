@@ -187,6 +187,20 @@ TEST_CASE("capture functions installed before catalog v7 get the text-form setti
   CHECK(f.Scalar("SELECT routing::text FROM trellis.capture WHERE op = 'U'") == "{{7},{7}}");
 }
 
+TEST_CASE("catalog v13 keeps autovacuum from truncating the capture table", "[engine][catalog]") {
+  EngineFixture f;
+  REQUIRE(trellis::catalog::Migrate(f.conn(), "trellis", 12).ok());
+  const std::string options =
+      "SELECT coalesce(array_to_string(reloptions, ','), '') FROM pg_class "
+      "WHERE oid = 'trellis.capture'::regclass";
+  CHECK(f.Scalar(options).find("vacuum_truncate") == std::string::npos);
+  REQUIRE(trellis::catalog::Migrate(f.conn(), "trellis").ok());
+  // The table's early-vacuum settings stay; truncation is off.
+  CHECK(f.Scalar(options) ==
+        "autovacuum_vacuum_scale_factor=0,autovacuum_vacuum_threshold=2000,"
+        "autovacuum_vacuum_cost_delay=0,vacuum_truncate=false");
+}
+
 TEST_CASE("capture functions installed before catalog v10 record the relation they capture",
           "[engine][catalog]") {
   EngineFixture f;

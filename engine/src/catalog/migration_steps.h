@@ -56,4 +56,8 @@ extern const std::string_view kV11ArgumentTypes;
 // (migration_v12_attachments.cc).
 extern const std::string_view kV12Attachments;
 
+// 12 -> 13: autovacuum keeps the capture table's empty pages, so writers
+// never wait on its truncation (migration_v13_capture_truncate.cc).
+extern const std::string_view kV13CaptureTruncate;
+
 }  // namespace trellis::catalog::steps

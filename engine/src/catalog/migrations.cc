@@ -30,6 +30,7 @@ const std::vector<std::vector<std::string_view>>& Steps() {
       {steps::kV10CaptureRelid},                               // the relation written
       {steps::kV11ArgumentTypes},                              // exact sums
       {steps::kV12Attachments},                                // attachments seen
+      {steps::kV13CaptureTruncate},                            // capture kept whole
   };
   return steps;
 }
