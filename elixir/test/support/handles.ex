@@ -14,6 +14,22 @@ defmodule Trellis.Test.Handles do
   end
 
   @doc """
+  Runs `fun` with a handle connected with `opts` (10 s call budget) and shuts
+  it down after, so a test can stop one set of workers before starting the
+  next (what `connect!/2` leaves running until the test ends).
+  """
+  @spec with_handle(String.t(), keyword, (Trellis.t() -> result)) :: result when result: var
+  def with_handle(url, opts, fun) do
+    handle = Trellis.connect!([url: url, timeout_ms: 10_000] ++ opts)
+
+    try do
+      fun.(handle)
+    after
+      Trellis.shutdown(handle)
+    end
+  end
+
+  @doc """
   A fleet of two handles over one catalog, as a deploy starts it: migrated
   first from a handle that runs nothing (a staging handle cannot connect to an
   unmigrated catalog), then each handle connected with its own options. The

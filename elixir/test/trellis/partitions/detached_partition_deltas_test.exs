@@ -9,6 +9,7 @@ defmodule Trellis.Partitions.DetachedPartitionDeltasTest do
   use ExUnit.Case, async: false
 
   alias Trellis.Test.{Database, PartitionWorkload, SimplePG}
+  import Trellis.Test.Handles, only: [with_handle: 3]
   import Trellis.Test.{Eventually, Targets}
 
   @moduletag :port
@@ -24,16 +25,6 @@ defmodule Trellis.Partitions.DetachedPartitionDeltasTest do
     PartitionWorkload.create_source!(pg)
     SimplePG.query!(pg, "CREATE INDEX ON orders ((id % 10))")
     %{url: url, pg: pg}
-  end
-
-  defp with_handle(url, opts, fun) do
-    handle = Trellis.connect!([url: url, timeout_ms: 10_000] ++ opts)
-
-    try do
-      fun.(handle)
-    after
-      Trellis.shutdown(handle)
-    end
   end
 
   test "a write naming a just-detached partition, after a rebuild that saw the detach, " <>

@@ -11,6 +11,7 @@ defmodule Trellis.Partitions.ReattachedPartitionTest do
   use ExUnit.Case, async: false
 
   alias Trellis.Test.{Database, Handles, PartitionWorkload, SimplePG, Writers}
+  import Trellis.Test.Handles, only: [with_handle: 3]
   import Trellis.Test.{Eventually, Targets}
 
   @moduletag :port
@@ -30,16 +31,6 @@ defmodule Trellis.Partitions.ReattachedPartitionTest do
     PartitionWorkload.create_source!(pg)
     SimplePG.query!(pg, "CREATE INDEX ON orders ((id % 10))")
     %{url: url, pg: pg}
-  end
-
-  defp with_handle(url, opts, fun) do
-    handle = Trellis.connect!([url: url, timeout_ms: 10_000] ++ opts)
-
-    try do
-      fun.(handle)
-    after
-      Trellis.shutdown(handle)
-    end
   end
 
   defp assert_exact(pg) do
