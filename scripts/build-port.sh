@@ -18,8 +18,10 @@
 # version), libpq per target (keyed by target, PostgreSQL version and
 # compiler), and a ccache of the port's objects (keyed by content, with paths
 # taken relative to the checkout). The CMake trees live in build/release/.
-set -euo pipefail
+set -Eeuo pipefail # -E: functions and $(...) inherit the ERR trap below
 shopt -s inherit_errexit # a failure inside $(...) stops the build too
+# Under errexit a failing command ends the script without a word; say which.
+trap 'echo "build-port (${target:-?}): line $LINENO: \"$BASH_COMMAND\" failed (exit $?)" >&2' ERR
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 target="${1:?usage: build-port.sh <target> <out-dir>}"
 out="${2:?usage: build-port.sh <target> <out-dir>}"
@@ -59,6 +61,13 @@ ensure_packages() {
   fi
 }
 
+# The postgresql-15 source versions the configured deb-src entries list.
+source_versions() {
+  local listing
+  listing="$(apt-cache showsrc postgresql-15 2>/dev/null)" || return 1
+  awk '/^Version:/ {print $2}' <<<"$listing"
+}
+
 # The PostgreSQL 15 source, unpacked once into the cache. Downloaded and
 # unpacked in a private directory and renamed into place, so two builds
 # sharing the cache never see half a tree.
@@ -68,9 +77,12 @@ postgres_source() {
   local tree
   tree="$(find "$src" -maxdepth 1 -type d -name 'postgresql-15.*' -print -quit)"
   if [ -n "$tree" ] && [ -f "$tree/configure" ]; then echo "$tree"; return; fi
+  # apt-cache showsrc exits non-zero when no deb-src entry is configured (a
+  # fresh machine), so its failure means "none known yet", not an error.
   local versions
-  versions="$(apt-cache showsrc postgresql-15 2>/dev/null | awk '/^Version:/ {print $2}')"
+  versions="$(source_versions)" || versions=""
   if [ -z "$versions" ]; then
+    echo "build-port: no deb-src entry serves postgresql-15; adding Debian's" >&2
     # Debian's deb-src entries for the same mirror, so apt-get source works.
     cat >/etc/apt/sources.list.d/trellis-deb-src.sources <<'SOURCES'
 Types: deb-src
@@ -85,8 +97,10 @@ Suites: bookworm-security
 Components: main
 Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
 SOURCES
-    apt-get update -qq
-    versions="$(apt-cache showsrc postgresql-15 | awk '/^Version:/ {print $2}')"
+    apt-get update -qq || { echo "build-port: apt-get update failed after adding deb-src entries" >&2; exit 1; }
+    versions="$(source_versions)" ||
+      { echo "build-port: apt-cache showsrc postgresql-15 failed even with deb-src entries" >&2; exit 1; }
+    [ -n "$versions" ] || { echo "build-port: no postgresql-15 source version is listed by the mirror" >&2; exit 1; }
   fi
   local tmp v got=""
   tmp="$(mktemp -d "$src/.download.XXXXXX")"
