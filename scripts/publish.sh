@@ -7,7 +7,7 @@
 #   checksum-file defaults to elixir/checksum-trellis_pg.exs (commit it with
 #   the release); the staged package goes to build/package/trellis_pg-<version>.
 #   TRELLIS_RELEASE_TARGETS narrows the targets, as for release.sh.
-set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/lib/strict.sh"
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 base="${1:?usage: publish.sh <base-url> [checksum-file]}"
 checksum="${2:-$root/elixir/checksum-trellis_pg.exs}"

@@ -9,7 +9,7 @@
 # Usage: scripts/release.sh <out-dir>
 #   TRELLIS_RELEASE_TARGETS="x86_64-linux aarch64-linux" (the default) narrows it.
 # See RELEASING.md for the whole release.
-set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/lib/strict.sh"
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 out="${1:?usage: release.sh <out-dir>}"
 mkdir -p "$out"

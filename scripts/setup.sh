@@ -2,7 +2,7 @@
 # Installs what Trellis needs from Debian 12's packages (only when something
 # is missing, so a second run is a no-op) and builds the C++ tree into build/.
 # Usage: scripts/setup.sh            (RelWithDebInfo build in build/)
-set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/lib/strict.sh"
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 
 packages=(

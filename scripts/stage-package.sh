@@ -7,7 +7,7 @@
 # `mix hex.publish` in the staged directory to publish it.
 #
 # Usage: scripts/stage-package.sh <checksum-file> <dest-dir> [--bundle <bin-dir>]
-set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/lib/strict.sh"
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 checksum="${1:?usage: stage-package.sh <checksum-file> <dest-dir> [--bundle <bin-dir>]}"
 dest="${2:?usage: stage-package.sh <checksum-file> <dest-dir> [--bundle <bin-dir>]}"

@@ -4,24 +4,41 @@
 # ecto.migrate / ecto.rollback, mix trellis.dump as the ecto.dump alias,
 # ecto.load into a fresh database, telemetry, and paren-free formatting.
 # Ecto and its siblings come from a source mirror (the Hex registry is out of
-# reach): $TRELLIS_HEXDEPS, else shared/hexdeps beside the repository, else
-# /work/shared/hexdeps. Without one the stage says SKIPPED and why.
+# reach): $TRELLIS_HEXDEPS when it is set (and then only there), else
+# shared/hexdeps beside the repository, else /work/shared/hexdeps. Without a
+# complete one the stage fails under CI (TRELLIS_CI=1, as .ci/run sets it),
+# naming what is missing, and elsewhere says SKIPPED and why
+# (scripts/lib/skip.sh).
 # Needs build/port/trellis-port and build/test/testkit/trellis-testkit.
-set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/lib/strict.sh"
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+source "$root/scripts/lib/skip.sh"
 app="$root/elixir/examples/ecto_app"
 
+# What elixir/examples/ecto_app/mix.exs takes from the mirror.
+mirrored=(ecto_sql ecto postgrex db_connection decimal telemetry jason)
+if [[ -n "${TRELLIS_HEXDEPS:-}" ]]; then
+  candidates=("$TRELLIS_HEXDEPS")
+else
+  candidates=("$root/../shared/hexdeps" /work/shared/hexdeps)
+fi
 hexdeps=""
-for candidate in "${TRELLIS_HEXDEPS:-}" "$root/../shared/hexdeps" /work/shared/hexdeps; do
-  if [[ -n "$candidate" && -d "$candidate/ecto_sql" ]]; then
+for candidate in "${candidates[@]}"; do
+  if [[ -d "$candidate/ecto_sql" ]]; then
     hexdeps="$(cd "$candidate" && pwd)"
     break
   fi
 done
 if [[ -z "$hexdeps" ]]; then
-  echo "!! SKIPPED: the Ecto host app (scripts/test-ecto.sh) did not run: no Ecto source" \
-    "mirror in \$TRELLIS_HEXDEPS, $root/../shared/hexdeps or /work/shared/hexdeps" >&2
-  exit 0
+  skip_stage "the Ecto host app (scripts/test-ecto.sh)" \
+    "no Ecto source mirror (a directory holding ${mirrored[*]}) at $(printf '%s or ' "${candidates[@]}" | sed 's/ or $//')" \
+    "set TRELLIS_HEXDEPS to such a mirror"
+fi
+absent=()
+for package in "${mirrored[@]}"; do [[ -d "$hexdeps/$package" ]] || absent+=("$package"); done
+if ((${#absent[@]})); then
+  skip_stage "the Ecto host app (scripts/test-ecto.sh)" \
+    "the Ecto source mirror $hexdeps lacks ${absent[*]}" "add them to it, or set TRELLIS_HEXDEPS to a complete one"
 fi
 
 export TRELLIS_HEXDEPS="$hexdeps" MIX_ENV=test

@@ -17,7 +17,7 @@
 # same machine, fresh clones included, take minutes instead of a cold build.
 # Needs the tree scripts/setup.sh builds (the testkit); scripts/test.sh runs
 # this after it.
-set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/lib/strict.sh"
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 started=$SECONDS
 version="$(sed -n 's/^ *@version "\(.*\)"$/\1/p' "$root/elixir/mix.exs")"

@@ -4,7 +4,7 @@
 # file names, in name order (so the file depends only on the binaries, not on
 # the order they are given in: release.sh and publish.sh must agree).
 # Usage: scripts/write-checksums.sh <checksum-file> <binary>...
-set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/lib/strict.sh"
 dest="${1:?usage: write-checksums.sh <checksum-file> <binary>...}"
 shift
 binaries=()

@@ -1,7 +1,11 @@
 # Tests tagged :port run through the real trellis-port against the suite's
 # one throwaway PostgreSQL cluster (trellis-testkit). When either binary is
 # missing they are excluded with a warning, so the codec tests still run;
-# set TRELLIS_REQUIRE_PORT=1 (as CI does) to make that an error instead.
+# set TRELLIS_REQUIRE_PORT=1 (as scripts/test.sh does) or TRELLIS_CI=1 (as
+# .ci/run does) to make that an error instead. Under CI a skipped test fails
+# the suite too (Trellis.Test.CI).
+
+Trellis.Test.CI.fail_on_skipped()
 
 binaries =
   with {:ok, port_path} <- Trellis.PortBinary.path(),
@@ -20,8 +24,15 @@ case binaries do
     ExUnit.start()
 
   {:error, message} ->
-    if System.get_env("TRELLIS_REQUIRE_PORT") in ["1", "true"] do
-      raise "TRELLIS_REQUIRE_PORT is set, but: " <> message
+    cond do
+      Trellis.Test.CI.ci?() ->
+        raise "TRELLIS_CI is set (no test may skip), but: " <> message
+
+      System.get_env("TRELLIS_REQUIRE_PORT") in ["1", "true"] ->
+        raise "TRELLIS_REQUIRE_PORT is set, but: " <> message
+
+      true ->
+        :ok
     end
 
     IO.puts(:stderr, """

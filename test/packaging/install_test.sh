@@ -14,7 +14,7 @@
 #   7. TRELLIS_PG_BUILD=1 builds the package's C++ tree with CMake.
 #
 # Usage: test/packaging/install_test.sh <release-dir>   (from scripts/release.sh)
-set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/../../scripts/lib/strict.sh"
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 rel="$(cd "${1:?usage: install_test.sh <release-dir>}" && pwd)"
 version="$(sed -n 's/^ *@version "\(.*\)"$/\1/p' "$root/elixir/mix.exs")"

@@ -4,7 +4,7 @@
 #   FUZZ_JOBS=2 ...                          # parallel fuzzing jobs (default 1)
 # Exits non-zero when the fuzzer finds a crash, leak, sanitizer report or a
 # failed check; the reproducer is left in build-fuzz/fuzz-findings/.
-set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/../../scripts/lib/strict.sh"
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 build="${FUZZ_BUILD_DIR:-$root/build-fuzz}"
