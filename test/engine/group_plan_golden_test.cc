@@ -23,15 +23,22 @@ namespace {
 
 Column Aggregate(std::string name, std::string expr, std::string type, int ordinal,
                  ColumnState state = ColumnState::kLive) {
-  Column c{std::move(name),       std::move(expr), std::move(type), state, {}, {},
-           ColumnRole::kAggregate};
+  Column c;
+  c.name = std::move(name);
+  c.expr = std::move(expr);
+  c.sql_type = std::move(type);
+  c.state = state;
+  c.role = ColumnRole::kAggregate;
   c.ordinal = ordinal;
   if (state == ColumnState::kPaused) c.paused_kind = trellis::PauseKind::kOperator;
   return c;
 }
 
 Column Hidden(std::string name, std::string type, int ordinal) {
-  Column c{std::move(name), "", std::move(type), ColumnState::kLive, {}, {}, ColumnRole::kHidden};
+  Column c;
+  c.name = std::move(name);
+  c.sql_type = std::move(type);
+  c.role = ColumnRole::kHidden;
   c.ordinal = ordinal;
   return c;
 }

@@ -23,6 +23,15 @@ using trellis::catalog::Transform;
 
 namespace {
 
+// A live value column (the other fields keep their defaults).
+Column ValueColumn(std::string name, std::string expr, std::string type) {
+  Column c;
+  c.name = std::move(name);
+  c.expr = std::move(expr);
+  c.sql_type = std::move(type);
+  return c;
+}
+
 // A projection with everything that changes the statements: a composite
 // key, names that need quoting, a WHERE, and a paused column (left out).
 Transform FixtureProjection() {
@@ -39,12 +48,11 @@ Transform FixtureProjection() {
   t.source.key_columns = {"order_id", "line"};
   t.source.key_types = {"bigint", "integer"};
   t.source.routing_columns = {"order_id", "line"};
-  using trellis::ColumnState;
-  t.columns = {
-      Column{"total", "o.qty * o.price", "numeric", ColumnState::kLive, {}, {}},
-      Column{
-          "note", "upper(o.note)", "text", ColumnState::kPaused, trellis::PauseKind::kOperator, {}},
-      Column{"sku", "lower(o.sku)", "text", ColumnState::kLive, {}, {}}};
+  Column note = ValueColumn("note", "upper(o.note)", "text");
+  note.state = trellis::ColumnState::kPaused;
+  note.paused_kind = trellis::PauseKind::kOperator;
+  t.columns = {ValueColumn("total", "o.qty * o.price", "numeric"), note,
+               ValueColumn("sku", "lower(o.sku)", "text")};
   return t;
 }
 

@@ -278,7 +278,10 @@ Result<catalog::Transform> GroupPlan::Draft(
   t.source = catalog::Source{
       0, source.schema_name, source.table_name, source.key_columns, source.key_types, {}};
   t.source_alias = qualifier;
-  t.inputs.push_back(catalog::Input{1, t.source, qualifier, catalog::InputRole::kFrom, {}, {}, {}});
+  catalog::Input from;  // ordinal 1, role kFrom: the FROM table, joined to nothing
+  from.source = t.source;
+  from.alias = qualifier;
+  t.inputs.push_back(std::move(from));
 
   aggregates::GroupShape shape;
   for (const auto& item : stmt.select) {

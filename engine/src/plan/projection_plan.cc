@@ -197,7 +197,10 @@ Result<catalog::Transform> ProjectionPlan::Draft(
   t.source = catalog::Source{
       0, source.schema_name, source.table_name, source.key_columns, source.key_types, {}};
   t.source_alias = qualifier;
-  t.inputs.push_back(catalog::Input{1, t.source, qualifier, catalog::InputRole::kFrom, {}, {}, {}});
+  catalog::Input from;  // ordinal 1, role kFrom: the FROM table, joined to nothing
+  from.source = t.source;
+  from.alias = qualifier;
+  t.inputs.push_back(std::move(from));
   for (size_t i = 0; i < source.key_columns.size(); ++i) {
     t.key.push_back(catalog::KeyColumn{
         source.key_columns[i], sql::Ident(qualifier) + "." + sql::Ident(source.key_columns[i]),
