@@ -76,7 +76,8 @@ if [[ -s "$skipped_file" ]]; then
   sed 's/^/   /' "$skipped_file" >&2
 fi
 if ((${#failed[@]})); then
-  echo "== FAILED: ${#failed[@]} stage(s): $(printf '%s; ' "${failed[@]}")" >&2
+  echo "== FAILED: ${#failed[@]} stage(s):" >&2
+  printf '   %s\n' "${failed[@]}" >&2
   exit 1
 fi
 if [[ -s "$skipped_file" ]]; then
