@@ -286,6 +286,51 @@ defmodule Trellis.LogBridgeTest do
     end
   end
 
+  describe "config :trellis_pg, log_level:" do
+    # The level as a host's config sets it, read when the application
+    # starts: the bridge is restarted as the application would start it.
+    setup context do
+      previous = Application.fetch_env(:trellis_pg, :log_level)
+      Application.put_env(:trellis_pg, :log_level, :error)
+      restart_bridge()
+
+      on_exit(fn ->
+        case previous do
+          {:ok, level} -> Application.put_env(:trellis_pg, :log_level, level)
+          :error -> Application.delete_env(:trellis_pg, :log_level)
+        end
+
+        restart_bridge()
+      end)
+
+      attach(context)
+    end
+
+    test "is the level the engine logs at after start", %{url: url} do
+      assert LogBridge.level() == :error
+      handle = connect!(url, schema: "log_configured")
+      assert ["--log-level", "error"] == Enum.take(tl(os_cmdline(handle)), 2)
+
+      for level <- [:debug, :info, :warning, :error, :critical] do
+        :ok = LogBridge.log_test_line(handle, level, message: "configured #{level}")
+      end
+
+      # The port program itself logs at that level: it sent nothing below it.
+      for level <- ["debug", "info", "warning"] do
+        assert metric(handle, "trellis_log_lines_total", [level]) == 0, level
+      end
+
+      assert metric(handle, "trellis_log_lines_total", ["error"]) == 1
+      assert metric(handle, "trellis_log_lines_total", ["critical"]) == 1
+
+      # Lines keep their order: the error line is the first of the test's.
+      own = "trellis_instance=#{handle.instance} log_test_line: configured"
+      assert %{level: :error, msg: msg} = receive_line(own)
+      assert msg =~ "configured error"
+      assert %{level: :critical} = receive_line(own)
+    end
+  end
+
   describe "arguments" do
     test "log_test_line/3 and put_level/1 refuse what they cannot use", %{url: url} do
       handle = connect!(url, schema: "log_args")
