@@ -107,10 +107,12 @@ defmodule Trellis do
       check under live writes says when it could not judge a key rather
       than call it clean or diverged. They come with those engine
       features rather than as stubs.
-    * `Trellis.Migration` is compiled only when the host depends on
-      `ecto_sql`; its example runs in the Ecto host app of the repository
-      (`scripts/test-ecto.sh`), not in this package's own suite, which has
-      no Ecto.
+    * `Trellis.Migration` is compiled only when the host has `ecto_sql`,
+      as the guide says (decided when `trellis_pg` compiles; see
+      `Trellis.Migration`, "Without Ecto", for how, and for a host that
+      adds Ecto later); its example runs in the Ecto host app of the
+      repository (`scripts/test-ecto.sh`), not in this package's own
+      suite, which has no Ecto and checks that the module is absent.
     * Calls run in the calling process and wait in a `receive` (as the
       guide says); there are no dirty schedulers involved, since the work
       runs in the port program, an operating-system process. A crash there

@@ -56,6 +56,12 @@ defmodule Trellis.NamesTest do
       assert {:ok, definitions} = Trellis.definitions(trellis)
       assert [%Trellis.Definition{name: ^name}] = Enum.filter(definitions, &(&1.name == name))
 
+      # A self-check job names its target the same way, started and read back.
+      assert {:ok, %Trellis.SelfCheckJob{id: id, target: ^name}} =
+               Trellis.self_check(trellis, name)
+
+      assert {:ok, %Trellis.SelfCheckJob{target: ^name}} = Trellis.self_check_job(trellis, id)
+
       # Statements: the transform, then one of its columns by the address
       # RESUME returned.
       assert {:ok, :paused} = Trellis.apply(trellis, "PAUSE TRANSFORM #{name}")

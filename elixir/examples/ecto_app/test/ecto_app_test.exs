@@ -55,6 +55,29 @@ defmodule EctoAppTest do
                     %{op: "status", instance: "ecto_app/trellis", kind: :error}}
   end
 
+  @tag phase: :migrated
+  test "define and the migration guard return one name, the form statements and reads take back" do
+    statement = ~s(TRANSFORM "Gadget Copies" FROM gadgets SELECT label AS label)
+    name = ~s("Gadget Copies")
+
+    assert {:ok, {:transform_defined, ^name}} = Trellis.define(EctoApp.Trellis, statement)
+    # The guard over a transform that exists with this definition, as a
+    # migration run again meets it: the same name as define's.
+    assert {:already_defined, ^name} =
+             Trellis.Migration.run(Repo, :define, statement, if_not_defined: true)
+
+    assert {:already_defined, "gadget_labels"} =
+             Trellis.Migration.run(Repo, :define, @gadget_labels, if_not_defined: true)
+
+    # Passed back unchanged, to a read and to the statements.
+    assert %Trellis.Status{name: ^name, target_table: "public.Gadget Copies"} = status(name)
+    assert {:ok, :paused} = Trellis.apply(EctoApp.Trellis, "PAUSE TRANSFORM #{name}")
+    assert {:ok, {:dropped, ^name}} = Trellis.apply(EctoApp.Trellis, "DROP TRANSFORM #{name}")
+  after
+    Trellis.apply(EctoApp.Trellis, ~s(PAUSE TRANSFORM "Gadget Copies"))
+    Trellis.apply(EctoApp.Trellis, ~s(DROP TRANSFORM "Gadget Copies"))
+  end
+
   @tag phase: :rolled_back
   test "ecto.rollback ran the down paths: gadget_labels paused and dropped, its table gone" do
     assert definitions() == %{"widget_prices" => @widget_prices}

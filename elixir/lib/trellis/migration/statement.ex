@@ -34,9 +34,22 @@ defmodule Trellis.Migration.Statement do
     end
   end
 
-  @doc "Whether `definition` (a `Trellis.Definition`) is the transform `name`."
+  @doc """
+  Whether `definition` (a `Trellis.Definition`) is the transform `name`, as
+  `transform_name/1` read it: its identifiers folded and unquoted, so it is
+  compared with the definition's name read the same way (`"Odd Labels"` in
+  quotes is the name `Odd Labels`), or with its `schema.table`.
+  """
   @spec names?(Trellis.Definition.t(), String.t()) :: boolean
-  def names?(definition, name), do: name in [definition.name, definition.target_table]
+  def names?(definition, name) do
+    unquoted =
+      case tokens(definition.name) do
+        [{:ident, ident}] -> ident
+        _ -> nil
+      end
+
+    name in [unquoted, definition.target_table]
+  end
 
   @doc """
   Whether two statements differ only in layout, comments, the case of

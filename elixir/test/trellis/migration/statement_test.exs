@@ -26,6 +26,38 @@ defmodule Trellis.Migration.StatementTest do
     end
   end
 
+  describe "names?/2" do
+    # A Trellis.Definition as Trellis.definitions/1 lists it: the name in the
+    # form statements take, the target table as the catalog holds it.
+    defp definition(name, target_table),
+      do: %Trellis.Definition{name: name, target_table: target_table}
+
+    test "matches the name a TRANSFORM states against the definition's, quoted or not" do
+      plain = definition("widget_prices", "public.widget_prices")
+      odd = definition(~s("Odd Labels"), "public.Odd Labels")
+
+      for {statement, definition} <- [
+            {"TRANSFORM widget_prices FROM w", plain},
+            {"TRANSFORM Widget_Prices FROM w", plain},
+            {"TRANSFORM public.widget_prices FROM w", plain},
+            {~s(TRANSFORM "Odd Labels" FROM w), odd},
+            {~s(TRANSFORM public."Odd Labels" FROM w), odd}
+          ] do
+        {:ok, name} = Statement.transform_name(statement)
+        assert Statement.names?(definition, name), "#{statement} does not name #{definition.name}"
+      end
+    end
+
+    test "tells apart names PostgreSQL tells apart" do
+      {:ok, name} = Statement.transform_name("TRANSFORM odd_labels FROM w")
+      refute Statement.names?(definition(~s("Odd Labels"), "public.Odd Labels"), name)
+      {:ok, name} = Statement.transform_name(~s(TRANSFORM "Widget_Prices" FROM w))
+      refute Statement.names?(definition("widget_prices", "public.widget_prices"), name)
+      {:ok, name} = Statement.transform_name("TRANSFORM app.widget_prices FROM w")
+      refute Statement.names?(definition("widget_prices", "public.widget_prices"), name)
+    end
+  end
+
   describe "same?/2" do
     # The engine's canonical form of the statement, as Trellis.definitions/1 lists it.
     @canonical ~s(TRANSFORM widget_prices FROM widgets AS w SELECT w.price*2 AS "Price" WHERE price > 0)
