@@ -497,8 +497,11 @@ defmodule Trellis do
   `:done`, when its `:report` is a `Trellis.SelfCheckReport`.
 
   One job per target: while the target's job is `:queued` or `:running`,
-  this returns that job (whatever the options); once it has finished, this
-  replaces it with a new one (the old id then reads as `nil`).
+  this returns that job (whatever the options); once it has finished
+  (`:done`, `:failed` or `:cancelled`), this replaces it with a new one (the
+  old id then reads as `nil`). A `PAUSE TRANSFORM` of the target cancels
+  its unfinished job; a job that meets a paused transform fails (see
+  `Trellis.SelfCheckJob`).
 
   The check runs beside writers and drains, takes no lock that blocks them,
   and reports a row as diverging only once no work that could change it is

@@ -9,7 +9,14 @@ defmodule Trellis.SelfCheckJob do
     * `:state` - `:queued` (no drain worker has taken it yet: with none in
       the fleet it stays queued), `:running` (`:rows_compared` grows),
       `:done` (`:report` holds a `Trellis.SelfCheckReport`), `:failed` or
-      `:cancelled` (`:error` holds a `Trellis.Error` saying why)
+      `:cancelled` (`:error` holds a `Trellis.Error` saying why). A job is
+      `:cancelled` by a `PAUSE TRANSFORM` of its target while it is queued
+      or running (a check of a paused target could only fail); there is no
+      other cancel. It is `:failed` when a drain worker cannot run it: the
+      transform is paused when the worker takes the job, its definition no
+      longer binds to its source, or a schema change of its source paused
+      it during the check. Either way the next `Trellis.self_check/3`
+      replaces it, once the transform is resumed.
     * `:rows_compared` - keys compared so far
 
   A job whose drain worker dies (its port killed, its node gone) is taken

@@ -1,4 +1,5 @@
-// The self_check_jobs table: the one place that reads and writes it.
+// The self_check_jobs table: the one place that reads and writes it, but
+// for the cancel PAUSE TRANSFORM makes (catalog/self_check_cancel.h).
 // A target has at most one job. Starting a check while the target's job is
 // queued or running returns that job; otherwise the finished job is replaced
 // by a new one with a new id, so the old id reads as gone. A drain worker

@@ -6,6 +6,7 @@
 #include "catalog/migrations.h"
 #include "catalog/model.h"
 #include "catalog/parts.h"
+#include "catalog/self_check_cancel.h"
 #include "catalog/states.h"
 #include "grammar/address.h"
 #include "grammar/render.h"
@@ -130,6 +131,12 @@ Result<ApplyResult> Pause(pg::Connection& conn, const std::string& schema,
   } else {
     TRELLIS_RETURN_IF_ERROR(
         catalog::Pause(conn, schema, r->transform.id, PauseKind::kOperator, reason));
+    // A check of a paused target could only fail: its unfinished one ends
+    // now, as cancelled, naming the pause (spec/engine.md "Self-check").
+    const std::string name = grammar::RenderTransformName(r->transform.name());
+    TRELLIS_RETURN_IF_ERROR(catalog::CancelSelfCheck(
+        conn, schema, r->transform.id,
+        "cancelled by PAUSE TRANSFORM " + name + ": RESUME it, then start the check again"));
     // A grouped join pauses as one: its hidden join part too.
     auto part = catalog::HiddenPartOf(conn, schema, r->transform, /*lock=*/true);
     if (!part.ok()) return part.status();
