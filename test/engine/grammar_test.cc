@@ -567,8 +567,8 @@ TEST_CASE("text after the statement is refused", "[grammar]") {
   auto e = ParseFails("TRANSFORM t FROM s SELECT a AS a b");
   CHECK(e.position == 33);
   CHECK(e.message ==
-        "at position 33: expected \",\", WHERE, GROUP BY, WITHOUT SOURCE INDEX or end of statement "
-        "after the column alias, found \"b\"");
+        "at position 33: expected \",\", WHERE, GROUP BY, WITHOUT SOURCE INDEX, WITHOUT ROW "
+        "SECURITY, GRANT SELECT TO or end of statement after the column alias, found \"b\"");
 }
 
 TEST_CASE("a second statement after the semicolon is refused", "[grammar]") {
@@ -587,16 +587,16 @@ TEST_CASE("clauses come in order: WHERE after GROUP BY is refused", "[grammar]")
   auto e = ParseFails("TRANSFORM t FROM s SELECT a AS a GROUP BY a WHERE b");
   CHECK(e.position == 44);
   CHECK(e.message ==
-        "at position 44: expected \",\", WITHOUT SOURCE INDEX or end of statement after the GROUP "
-        "BY expression, found \"WHERE\"");
+        "at position 44: expected \",\", WITHOUT SOURCE INDEX, WITHOUT ROW SECURITY, GRANT SELECT "
+        "TO or end of statement after the GROUP BY expression, found \"WHERE\"");
 }
 
 TEST_CASE("a comma at the top of a WHERE predicate is refused", "[grammar]") {
   auto e = ParseFails("TRANSFORM t FROM s SELECT a AS a WHERE b, c");
   CHECK(e.position == 40);
   CHECK_THAT(e.message,
-             Contains("expected GROUP BY, WITHOUT SOURCE INDEX or end of statement after the "
-                      "WHERE predicate, found \",\""));
+             Contains("expected GROUP BY, WITHOUT SOURCE INDEX, WITHOUT ROW SECURITY, GRANT "
+                      "SELECT TO or end of statement after the WHERE predicate, found \",\""));
 }
 
 TEST_CASE("GROUP needs BY and WITHOUT needs SOURCE INDEX", "[grammar]") {
@@ -611,7 +611,58 @@ TEST_CASE("GROUP needs BY and WITHOUT needs SOURCE INDEX", "[grammar]") {
 
   auto source = ParseFails("TRANSFORM t FROM s SELECT a AS a WITHOUT INDEX");
   CHECK(source.position == 41);
-  CHECK_THAT(source.message, Contains("expected SOURCE after WITHOUT"));
+  CHECK_THAT(source.message, Contains("expected SOURCE or ROW after WITHOUT"));
+}
+
+TEST_CASE("WITHOUT ROW SECURITY and GRANT SELECT TO close a TRANSFORM", "[grammar]") {
+  auto s = ParseAs<TransformStmt>(
+      "TRANSFORM t FROM s SELECT a AS a WHERE b GROUP BY a WITHOUT SOURCE INDEX "
+      "without row security grant select to reporting, \"Auditors\", public;");
+  CHECK(s.where == "b");
+  CHECK(s.without_source_index);
+  CHECK(s.without_row_security);
+  CHECK(s.readers == std::vector<std::string>{"reporting", "Auditors", "public"});
+
+  auto alone = ParseAs<TransformStmt>("TRANSFORM t FROM s SELECT a GRANT SELECT TO r");
+  CHECK_FALSE(alone.without_row_security);
+  CHECK(alone.readers == std::vector<std::string>{"r"});
+  // GRANT ends an expression (PostgreSQL reserves it); WITHOUT does only
+  // before SOURCE or ROW, so a time type's WITHOUT TIME ZONE stays inside.
+  auto ended = ParseAs<TransformStmt>(
+      "TRANSFORM t FROM s SELECT at::timestamp without time zone AS at WHERE a > 1 "
+      "WITHOUT ROW SECURITY");
+  CHECK(ended.select[0].expr == "at::timestamp without time zone");
+  CHECK(ended.where == "a > 1");
+  CHECK(ended.without_row_security);
+}
+
+TEST_CASE("GRANT SELECT TO and WITHOUT ROW SECURITY refuse what they cannot hold", "[grammar]") {
+  auto twice = ParseFails("TRANSFORM t FROM s SELECT a GRANT SELECT TO r, R");
+  CHECK(twice.position == 47);
+  CHECK(twice.message == "at position 47: role \"r\" is granted twice (first at position 44)");
+
+  auto insert = ParseFails("TRANSFORM t FROM s SELECT a GRANT INSERT TO r");
+  CHECK(insert.position == 34);
+  CHECK_THAT(insert.message, Contains("expected SELECT after GRANT (a target is only ever "
+                                      "granted SELECT), found \"INSERT\""));
+
+  auto no_role = ParseFails("TRANSFORM t FROM s SELECT a GRANT SELECT TO");
+  CHECK_THAT(no_role.message,
+             Contains("expected a role name after GRANT SELECT TO, found end of statement"));
+
+  auto security = ParseFails("TRANSFORM t FROM s SELECT a WITHOUT ROW LEVEL SECURITY");
+  CHECK_THAT(security.message, Contains("expected SECURITY after WITHOUT ROW, found \"LEVEL\""));
+
+  // The clauses keep their order.
+  auto order = ParseFails("TRANSFORM t FROM s SELECT a GRANT SELECT TO r WITHOUT ROW SECURITY");
+  CHECK(order.message ==
+        "at position 46: expected \",\" or end of statement after the role name, found "
+        "\"WITHOUT\"");
+  auto index_last =
+      ParseFails("TRANSFORM t FROM s SELECT a WITHOUT ROW SECURITY WITHOUT SOURCE INDEX");
+  CHECK(index_last.message ==
+        "at position 49: expected GRANT SELECT TO or end of statement after WITHOUT ROW "
+        "SECURITY, found \"WITHOUT\"");
 }
 
 TEST_CASE("a NUL byte is refused wherever it is", "[grammar]") {
@@ -982,6 +1033,9 @@ TEST_CASE("Parse(Render(x)) == x for every kind of TRANSFORM", "[grammar][render
       "TRANSFORM t FROM s SELECT DISTINCT a, s.b WHERE c",
       "TRANSFORM t FROM orders o SELECT o.customer_id, count(*) AS n, sum(ALL o.amount) AS "
       "total, every(o.paid) AS all_paid GROUP BY o.customer_id",
+      "TRANSFORM t FROM s SELECT a AS \"grant\" WITHOUT SOURCE INDEX WITHOUT ROW SECURITY GRANT "
+      "SELECT TO reader, \"Big Boss\", \"select\"",
+      "TRANSFORM t FROM s SELECT a WHERE b GRANT SELECT TO r",
   };
   for (const char* text : statements) {
     auto first = ParseAs<TransformStmt>(text);

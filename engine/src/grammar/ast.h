@@ -94,6 +94,12 @@ struct TransformStmt {
   std::optional<std::string> where;
   std::vector<std::string> group_by;
   bool without_source_index = false;
+  // WITHOUT ROW SECURITY: the define may read sources whose row-level
+  // security the target will not follow (spec/engine.md "Row-level security").
+  bool without_row_security = false;
+  // GRANT SELECT TO role, ...: the roles given SELECT on the target, in the
+  // order written, each once.
+  std::vector<std::string> readers;
 
   // True when the target has a row per group rather than per source row:
   // GROUP BY, SELECT DISTINCT, or aggregates over the whole table.

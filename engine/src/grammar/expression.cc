@@ -23,13 +23,14 @@ bool AtClauseKeyword(const TokenCursor& cursor, bool after_dot) {
   if (after_dot) return false;
   // Each of these is reserved in PostgreSQL, so none can start or continue
   // an expression outside brackets.
-  static constexpr std::string_view kAlone[] = {"as",     "where", "having",    "limit", "offset",
-                                                "window", "union", "intersect", "except"};
+  static constexpr std::string_view kAlone[] = {"as",     "where", "having",    "limit",  "offset",
+                                                "window", "union", "intersect", "except", "grant"};
   for (std::string_view word : kAlone) {
     if (cursor.AtKeyword(word)) return true;
   }
   return ((cursor.AtKeyword("group") || cursor.AtKeyword("order")) && cursor.AtKeyword("by", 1)) ||
-         (cursor.AtKeyword("without") && cursor.AtKeyword("source", 1));
+         (cursor.AtKeyword("without") &&
+          (cursor.AtKeyword("source", 1) || cursor.AtKeyword("row", 1)));
 }
 
 std::variant<ExprSpan, ParseError> ScanExpression(TokenCursor& cursor, std::string_view what) {

@@ -76,6 +76,11 @@ std::string Render(const TransformStmt& statement) {
     }
   }
   if (statement.without_source_index) text += " WITHOUT SOURCE INDEX";
+  if (statement.without_row_security) text += " WITHOUT ROW SECURITY";
+  for (std::size_t i = 0; i < statement.readers.size(); ++i) {
+    text += i == 0 ? " GRANT SELECT TO " : ", ";
+    text += RenderName(statement.readers[i]);
+  }
   return text;
 }
 

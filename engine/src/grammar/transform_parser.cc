@@ -23,29 +23,81 @@ class TransformParser {
   std::variant<TransformStmt, ParseError> Run() {
     if (auto error = ParseTables()) return *error;
     if (auto error = ParseSelectList()) return *error;
-    std::string_view expected =
-        "\",\", WHERE, GROUP BY, WITHOUT SOURCE INDEX or end of statement after the column alias";
     if (auto error = RefuseUnsupportedClause()) return *error;
     if (cursor_.AtKeyword("where")) {
       if (auto error = ParseWhere()) return *error;
-      expected = "GROUP BY, WITHOUT SOURCE INDEX or end of statement after the WHERE predicate";
+      after_ = Clause::kWhere;
     }
     if (auto error = RefuseUnsupportedClause()) return *error;
     if (cursor_.AtKeyword("group")) {
       if (auto error = ParseGroupBy()) return *error;
-      expected = "\",\", WITHOUT SOURCE INDEX or end of statement after the GROUP BY expression";
+      after_ = Clause::kGroupBy;
     }
     if (auto error = RefuseUnsupportedClause()) return *error;
-    if (cursor_.AtKeyword("without")) {
+    if (cursor_.AtKeyword("without") && !cursor_.AtKeyword("row", 1)) {
       if (auto error = ParseWithoutSourceIndex()) return *error;
-      expected = "end of statement after WITHOUT SOURCE INDEX";
+      after_ = Clause::kWithoutSourceIndex;
     }
-    if (auto error = cursor_.ExpectEnd(expected)) return *error;
+    if (cursor_.AtKeyword("without") && cursor_.AtKeyword("row", 1)) {
+      if (auto error = ParseWithoutRowSecurity()) return *error;
+      after_ = Clause::kWithoutRowSecurity;
+    }
+    if (cursor_.AtKeyword("grant")) {
+      if (auto error = ParseGrantSelect()) return *error;
+      after_ = Clause::kGrantSelect;
+    }
+    if (auto error = cursor_.ExpectEnd(ExpectedAfter())) return *error;
     if (auto error = RefuseRedundantDistinct()) return *error;
     return statement_;
   }
 
  private:
+  // The clauses after the SELECT list, in the order they must come.
+  enum class Clause {
+    kSelectList,
+    kWhere,
+    kGroupBy,
+    kWithoutSourceIndex,
+    kWithoutRowSecurity,
+    kGrantSelect
+  };
+
+  // What may still follow the last clause read, for the error at a token
+  // that is none of it.
+  std::string ExpectedAfter() const {
+    static constexpr std::pair<Clause, std::string_view> kLater[] = {
+        {Clause::kWhere, "WHERE"},
+        {Clause::kGroupBy, "GROUP BY"},
+        {Clause::kWithoutSourceIndex, "WITHOUT SOURCE INDEX"},
+        {Clause::kWithoutRowSecurity, "WITHOUT ROW SECURITY"},
+        {Clause::kGrantSelect, "GRANT SELECT TO"},
+    };
+    std::string text = after_ == Clause::kSelectList || after_ == Clause::kGroupBy ||
+                               after_ == Clause::kGrantSelect
+                           ? "\",\", "
+                           : "";
+    for (const auto& [clause, words] : kLater) {
+      if (clause > after_) text += std::string(words) + ", ";
+    }
+    if (!text.empty()) text.replace(text.size() - 2, 2, " or ");
+    text += "end of statement after ";
+    switch (after_) {
+      case Clause::kSelectList:
+        return text + "the column alias";
+      case Clause::kWhere:
+        return text + "the WHERE predicate";
+      case Clause::kGroupBy:
+        return text + "the GROUP BY expression";
+      case Clause::kWithoutSourceIndex:
+        return text + "WITHOUT SOURCE INDEX";
+      case Clause::kWithoutRowSecurity:
+        return text + "WITHOUT ROW SECURITY";
+      case Clause::kGrantSelect:
+        return text + "the role name";
+    }
+    return text;
+  }
+
   // target FROM source [[AS] alias] {[INNER | LEFT] JOIN ...}
   std::optional<ParseError> ParseTables() {
     auto target = ParseQualifiedName(cursor_, "the target table name after TRANSFORM");
@@ -243,7 +295,7 @@ class TransformParser {
 
   std::optional<ParseError> ParseWithoutSourceIndex() {
     cursor_.Advance();
-    if (!cursor_.AtKeyword("source")) return cursor_.Expected("SOURCE after WITHOUT");
+    if (!cursor_.AtKeyword("source")) return cursor_.Expected("SOURCE or ROW after WITHOUT");
     cursor_.Advance();
     if (!cursor_.AtKeyword("index")) return cursor_.Expected("INDEX after WITHOUT SOURCE");
     cursor_.Advance();
@@ -251,9 +303,49 @@ class TransformParser {
     return std::nullopt;
   }
 
+  std::optional<ParseError> ParseWithoutRowSecurity() {
+    cursor_.Advance();
+    if (!cursor_.AtKeyword("row")) return cursor_.Expected("ROW after WITHOUT");
+    cursor_.Advance();
+    if (!cursor_.AtKeyword("security")) return cursor_.Expected("SECURITY after WITHOUT ROW");
+    cursor_.Advance();
+    statement_.without_row_security = true;
+    return std::nullopt;
+  }
+
+  // GRANT SELECT TO role [, ...]: each role once. PostgreSQL checks that
+  // the roles exist when the transform is defined.
+  std::optional<ParseError> ParseGrantSelect() {
+    cursor_.Advance();
+    if (!cursor_.AtKeyword("select")) {
+      return cursor_.Expected("SELECT after GRANT (a target is only ever granted SELECT)");
+    }
+    cursor_.Advance();
+    if (!cursor_.AtKeyword("to")) return cursor_.Expected("TO after GRANT SELECT");
+    cursor_.Advance();
+    std::map<std::string, std::size_t> seen;
+    while (true) {
+      const std::size_t at = cursor_.Peek().begin;
+      auto role =
+          ParseName(cursor_, statement_.readers.empty() ? "a role name after GRANT SELECT TO"
+                                                        : "a role name after \",\"");
+      if (auto* error = std::get_if<ParseError>(&role)) return *error;
+      auto [first, inserted] = seen.emplace(std::get<std::string>(role), at);
+      if (!inserted) {
+        return cursor_.ErrorAt(at, "role \"" + first->first +
+                                       "\" is granted twice (first at position " +
+                                       std::to_string(first->second) + ")");
+      }
+      statement_.readers.push_back(std::get<std::string>(std::move(role)));
+      if (!cursor_.AtPunctuation(",")) return std::nullopt;
+      cursor_.Advance();
+    }
+  }
+
   TokenCursor& cursor_;
   TransformStmt statement_;
   std::size_t distinct_position_ = 0;
+  Clause after_ = Clause::kSelectList;
 };
 
 }  // namespace
