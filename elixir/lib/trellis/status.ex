@@ -49,6 +49,12 @@ defmodule Trellis.Status do
       under a source the transform reads, or left it, and that its target
       is being corrected for, while it reads `:backfilling` for them: each a
       `Trellis.CorrectingNode` (node, since, keys_remaining). `[]` when none
+    * `:row_security_tables` - each table (`"schema.table"`) the transform
+      reads that has row-level security enabled, though the transform was
+      not defined `WITHOUT ROW SECURITY` (security enabled after the
+      define: a define over such a table is refused). The target's readers
+      are not filtered by those tables' policies; the staging worker logs a
+      warning while any is listed. `[]` when none
   """
 
   defstruct [
@@ -67,6 +73,7 @@ defmodule Trellis.Status do
     paused_upstream_columns: [],
     source_index_gaps: [],
     correcting: [],
+    row_security_tables: [],
     backlog_pages: 0,
     backlog_keys: 0,
     capture_backlog: 0
@@ -90,7 +97,8 @@ defmodule Trellis.Status do
           capture_failure: Trellis.CaptureFailure.t() | nil,
           paused_upstream_columns: [String.t()],
           source_index_gaps: [Trellis.SourceIndexGap.t()],
-          correcting: [Trellis.CorrectingNode.t()]
+          correcting: [Trellis.CorrectingNode.t()],
+          row_security_tables: [String.t()]
         }
 
   alias Trellis.Enums
@@ -117,7 +125,8 @@ defmodule Trellis.Status do
       paused_upstream_columns: m["paused_upstream_columns"] || [],
       source_index_gaps:
         Enum.map(m["source_index_gaps"] || [], &Trellis.SourceIndexGap.from_wire/1),
-      correcting: Enum.map(m["correcting"] || [], &Trellis.CorrectingNode.from_wire/1)
+      correcting: Enum.map(m["correcting"] || [], &Trellis.CorrectingNode.from_wire/1),
+      row_security_tables: m["row_security_tables"] || []
     }
   end
 end

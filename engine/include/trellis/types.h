@@ -98,6 +98,11 @@ struct TransformStatus {
   std::vector<SourceIndexGapStatus> source_index_gaps;
   // Filled by the partitioned-source work (issue 12).
   std::vector<CorrectingNodeStatus> correcting;
+  // "schema.table" of each table it reads with row-level security enabled
+  // (after the define, or the define would have been refused), unless it
+  // was defined WITHOUT ROW SECURITY: its target's readers are not
+  // filtered by that table's policies (spec/engine.md "Row-level security").
+  std::vector<std::string> row_security_tables;
 };
 
 struct Definition {

@@ -60,4 +60,8 @@ extern const std::string_view kV12Attachments;
 // never wait on its truncation (migration_v13_capture_truncate.cc).
 extern const std::string_view kV13CaptureTruncate;
 
+// 13 -> 14: the roles that may read each target, and whether its define
+// accepted sources with row-level security (migration_v14_privileges.cc).
+extern const std::string_view kV14Privileges;
+
 }  // namespace trellis::catalog::steps

@@ -31,6 +31,7 @@ const std::vector<std::vector<std::string_view>>& Steps() {
       {steps::kV11ArgumentTypes},                              // exact sums
       {steps::kV12Attachments},                                // attachments seen
       {steps::kV13CaptureTruncate},                            // capture kept whole
+      {steps::kV14Privileges},                                 // target readers, RLS
   };
   return steps;
 }

@@ -1,6 +1,7 @@
 #include "reads/dump.h"
 
 #include "catalog/migrations.h"
+#include "reads/dump_privileges.h"
 #include "sql/quote.h"
 
 namespace trellis::reads {
@@ -80,6 +81,8 @@ Result<std::string> DumpDefinitionsSql(pg::Connection& conn, const std::string& 
   if (!version.ok()) return version.status();
   auto lines = conn.Query(sql::WithSchema(kRenderSql, schema), {quoted});
   if (!lines.ok()) return lines.status();
+  auto privileges = DumpTargetPrivilegesSql(conn, schema);
+  if (!privileges.ok()) return privileges.status();
   TRELLIS_RETURN_IF_ERROR(tx.value()->Commit());
 
   std::string out = "\n-- Trellis definitions of the catalog in schema " + quoted +
@@ -90,6 +93,7 @@ Result<std::string> DumpDefinitionsSql(pg::Connection& conn, const std::string& 
   out += "INSERT INTO " + quoted + ".catalog_version (version) VALUES (" + version->text(0, 0) +
          ");\n";
   for (size_t r = 0; r < lines->size(); ++r) out += lines->text(r, 0) + "\n";
+  out += privileges.value();
   for (const char* table : {"sources", "transforms"}) {
     out += "SELECT pg_catalog.setval(pg_catalog.pg_get_serial_sequence(" +
            sql::Literal(quoted + "." + table) + ", 'id'), coalesce((SELECT max(id) FROM " + quoted +

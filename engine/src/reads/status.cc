@@ -2,6 +2,7 @@
 
 #include <variant>
 
+#include "capture/row_security.h"
 #include "catalog/chains.h"
 #include "catalog/jobs.h"
 #include "catalog/migrations.h"
@@ -118,6 +119,9 @@ SELECT (SELECT count(*) FROM {schema}.pages WHERE transform_id = $1::int),
   if (!s.paused_upstream_columns.empty() && state == TransformState::kLive) {
     s.status = std::string(WireName(TransformState::kCatchingUp));
   }
+  auto exposed = capture::FindRowSecurityExposures(conn, schema, t->id);
+  if (!exposed.ok()) return exposed.status();
+  for (auto& e : exposed.value()) s.row_security_tables.push_back(std::move(e.table));
   auto correcting = ReadCorrecting(conn, schema, t->id);
   if (!correcting.ok()) return correcting.status();
   s.correcting = std::move(correcting.value());

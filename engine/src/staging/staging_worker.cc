@@ -2,6 +2,7 @@
 
 #include "capture/disruption.h"
 #include "capture/functions.h"
+#include "capture/row_security.h"
 #include "catalog/migrations.h"
 #include "catalog/states.h"
 #include "log/component_log.h"
@@ -15,6 +16,8 @@ namespace trellis::staging {
 namespace {
 // How often the staging worker looks for capture changed outside Trellis.
 constexpr auto kCaptureCheckEvery = std::chrono::seconds(1);
+// How often it repeats a warning about row-level security that lasts.
+constexpr auto kRowSecurityRemindEvery = std::chrono::minutes(10);
 }  // namespace
 
 StagingWorker::StagingWorker(ConnectOptions options)
@@ -58,6 +61,7 @@ Result<bool> StagingWorker::Step(pg::Connection& conn) {
     // Partitions and children that appeared under a source or left it.
     auto synced = SyncRelations(conn, options().schema);
     if (!synced.ok()) return synced.status();
+    TRELLIS_RETURN_IF_ERROR(WarnOfRowSecurity(conn));
     last_capture_check_ = now;
   }
   auto staged = StageBatch(conn, options().schema, kBatchRows, kPageKeys);
@@ -76,6 +80,37 @@ Result<bool> StagingWorker::Step(pg::Connection& conn) {
   // single-row writes that cut the workers' cost per write several-fold,
   // for ~5 ms of freshness on average (spec/engine.md "Staging").
   return staged->consumed >= kBatchRows;
+}
+
+Status StagingWorker::WarnOfRowSecurity(pg::Connection& conn) {
+  auto exposed = capture::FindRowSecurityExposures(conn, options().schema);
+  if (!exposed.ok()) return exposed.status();
+  std::string what;
+  for (const auto& e : exposed.value()) {
+    what += (what.empty() ? "" : ", ") + e.table + " (read by " + e.transform + ")";
+  }
+  const auto now = std::chrono::steady_clock::now();
+  auto logger = log::Component("trellis::staging");
+  if (what.empty()) {
+    if (!row_security_exposed_.empty()) {
+      logger->info("no transform reads a table with row-level security any more");
+    }
+    row_security_exposed_.clear();
+    return Status::OK();
+  }
+  // Once when it starts or changes, then a reminder every few minutes.
+  if (what == row_security_exposed_ && now - row_security_warned_at_ < kRowSecurityRemindEvery) {
+    return Status::OK();
+  }
+  logger->warn(
+      "row-level security is enabled on {}, after the define: each target holds rows past "
+      "those tables' policies, and whoever may read it sees them all. Restrict who may read "
+      "the target or DROP TRANSFORM it; a transform defined WITHOUT ROW SECURITY is not "
+      "reported",
+      what);
+  row_security_exposed_ = what;
+  row_security_warned_at_ = now;
+  return Status::OK();
 }
 
 }  // namespace trellis::staging

@@ -4,6 +4,9 @@
 // to live once their backlog is drained.
 #pragma once
 
+#include <chrono>
+#include <string>
+
 #include "workers/worker_loop.h"
 
 namespace trellis::staging {
@@ -24,8 +27,15 @@ class StagingWorker : public workers::WorkerLoop {
   void Disconnected() override;
 
  private:
+  // Logs, while it lasts, that a transform reads a table whose row-level
+  // security was enabled after its define (capture/row_security.h).
+  [[nodiscard]] Status WarnOfRowSecurity(pg::Connection& conn);
+
   bool elected_ = false;  // this connection holds the election; worker thread only
   std::chrono::steady_clock::time_point last_capture_check_{};  // worker thread only
+  // What WarnOfRowSecurity last warned of, and when; worker thread only.
+  std::string row_security_exposed_;
+  std::chrono::steady_clock::time_point row_security_warned_at_{};
 };
 
 }  // namespace trellis::staging

@@ -1,5 +1,6 @@
 #include "statements/define.h"
 
+#include "capture/row_security.h"
 #include "capture/sources.h"
 #include "catalog/chains.h"
 #include "catalog/locks.h"
@@ -13,6 +14,7 @@
 #include "statements/define_group_join.h"
 #include "statements/define_inputs.h"
 #include "statements/expression_check.h"
+#include "statements/target_readers.h"
 
 namespace trellis::statements {
 namespace {
@@ -225,6 +227,7 @@ Result<std::string> Define(pg::Connection& conn, const std::string& schema,
   if (!tx.ok()) return tx.status();
   TRELLIS_RETURN_IF_ERROR(catalog::CheckMigrated(conn, schema));
   TRELLIS_RETURN_IF_ERROR(RefuseReservedTarget(schema, stmt.target));
+  TRELLIS_RETURN_IF_ERROR(capture::RefuseRowSecurity(conn, stmt));
   if (stmt.Groups() && !stmt.joins.empty()) {
     TRELLIS_RETURN_IF_ERROR(DefineGroupOverJoin(conn, schema, stmt));
   } else {
@@ -233,6 +236,7 @@ Result<std::string> Define(pg::Connection& conn, const std::string& schema,
     auto id = DefineOver(conn, schema, stmt, inputs.value());
     if (!id.ok()) return id.status();
   }
+  TRELLIS_RETURN_IF_ERROR(GrantTargetReaders(conn, schema, stmt));
   TRELLIS_RETURN_IF_ERROR(tx.value()->Commit());
   return grammar::RenderQualified(stmt.target);
 }

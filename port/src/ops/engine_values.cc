@@ -165,6 +165,7 @@ protocol::Value ToValue(const TransformStatus& s) {
       {"paused_upstream_columns", Strings(s.paused_upstream_columns)},
       {"source_index_gaps", SourceIndexGaps(s.source_index_gaps)},
       {"correcting", CorrectingNodes(s.correcting)},
+      {"row_security_tables", Strings(s.row_security_tables)},
   });
 }
 

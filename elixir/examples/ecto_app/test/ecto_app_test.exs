@@ -5,7 +5,7 @@ defmodule EctoAppTest do
 
   alias EctoApp.{Gadget, Repo, Widget}
 
-  @widget_prices "TRANSFORM widget_prices FROM widgets SELECT name AS name, price AS price WHERE price > 0"
+  @widget_prices "TRANSFORM widget_prices FROM widgets SELECT name AS name, price AS price WHERE price > 0 GRANT SELECT TO ecto_app_reader"
   @gadget_labels "TRANSFORM gadget_labels FROM gadgets SELECT upper(label) AS label"
 
   @tag phase: :migrated
@@ -20,6 +20,7 @@ defmodule EctoAppTest do
     write_widgets()
     await_live("widget_prices")
     assert_widget_prices_equal()
+    assert_only_the_reader_reads_widget_prices()
   end
 
   @tag phase: :migrated
@@ -183,6 +184,10 @@ defmodule EctoAppTest do
 
     assert rows("SELECT label FROM gadget_labels ORDER BY label") ==
              rows("SELECT upper(label) FROM gadgets ORDER BY 1")
+
+    # mix ecto.dump's pg_dump drops grants (--no-acl); the definitions put
+    # widget_prices' grant back.
+    assert_only_the_reader_reads_widget_prices()
   end
 
   def forward_event(event, measurements, metadata, test),
@@ -202,6 +207,26 @@ defmodule EctoAppTest do
     expected = rows("SELECT name, price FROM widgets WHERE price > 0 ORDER BY name")
     assert length(expected) > 10
     assert rows("SELECT name, price FROM widget_prices ORDER BY name") == expected
+  end
+
+  # The GRANT SELECT TO role reads the target; a role it does not name cannot.
+  defp assert_only_the_reader_reads_widget_prices do
+    expected = rows("SELECT count(*) FROM widget_prices")
+    assert rows_as("ecto_app_reader", "SELECT count(*) FROM widget_prices") == {:ok, expected}
+
+    assert {:error, %Postgrex.Error{postgres: %{code: :insufficient_privilege}}} =
+             rows_as("pg_monitor", "SELECT count(*) FROM widget_prices")
+  end
+
+  defp rows_as(role, sql) do
+    Repo.transaction(fn ->
+      Repo.query!("SET LOCAL ROLE #{role}")
+
+      case Repo.query(sql) do
+        {:ok, %{rows: rows}} -> rows
+        {:error, error} -> Repo.rollback(error)
+      end
+    end)
   end
 
   defp definitions do

@@ -5,7 +5,7 @@ defmodule EctoApp.Repo.Migrations.DefineWidgetPrices do
   @disable_ddl_transaction true
 
   def up do
-    define "TRANSFORM widget_prices FROM widgets SELECT name AS name, price AS price WHERE price > 0"
+    define "TRANSFORM widget_prices FROM widgets SELECT name AS name, price AS price WHERE price > 0 GRANT SELECT TO ecto_app_reader"
   end
 
   def down do
