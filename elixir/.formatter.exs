@@ -3,7 +3,12 @@
 export_locals_without_parens = [define: 1, define: 2, apply: 1, status: 1]
 
 [
-  inputs: ["{mix,.formatter}.exs", "{config,lib,test}/**/*.{ex,exs}"],
+  inputs: [
+    "{mix,.formatter}.exs",
+    "{config,lib,test}/**/*.{ex,exs}",
+    # The fleet soak (bench/soak) runs on this project.
+    "../bench/soak/**/*.{ex,exs}"
+  ],
   locals_without_parens: export_locals_without_parens,
   export: [locals_without_parens: export_locals_without_parens]
 ]

@@ -58,6 +58,8 @@ export TRELLIS_REQUIRE_PORT=1
 exunit() { (cd "$root/elixir" && MIX_ENV=test mix test --warnings-as-errors 2>&1); }
 stage "Elixir tests (ExUnit)" exunit
 
+stage "Fleet soak, 3 minutes (bench/soak/run.sh)" "$root/bench/soak/run.sh"
+
 stage "Ecto host app (scripts/test-ecto.sh)" "$root/scripts/test-ecto.sh"
 
 stage "Packaging (scripts/test-packaging.sh)" "$root/scripts/test-packaging.sh"
