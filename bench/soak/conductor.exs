@@ -45,7 +45,11 @@ migrator = Trellis.connect!(url: url)
 
 for {name, statement, _, _} <- Schema.transforms() do
   {:ok, _} = Trellis.define(migrator, statement)
-  Faults.log("defined #{name}")
+  # The indexes maintenance and self_check need (a chain's source is a
+  # target, which has none but its key).
+  {:ok, status} = Trellis.status(migrator, name)
+  for gap <- status.source_index_gaps, do: SimplePG.query!(pg, gap.fix)
+  Faults.log("defined #{name}, #{length(status.source_index_gaps)} source index(es) added")
 end
 
 :ok = Trellis.shutdown(migrator)

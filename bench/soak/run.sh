@@ -26,7 +26,10 @@ cd "$root/elixir"
 MIX_ENV=test mix compile >"$SOAK_DIR/compile.log" 2>&1 ||
   { echo "soak: mix compile failed:" >&2; tail -20 "$SOAK_DIR/compile.log" >&2; exit 1; }
 status=0
-MIX_ENV=test elixir --sname "soak$$" --cookie "soak$$$RANDOM" -S mix run --no-compile --no-start \
+# A node killed and started again under its old name must not make
+# `global` cut the conductor off from the others.
+MIX_ENV=test elixir --sname "soak$$" --cookie "soak$$$RANDOM" \
+  --erl "-kernel prevent_overlapping_partitions false" -S mix run --no-compile --no-start \
   "$root/bench/soak/conductor.exs" 2>&1 | tee "$SOAK_DIR/conductor.log" || status=$?
 if ((status)); then
   echo "soak: FAILED (status $status); the last lines of each node's log:" >&2

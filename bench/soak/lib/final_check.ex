@@ -74,6 +74,9 @@ defmodule Soak.FinalCheck do
       {:error, {:job_failed, job}} ->
         ["self_check #{name} failed: #{inspect(job.error)}"]
 
+      {:error, %Trellis.Error{code: code} = error} when code in [:validation, :not_found] ->
+        ["self_check #{name} refused: #{Exception.message(error)}"]
+
       other ->
         if Convergence.now() < deadline,
           do: Process.sleep(1_000) && self_check(name, deadline),

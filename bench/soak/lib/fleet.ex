@@ -134,6 +134,7 @@ defmodule Soak.Fleet do
 
     command =
       "exec elixir --sname #{c.prefix}_n#{i} --cookie #{c.cookie} -pa #{c.ebin} " <>
+        "--erl '-kernel prevent_overlapping_partitions false' " <>
         "#{Path.join(__DIR__, "../node.exs")} >>#{log} 2>&1"
 
     env = [
