@@ -31,8 +31,16 @@ status=0
 MIX_ENV=test elixir --sname "soak$$" --cookie "soak$$$RANDOM" \
   --erl "-kernel prevent_overlapping_partitions false" -S mix run --no-compile --no-start \
   "$root/bench/soak/conductor.exs" 2>&1 | tee "$SOAK_DIR/conductor.log" || status=$?
+# A conductor stopped from outside (SIGTERM ends a BEAM with status 0) has
+# written no result: that is a failure too.
+if ((status == 0)) && [[ ! -s $SOAK_DIR/result.json ]]; then
+  echo "soak: the conductor ended without writing $SOAK_DIR/result.json" >&2
+  status=1
+fi
 if ((status)); then
   echo "soak: FAILED (status $status); the last lines of each node's log:" >&2
-  for log in "$SOAK_DIR"/node*.log; do echo "--- $log" >&2; tail -15 "$log" >&2; done
+  for log in "$SOAK_DIR"/node*.log; do
+    [[ -e $log ]] && { echo "--- $log" >&2; tail -15 "$log" >&2; }
+  done
 fi
 exit "$status"
