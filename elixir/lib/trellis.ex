@@ -614,6 +614,15 @@ defmodule Trellis do
   as `cursor:` for the next page; it is `nil` on the last one, and paging
   to it reaches every row recorded as failing.
 
+  The rows listed are the rows failing now: a write that fixes or deletes a
+  quarantined row brings its value back into the target and takes it out
+  of the list, and a column left with no failing row is live again by
+  itself (the log says so, and `status/2` shows the column `:live`). After
+  `await_converged/3`, the list is exactly the failing rows among the
+  writes the token covers. A fix that is no write (a function the
+  expression calls, replaced) needs `RESUME TRANSFORM transform.column`,
+  which rebuilds the column.
+
   ## Options
 
     * `:limit` - rows per page, in 1..1000 (default 100)
@@ -788,8 +797,8 @@ defmodule Trellis do
   def has_live_staging_worker(handle), do: Call.call(handle, "has_live_staging_worker", %{})
 
   @doc """
-  An opaque token standing for every write committed so far, for
-  `await_converged/3`. Pass it back exactly as returned.
+  An opaque token standing for every write and every definition committed
+  so far, for `await_converged/3`. Pass it back exactly as returned.
 
   ## Example
 
@@ -807,7 +816,10 @@ defmodule Trellis do
   @doc """
   Waits until every write committed before `token` has reached the targets of
   every transform that is not paused (a paused transform's writes are
-  accounted for by its paused state).
+  accounted for by its paused state) and was defined before the token: a
+  transform defined after it, still building, is not waited for. A write
+  whose row fails is settled once charged: its key is held, or its failing
+  columns are quarantined (see `sample_quarantined/3`).
 
   ## Options
 

@@ -77,8 +77,20 @@ WHERE transform_id = $1::int AND name = $2 AND state <> {column:paused})sql",
                    {Id(id), column, std::string(WireName(kind)), reason});
 }
 
+// Locks column `column` of transform `id` until the transaction ends.
+Status LockColumn(pg::Connection& conn, const std::string& schema, int id,
+                  const std::string& column) {
+  return conn.Exec(Render(R"sql(
+SELECT 1 FROM {schema}.transform_columns WHERE transform_id = $1::int AND name = $2 FOR UPDATE)sql",
+                          schema),
+                   {Id(id), column});
+}
+
 Result<bool> QuarantineColumn(pg::Connection& conn, const std::string& schema, int id,
                               const std::string& column, const std::string& reason) {
+  // Locked first, and the state read by a statement after the lock: a
+  // LiftQuarantine that committed meanwhile is seen (and undone).
+  TRELLIS_RETURN_IF_ERROR(LockColumn(conn, schema, id, column));
   auto paused = conn.Query(Render(R"sql(
 UPDATE {schema}.transform_columns
 SET state = {column:paused}, paused_kind = {kind:quarantine}, paused_reason = $3, paused_at = now()
@@ -87,6 +99,25 @@ WHERE transform_id = $1::int AND name = $2 AND state = {column:live} RETURNING 1
                            {Id(id), column, reason});
   if (!paused.ok()) return paused.status();
   return !paused->empty();
+}
+
+Result<bool> LiftQuarantine(pg::Connection& conn, const std::string& schema, int id,
+                            const std::string& column) {
+  // Locked first, so the records are read after every charging transaction
+  // that locked the column before (QuarantineColumn) committed.
+  TRELLIS_RETURN_IF_ERROR(LockColumn(conn, schema, id, column));
+  auto lifted = conn.Query(Render(R"sql(
+UPDATE {schema}.transform_columns
+SET state = {column:live}, paused_kind = NULL, paused_reason = NULL, paused_at = NULL
+WHERE transform_id = $1::int AND name = $2 AND state = {column:paused}
+  AND paused_kind = {kind:quarantine}
+  AND NOT EXISTS (SELECT 1 FROM {schema}.quarantined_rows
+                  WHERE transform_id = $1::int AND column_name = $2)
+RETURNING 1)sql",
+                                  schema),
+                           {Id(id), column});
+  if (!lifted.ok()) return lifted.status();
+  return !lifted->empty();
 }
 
 Status Resume(pg::Connection& conn, const std::string& schema, const Transform& t) {

@@ -38,9 +38,17 @@ std::string StateSql(std::string_view text, const std::string& schema);
                                  const std::string& column, PauseKind kind,
                                  const std::string& reason);
 // Puts a live column in quarantine (kind quarantine, with `reason`); true
-// when this call paused it, false when it was paused already.
+// when this call paused it, false when it was paused already. It locks the
+// column's row either way, so a LiftQuarantine of another transaction
+// either sees this transaction's records or is undone by it.
 [[nodiscard]] Result<bool> QuarantineColumn(pg::Connection& conn, const std::string& schema, int id,
                                             const std::string& column, const std::string& reason);
+// Takes a column out of quarantine once no row is recorded as failing for
+// it (spec/engine.md "Charging a failure", "Healing"): it was maintained for
+// every other key throughout, so it is live at once, without a rebuild.
+// True when this call made it live.
+[[nodiscard]] Result<bool> LiftQuarantine(pg::Connection& conn, const std::string& schema, int id,
+                                          const std::string& column);
 
 // Resumes a paused transform. An operator pause resumes by draining the
 // pages that accumulated; any other pause, or a capture disruption noted

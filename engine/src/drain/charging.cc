@@ -78,7 +78,8 @@ Result<std::vector<const Unit*>> FailureCharger::ChargeParts(pg::Connection& con
                                                              const std::string& schema,
                                                              const catalog::Transform& t,
                                                              const std::vector<const Unit*>& failed,
-                                                             const Status& error) {
+                                                             const Status& /*first_error*/) {
+  // Each part is charged with its own error, found by applying it alone.
   auto bound = plan::Bind(t, schema);
   if (!bound.ok()) return bound.status();
   const plan::TransformPlan& plan = *bound.value();
@@ -100,23 +101,32 @@ Result<std::vector<const Unit*>> FailureCharger::ChargeParts(pg::Connection& con
       if (!again.value()) left.push_back(part);
       continue;
     }
-    auto failing = ReadFailingKey(conn, plan, *key.value());
-    if (!failing.ok()) return failing.status();
-    // Each part failed on its own: its error is the first part's only when
-    // it is that part; the others are found again while charging.
-    auto columns = ChargeToColumns(conn, schema, t, *part, failing.value(), error);
-    if (!columns.ok()) return columns.status();
-    if (columns.value()) continue;
-    // Once more as it is, for the row's own error (the first part's may not
-    // be this one's).
+    // Once more as it is, for the part's own error (the first part's may
+    // not be this one's).
     Status own;
     auto wrote = ApplyAlone(conn, *part->Rebound(plan), &own);
     if (!wrote.ok()) return wrote.status();
     // It writes now (its cause was fixed meanwhile): nothing to charge.
     if (wrote.value()) continue;
+    auto failing = ReadFailingKey(conn, plan, *key.value());
+    if (!failing.ok()) return failing.status();
+    // The target refusing the row is never a column's failure: the key is
+    // held, its row left as it was.
+    if (!IsTargetRefusal(own)) {
+      Status refusal;
+      auto columns = ChargeToColumns(conn, schema, t, *part, failing.value(), own, refusal);
+      if (!columns.ok()) return columns.status();
+      if (columns.value()) continue;
+      if (!refusal.ok()) own = refusal;
+    }
     TRELLIS_RETURN_IF_ERROR(HoldKey(conn, schema, t, failing->key, own));
   }
   return left;
+}
+
+Status FailureCharger::Recomputed(pg::Connection& conn, const std::string& schema,
+                                  const catalog::Transform& t, const Unit& unit) {
+  return HealQuarantinedKeys(conn, schema, t, unit.QuarantinedKeys());
 }
 
 std::unique_ptr<ChargingHook> MakeChargingHook() { return std::make_unique<FailureCharger>(); }

@@ -49,6 +49,13 @@ class ChargingHook {
   // A unit of the transform succeeded: clears what the hook charged, once
   // the transform has no unit waiting for a retry.
   virtual Status Settled(pg::Connection& conn, const std::string& schema, int transform_id) = 0;
+  // `unit` of `t` completed, in this transaction: what it recomputed may
+  // free earlier charges (its QuarantinedKeys). Returns an error only for a
+  // transient failure, after which the transaction must roll back.
+  virtual Status Recomputed(pg::Connection&, const std::string&, const catalog::Transform&,
+                            const Unit&) {
+    return Status::OK();
+  }
 };
 
 // Charges nothing to columns or keys: every failure is a drain failure.
@@ -65,13 +72,16 @@ class DrainFailureRecorder : public ChargingHook {
 };
 
 // The policy the workers use: quarantined columns, then held keys, then a
-// drain failure for what is left.
+// drain failure for what is left; a quarantined key a unit recomputed is
+// computed again (quarantine.h, HealQuarantinedKeys).
 class FailureCharger final : public DrainFailureRecorder {
  public:
   Result<std::vector<const Unit*>> ChargeParts(pg::Connection& conn, const std::string& schema,
                                                const catalog::Transform& t,
                                                const std::vector<const Unit*>& failed,
                                                const Status& error) override;
+  Status Recomputed(pg::Connection& conn, const std::string& schema, const catalog::Transform& t,
+                    const Unit& unit) override;
 };
 
 // The policy the workers use.

@@ -25,6 +25,10 @@ FailureClass Classify(const Status& error) {
   return FailureClass::kOther;
 }
 
+bool IsTargetRefusal(const Status& error) {
+  return error.sqlstate && HasClass(*error.sqlstate, "23");
+}
+
 std::string_view FailureClassName(FailureClass c) {
   switch (c) {
     case FailureClass::kSchemaChange:

@@ -21,28 +21,40 @@ Result<long> Touched(const pg::Rows& rows) {
 // stamped (catalog/states.h), and the holds of the pages' keys that an
 // earlier transaction made (drain/held_keys.h) are released: a key that was
 // just recomputed without failing is free. A hold made in this transaction
-// (this unit's own failing keys, last_failed_at = now()) stays. The EXISTS
-// is a one-time filter: with no held key the pages' keys are not read. One
-// statement rather than two: each round trip is latency on every write.
+// (this unit's own failing keys, last_failed_at = now()) stays. It returns
+// the pages' keys that hold quarantined values recorded by an earlier
+// transaction (drain/quarantine.h), for HealQuarantinedKeys to compute
+// again. Each EXISTS is a one-time filter: with no held or quarantined key
+// the pages' keys are not read. One statement rather than several: each
+// round trip is latency on every write.
 std::string CompleteSql(const std::string& schema, size_t n) {
   std::vector<std::string> columns;
   for (size_t i = 1; i <= n; ++i) columns.push_back("k.c" + std::to_string(i));
+  const std::string page_keys = "SELECT ARRAY[" + sql::Join(columns, ", ") + "] FROM done AS p, " +
+                                sql::FlatRows("p.keys", "p.id", n, n, "k");
   return sql::WithSchema(R"sql(
 WITH done AS (DELETE FROM {schema}.pages WHERE id = ANY($1::bigint[]) RETURNING id, keys),
 gone AS (DELETE FROM {schema}.delta_rows WHERE page_id = ANY($1::bigint[])),
 )sql",
                          schema) +
          catalog::NoteAppliedCte(schema, "$2::int") +
-         sql::WithSchema(R"sql(
-DELETE FROM {schema}.held_keys h
-WHERE EXISTS (SELECT 1 FROM {schema}.held_keys WHERE transform_id = $2::int)
-  AND h.transform_id = $2::int AND h.last_failed_at < now()
-  AND h.key IN (SELECT ARRAY[)sql",
+         sql::WithSchema(R"sql(,
+released AS (
+  DELETE FROM {schema}.held_keys h
+  WHERE EXISTS (SELECT 1 FROM {schema}.held_keys WHERE transform_id = $2::int)
+    AND h.transform_id = $2::int AND h.last_failed_at < now()
+    AND h.key IN ()sql",
                          schema) +
-         sql::Join(columns, ", ") + "] FROM done AS p, " +
-         sql::FlatRows("p.keys", "p.id", n, n, "k") + ")";
+         page_keys +
+         sql::WithSchema(R"sql()
+)
+SELECT DISTINCT q.key::text FROM {schema}.quarantined_rows q
+WHERE EXISTS (SELECT 1 FROM {schema}.quarantined_rows WHERE transform_id = $2::int)
+  AND q.transform_id = $2::int AND q.since < now()
+  AND q.key IN ()sql",
+                         schema) +
+         page_keys + ")";
 }
-
 }  // namespace
 
 std::vector<std::unique_ptr<Unit>> HalveKeys(const plan::TransformPlan& plan,
@@ -96,7 +108,10 @@ Status PagesUnit::Complete(pg::Connection& conn) {
   // Prepared: its text changes only with the schema and the key's width.
   auto completed = conn.QueryPrepared(CompleteSql(schema_, plan_.target_key().size()),
                                       {page_ids_, std::to_string(plan_.transform_id())});
-  return completed.ok() ? Status::OK() : completed.status();
+  if (!completed.ok()) return completed.status();
+  quarantined_.clear();
+  for (size_t r = 0; r < completed->size(); ++r) quarantined_.push_back(completed->text(r, 0));
+  return Status::OK();
 }
 
 Status PagesUnit::Defer(pg::Connection& conn, const std::vector<const Unit*>&,

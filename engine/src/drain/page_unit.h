@@ -23,11 +23,14 @@ class PagesUnit final : public Unit {
   Status Complete(pg::Connection& conn) override;
   Status Defer(pg::Connection& conn, const std::vector<const Unit*>& failed,
                const Status& error) override;
+  // Found by Complete.
+  std::vector<std::string> QuarantinedKeys() const override { return quarantined_; }
 
  private:
   const plan::TransformPlan& plan_;
   std::string schema_;
   std::string page_ids_;
+  std::vector<std::string> quarantined_;
 };
 
 // Keys given explicitly, each a 1-D text[] literal in key-column order.

@@ -48,6 +48,12 @@ class Unit {
   virtual Result<std::optional<std::string>> OneKey(pg::Connection&) const {
     return std::optional<std::string>();
   }
+  // After Complete: the keys the unit recomputed that hold quarantined
+  // values recorded by an earlier transaction (quarantine.h), each a text[]
+  // literal, for the charging hook to compute again (a write may have fixed
+  // or deleted their rows). None by default: a build's rebuild clears the
+  // records before it runs.
+  virtual std::vector<std::string> QuarantinedKeys() const { return {}; }
   // The same work written by `plan` (the transform bound again with some
   // columns in quarantine); nullptr when the kind cannot be rebound, and its
   // failures are then not charged to columns or keys.

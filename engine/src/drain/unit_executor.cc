@@ -57,6 +57,7 @@ Result<UnitResult> UnitExecutor::Run(pg::Connection& conn, const std::string& sc
   auto applied = ApplyUnderSavepoint(conn, unit, /*release=*/false);
   if (applied.ok()) {
     TRELLIS_RETURN_IF_ERROR(unit.Complete(conn));
+    TRELLIS_RETURN_IF_ERROR(charging_.Recomputed(conn, schema, t, unit));
     if (options.retrying) TRELLIS_RETURN_IF_ERROR(charging_.Settled(conn, schema, t.id));
     return UnitResult{UnitOutcome::kApplied, applied.value(), Status::OK(), 0};
   }
@@ -98,6 +99,7 @@ Result<UnitResult> UnitExecutor::Run(pg::Connection& conn, const std::string& sc
     // changed meanwhile (a concurrent write fixed or deleted the row). The
     // parts were all applied, so the unit's work is done.
     TRELLIS_RETURN_IF_ERROR(unit.Complete(conn));
+    TRELLIS_RETURN_IF_ERROR(charging_.Recomputed(conn, schema, t, unit));
     if (options.retrying) TRELLIS_RETURN_IF_ERROR(charging_.Settled(conn, schema, t.id));
     return UnitResult{UnitOutcome::kApplied, rows, Status::OK(), 0};
   }
@@ -108,6 +110,7 @@ Result<UnitResult> UnitExecutor::Run(pg::Connection& conn, const std::string& sc
       // Every failing part was charged to columns or its key: the unit's
       // work is done.
       TRELLIS_RETURN_IF_ERROR(unit.Complete(conn));
+      TRELLIS_RETURN_IF_ERROR(charging_.Recomputed(conn, schema, t, unit));
       if (options.retrying) TRELLIS_RETURN_IF_ERROR(charging_.Settled(conn, schema, t.id));
       return UnitResult{UnitOutcome::kApplied, rows, error, failed.size()};
     }

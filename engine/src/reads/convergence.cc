@@ -1,5 +1,6 @@
 #include "reads/convergence.h"
 
+#include <optional>
 #include <thread>
 
 #include "capture/relations.h"
@@ -22,40 +23,82 @@ constexpr int kCheckBlockedEvery = 10;
 // later), one that persists reaches this within about a second.
 constexpr int kBlockedAfterAttempts = 3;
 
+// A token is the snapshot and, after kBoundMark, the highest transform id
+// committed in it: a transform defined after the token (a higher id) is
+// none of the token's business, and is left out of every wait. A define
+// still running when the token was taken may hold a lower id than one
+// committed before it; it is then waited for, which only waits longer.
+constexpr char kBoundMark = '@';
+
+// The token's parts; `bound` is empty for a token of an older engine (no
+// transform is left out).
+struct Token {
+  std::string snapshot;
+  std::optional<std::string> bound;
+};
+
+Token SplitToken(const std::string& token) {
+  const auto mark = token.rfind(kBoundMark);
+  if (mark == std::string::npos) return Token{token, std::nullopt};
+  return Token{token.substr(0, mark), token.substr(mark + 1)};
+}
+
+// The transforms `t` a token covers: not paused (their writes are accounted
+// for in their paused state) and defined before the token (its bound, the
+// parameter in {bound}; NULL covers every transform).
+constexpr std::string_view kCovered =
+    "t.status <> {state:paused} AND ({bound}::int IS NULL OR t.id <= {bound}::int)";
+
 // Phase 1: capture rows of writers committed before the token, not yet
-// staged, and builds that have not finished. Paused transforms are left out:
-// their writes are accounted for in their paused state.
+// staged, and builds that have not finished, of the transforms it covers.
 constexpr std::string_view kPendingCapture = R"sql(
 SELECT EXISTS (
   SELECT 1 FROM {schema}.capture c
   WHERE pg_visible_in_snapshot(c.xid, $1::pg_snapshot)
     AND EXISTS (SELECT 1 FROM {schema}.transforms t
                 JOIN {schema}.transform_inputs i ON i.transform_id = t.id
-                WHERE i.source_id = c.source_id AND t.status <> {state:paused}))
+                WHERE i.source_id = c.source_id AND {covered}))
 OR EXISTS (
-  SELECT 1 FROM {schema}.transforms
-  WHERE status IN ({state:waiting_to_backfill}, {state:backfilling})))sql";
+  SELECT 1 FROM {schema}.transforms t
+  WHERE {covered} AND t.status IN ({state:waiting_to_backfill}, {state:backfilling})))sql";
 
 // Phase 2: once nothing before the token is left in capture, every key it
 // dirtied sits in a page that exists now; wait until those pages are gone.
 constexpr std::string_view kLastPage = R"sql(
 SELECT coalesce(max(p.id), 0) FROM {schema}.pages p
-JOIN {schema}.transforms t ON t.id = p.transform_id WHERE t.status <> {state:paused})sql";
+JOIN {schema}.transforms t ON t.id = p.transform_id WHERE {covered})sql";
 
 constexpr std::string_view kPagesLeft = R"sql(
 SELECT EXISTS (SELECT 1 FROM {schema}.pages p
                JOIN {schema}.transforms t ON t.id = p.transform_id
-               WHERE t.status <> {state:paused} AND p.id <= $1::bigint))sql";
+               WHERE {covered} AND p.id <= $1::bigint))sql";
 
-// A transform that is not paused, has a drain failure open (work that keeps
-// failing with nothing charged, drain/charging.h) that failed at least $2
-// times, and has work the wait is
-// waiting for: a build not finished ($1 NULL, phase 1) or a page at or
-// below $1 (phase 2). Waiting on it would only wait out the timeout.
+// Replaces every `slot` in `text` with `value`.
+void Fill(std::string& text, const std::string& slot, std::string_view value) {
+  for (auto at = text.find(slot); at != std::string::npos;
+       at = text.find(slot, at + value.size())) {
+    text.replace(at, slot.size(), value);
+  }
+}
+
+// `sql` with the covered condition in its {covered} slot, the token's bound
+// being parameter `bound` ("$2").
+std::string Covering(std::string_view sql, const std::string& schema, std::string_view bound) {
+  std::string text(sql);
+  Fill(text, "{covered}", kCovered);
+  Fill(text, "{bound}", bound);
+  return catalog::StateSql(text, schema);
+}
+
+// A transform the token covers (its bound: $2) that has a drain failure
+// open (work that keeps failing with nothing charged, drain/charging.h)
+// that failed at least $3 times, and has work the wait is waiting for: a
+// build not finished ($1 NULL, phase 1) or a page at or below $1 (phase
+// 2). Waiting on it would only wait out the timeout.
 constexpr std::string_view kBlockedBy = R"sql(
 SELECT t.target_name, f.unit_kind, f.sqlstate, f.message, f.attempts
 FROM {schema}.drain_failures f JOIN {schema}.transforms t ON t.id = f.transform_id
-WHERE t.status <> {state:paused} AND f.attempts >= $2::int
+WHERE {covered} AND f.attempts >= $3::int
   AND CASE WHEN $1::bigint IS NULL THEN t.status IN ({state:waiting_to_backfill}, {state:backfilling})
       ELSE EXISTS (SELECT 1 FROM {schema}.pages p WHERE p.transform_id = t.id AND p.id <= $1::bigint)
       END
@@ -79,9 +122,10 @@ SELECT coalesce(max(n), 1) FROM depth)sql";
 
 // An error naming the transform whose drain failure blocks the wait, or ok.
 Status CheckBlocked(pg::Connection& conn, const std::string& schema,
-                    const std::optional<std::string>& last_page) {
-  auto blocked = conn.Query(catalog::StateSql(kBlockedBy, schema),
-                            {last_page, std::to_string(kBlockedAfterAttempts)});
+                    const std::optional<std::string>& last_page,
+                    const std::optional<std::string>& bound) {
+  auto blocked = conn.Query(Covering(kBlockedBy, schema, "$2"),
+                            {last_page, bound, std::to_string(kBlockedAfterAttempts)});
   if (!blocked.ok()) return blocked.status();
   if (blocked->empty()) return Status::OK();
   const std::string name = grammar::RenderTransformName(blocked->text(0, 0));
@@ -98,9 +142,11 @@ Status CheckBlocked(pg::Connection& conn, const std::string& schema,
 
 // Waits until every write committed before `token` has reached the targets
 // that read it directly (phases 1 and 2 of spec/engine.md "Convergence").
-// `wait` sleeps one poll and says whether to go on.
+// `snapshot` is the level's token snapshot, `bound` the transforms the
+// caller's token covers. `wait` sleeps one poll and says whether to go on.
 template <typename Wait>
-Result<bool> AwaitLevel(pg::Connection& conn, const std::string& schema, const std::string& token,
+Result<bool> AwaitLevel(pg::Connection& conn, const std::string& schema,
+                        const std::string& snapshot, const std::optional<std::string>& bound,
                         Wait& wait) {
   // A partition attached (or a child made to inherit) before the token and
   // not captured yet may hold writes capture has not seen: the staging
@@ -110,28 +156,28 @@ Result<bool> AwaitLevel(pg::Connection& conn, const std::string& schema, const s
   // transaction, and two statements could see the relation in step (sync
   // committed) after seeing no rebuild (not yet committed), and return
   // before the rebuild.
-  const std::string pending_sql = "SELECT (" + catalog::StateSql(kPendingCapture, schema) +
-                                  ") OR (" + capture::RelationsOutOfStepSql(schema) + ")";
+  const std::string pending_sql = "SELECT (" + Covering(kPendingCapture, schema, "$2") + ") OR (" +
+                                  capture::RelationsOutOfStepSql(schema) + ")";
   int polls = 0;
   while (true) {
-    auto pending = conn.Query(pending_sql, {token});
+    auto pending = conn.Query(pending_sql, {snapshot, bound});
     if (!pending.ok()) return pending.status();
     if (pending->text(0, 0) == "f") break;
     if (++polls % kCheckBlockedEvery == 0) {
-      TRELLIS_RETURN_IF_ERROR(CheckBlocked(conn, schema, std::nullopt));
+      TRELLIS_RETURN_IF_ERROR(CheckBlocked(conn, schema, std::nullopt, bound));
     }
     auto more = wait();
     if (!more.ok() || !more.value()) return more;
   }
-  auto last = conn.Query(catalog::StateSql(kLastPage, schema));
+  auto last = conn.Query(Covering(kLastPage, schema, "$1"), {bound});
   if (!last.ok()) return last.status();
   const std::string last_page = last->text(0, 0);
   while (true) {
-    auto left = conn.Query(catalog::StateSql(kPagesLeft, schema), {last_page});
+    auto left = conn.Query(Covering(kPagesLeft, schema, "$2"), {last_page, bound});
     if (!left.ok()) return left.status();
     if (left->text(0, 0) == "f") return true;
     if (++polls % kCheckBlockedEvery == 0) {
-      TRELLIS_RETURN_IF_ERROR(CheckBlocked(conn, schema, last_page));
+      TRELLIS_RETURN_IF_ERROR(CheckBlocked(conn, schema, last_page, bound));
     }
     auto more = wait();
     if (!more.ok() || !more.value()) return more;
@@ -142,7 +188,11 @@ Result<bool> AwaitLevel(pg::Connection& conn, const std::string& schema, const s
 
 Result<std::string> WatermarkToken(pg::Connection& conn, const std::string& schema) {
   TRELLIS_RETURN_IF_ERROR(catalog::CheckMigrated(conn, schema));
-  auto rows = conn.Query("SELECT pg_current_snapshot()::text");
+  // One statement, so the bound is read in the token's own snapshot.
+  auto rows = conn.Query(sql::WithSchema("SELECT pg_current_snapshot()::text || '" +
+                                             std::string(1, kBoundMark) +
+                                             "' || coalesce(max(id), 0) FROM {schema}.transforms",
+                                         schema));
   if (!rows.ok()) return rows.status();
   return rows->text(0, 0);
 }
@@ -151,8 +201,11 @@ Result<bool> AwaitConverged(pg::Connection& conn, const std::string& schema,
                             const std::string& token, std::chrono::milliseconds timeout,
                             const std::atomic<bool>& cancelled) {
   TRELLIS_RETURN_IF_ERROR(catalog::CheckMigrated(conn, schema));
-  auto valid = conn.Query("SELECT $1::pg_snapshot IS NOT NULL", {token});
-  if (!valid.ok()) {
+  const Token parts = SplitToken(token);
+  auto valid =
+      conn.Query("SELECT $1::pg_snapshot IS NOT NULL AND ($2::int IS NULL OR $2::int >= 0)",
+                 {parts.snapshot, parts.bound});
+  if (!valid.ok() || valid->text(0, 0) != "t") {
     return Status::Validation(
         "not a watermark token: pass back exactly what watermark_token/1 returned");
   }
@@ -171,14 +224,14 @@ Result<bool> AwaitConverged(pg::Connection& conn, const std::string& schema,
   auto deepest = sql::ScalarInt64(depth.value());
   if (!deepest.ok()) return deepest.status();
   const int levels = static_cast<int>(deepest.value());
-  std::string level_token = token;
+  std::string level_token = parts.snapshot;
   for (int level = 1; level <= levels; ++level) {
     if (level > 1) {
       auto fresh = conn.Query("SELECT pg_current_snapshot()::text");
       if (!fresh.ok()) return fresh.status();
       level_token = fresh->text(0, 0);
     }
-    auto settled = AwaitLevel(conn, schema, level_token, wait);
+    auto settled = AwaitLevel(conn, schema, level_token, parts.bound, wait);
     if (!settled.ok() || !settled.value()) return settled;
   }
   return true;

@@ -197,8 +197,9 @@ defmodule Trellis.Charging.ChargingTest do
     assert quarantined_keys(trellis, "units.unit") == [["300"]]
     assert differences(pg, "units", @units) == "0"
 
+    # The last one fixed by a write: it heals, and the column is live again
+    # without a RESUME.
     SimplePG.query!(pg, "UPDATE stock SET qty = 2 WHERE id = 300")
-    {:ok, {:resumed, ["units.unit"]}} = Trellis.apply(trellis, "RESUME TRANSFORM units.unit")
     converge(trellis)
     assert eventually(fn -> column(trellis, "units", "unit").state == :live end)
     assert {:ok, []} = Trellis.quarantined(trellis)
@@ -238,6 +239,55 @@ defmodule Trellis.Charging.ChargingTest do
     assert :ok = Trellis.release_key!(trellis, "copies", ["13"])
     assert %{held_keys: 0} = state(trellis, "copies")
     assert differences(pg, "copies", "SELECT id, qty FROM stock") == "0"
+  end
+
+  test "a CHECK added on a live target holds the key it refuses: its row stays, no NULL is " <>
+         "written, and a write that fixes the row releases it",
+       %{trellis: trellis, pg: pg} do
+    {:ok, _} = Trellis.define(trellis, "TRANSFORM balances FROM stock SELECT qty AS balance")
+    converge(trellis)
+    SimplePG.query!(pg, "ALTER TABLE balances ADD CONSTRAINT capped CHECK (balance < 1000000)")
+    SimplePG.query!(pg, "UPDATE stock SET qty = CASE WHEN id = 5 THEN 2000000 ELSE qty + 1 END
+                         WHERE id BETWEEN 4 AND 6")
+    converge(trellis)
+
+    # Held, never quarantined: the column stays live and the row as it was
+    # (1 + 5 % 7 = 6), never NULL.
+    assert %{status: :live, held_keys: 1, drain_failure: nil} = state(trellis, "balances")
+    assert %{state: :live} = column(trellis, "balances", "balance")
+    assert {:ok, []} = Trellis.quarantined(trellis)
+    assert SimplePG.scalar!(pg, "SELECT balance FROM balances WHERE id = 5") == "6"
+
+    assert [[_, "23514", error]] =
+             SimplePG.query!(pg, "SELECT key[1], sqlstate, error FROM trellis.held_keys")
+
+    assert error =~ "capped"
+
+    assert differences(pg, "balances", "SELECT id, CASE WHEN id = 5 THEN 6 ELSE qty END
+                                         FROM stock") == "0"
+
+    SimplePG.query!(pg, "UPDATE stock SET qty = 999999 WHERE id = 5")
+    converge(trellis)
+    assert %{held_keys: 0} = state(trellis, "balances")
+    assert differences(pg, "balances", "SELECT id, qty FROM stock") == "0"
+  end
+
+  test "a row whose expression fails and whose other value the target refuses is held, " <>
+         "not quarantined",
+       %{trellis: trellis, pg: pg} do
+    {:ok, _} =
+      Trellis.define(trellis, "TRANSFORM units FROM stock SELECT qty AS qty, 100 / qty AS unit")
+
+    converge(trellis)
+    SimplePG.query!(pg, "ALTER TABLE units ADD CONSTRAINT no_zero CHECK (qty <> 0)")
+    # 100 / 0 fails first; with unit left out, the target refuses qty = 0.
+    SimplePG.query!(pg, "UPDATE stock SET qty = 0 WHERE id = 9")
+    converge(trellis)
+
+    assert %{status: :live, held_keys: 1} = state(trellis, "units")
+    assert {:ok, []} = Trellis.quarantined(trellis)
+    assert SimplePG.scalar!(pg, "SELECT qty || '/' || unit FROM units WHERE id = 9") == "3/33"
+    assert SimplePG.scalar!(pg, "SELECT sqlstate FROM trellis.held_keys") == "23514"
   end
 
   test "a key whose WHERE fails is held; a write that fixes it releases it",

@@ -3,8 +3,11 @@ defmodule Trellis.Charging.GuideQuarantineTest do
   # column that paused on bad data is found with quarantined/1, its rows are
   # read with sample_quarantined/3 (two pages, with the cursor), the data is
   # fixed and RESUME TRANSFORM widget_prices.price rebuilds the column. The
-  # guide leaves the bad data to the reader: here the target refuses
-  # negative prices (a CHECK added on it), so price is charged for them.
+  # guide leaves the bad data to the reader: here the target's price column
+  # is narrowed to numeric(6,2), so a price it cannot hold fails (22003) and
+  # price is charged for it. The fix is no write (a write that fixes a row
+  # heals it by itself): the column is widened again, and RESUME rebuilds it.
+  # A CHECK on the target would hold the keys instead (charging_test.exs).
   use ExUnit.Case, async: true
 
   alias Trellis.Test.{Database, SimplePG}
@@ -26,8 +29,8 @@ defmodule Trellis.Charging.GuideQuarantineTest do
     {:ok, %Trellis.Status{status: :live}} = Trellis.status(trellis, "widget_prices")
 
     SimplePG.query!(pg, """
-    ALTER TABLE widget_prices ADD CONSTRAINT price_positive CHECK (price > 0);
-    INSERT INTO widgets SELECT g, CASE WHEN g % 5 = 0 THEN -g ELSE g END
+    ALTER TABLE widget_prices ALTER COLUMN price TYPE numeric(6, 2);
+    INSERT INTO widgets SELECT g, CASE WHEN g % 5 = 0 THEN g * 10000 ELSE g END
     FROM generate_series(1, 300) g;
     """)
 
@@ -46,12 +49,12 @@ defmodule Trellis.Charging.GuideQuarantineTest do
     bad = for g <- 1..300, rem(g, 5) == 0, do: [Integer.to_string(g)]
     assert length(rows) == 50 and length(rest) == 10
     assert Enum.sort(Enum.map(rows ++ rest, & &1.key)) == Enum.sort(bad)
-    assert Enum.all?(rows ++ rest, &(&1.sqlstate == "23514" and &1.error =~ "price_positive"))
+    assert Enum.all?(rows ++ rest, &(&1.sqlstate == "22003" and &1.error =~ "overflow"))
 
     assert %{state: :paused, paused_kind: :quarantine} =
              Enum.find(Trellis.status!(trellis, "widget_prices").columns, &(&1.name == "price"))
 
-    SimplePG.query!(pg, "UPDATE widgets SET price = -price WHERE price < 0")
+    SimplePG.query!(pg, "ALTER TABLE widget_prices ALTER COLUMN price TYPE numeric")
 
     {:ok, {:resumed, ["widget_prices.price"]}} =
       Trellis.apply(trellis, "RESUME TRANSFORM widget_prices.price")
