@@ -11,7 +11,12 @@
 #   4. a tampered binary fails the compile, naming both digests;
 #   5. a tampered checksum file fails the compile, naming both digests;
 #   6. a target with no release fails, naming it and TRELLIS_PG_BUILD;
-#   7. TRELLIS_PG_BUILD=1 builds the package's C++ tree with CMake.
+#   7. the compile-time choice, in one app: `config :trellis_pg, force_build:
+#      true` builds the package's C++ tree with CMake; with the setting gone,
+#      a plain `mix compile` keeps that binary and `mix deps.compile
+#      trellis_pg --force` installs the released one; with TRELLIS_PG_BUILD=1,
+#      a plain compile keeps the released one and --force builds from source
+#      again (the object cache makes that second build quick).
 #
 # Usage: test/packaging/install_test.sh <release-dir>   (from scripts/release.sh)
 source "$(dirname "${BASH_SOURCE[0]}")/../../scripts/lib/strict.sh"
@@ -155,7 +160,38 @@ unpack "$rel/package/trellis_pg-$version"
 # The release build's object cache (scripts/build-port.sh), paths relative to $work.
 export CMAKE_CXX_COMPILER_LAUNCHER=ccache CCACHE_BASEDIR="$work" CCACHE_NOHASHDIR=1
 export CCACHE_DIR="${TRELLIS_BUILD_CACHE:-/var/cache/trellis-build}/ccache"
-log="$(TRELLIS_PG_BUILD=1 compile)" || fail "source build: mix compile failed:"$'\n'"$log"
-"$(installed_binary)" --version | grep -q "trellis-port $version " || fail "source build: wrong binary"
-(cd "$work/app" && mix run check.exs) || fail "source build: the host app could not use it"
-echo "install_test: TRELLIS_PG_BUILD=1 source build: ok"
+released="$rel/bin/trellis-port-$version-x86_64-linux"
+# host_config [line]: the host app's config/config.exs, with `line` added.
+host_config() { printf 'import Config\nconfig :logger, level: :warning\n%s\n' "${1:-}" >"$work/app/config/config.exs"; }
+force_compile() { (cd "$work/app" && mix deps.compile trellis_pg --force 2>&1); }
+source_built() {
+  "$(installed_binary)" --version | grep -q "trellis-port $version " || fail "$1: priv/trellis-port is not trellis-port $version"
+  ! cmp -s "$(installed_binary)" "$released" || fail "$1: priv/trellis-port is the released binary, not a source build"
+}
+kept() {
+  cmp -s "$(installed_binary)" "$2" || fail "$1: a plain mix compile replaced the binary"
+  grep -q "trellis_pg: keeping the .* installed when the package compiled" <<<"$log" ||
+    fail "$1: mix compile did not say it kept the binary:"$'\n'"$log"
+}
+
+host_config "config :trellis_pg, force_build: true"
+log="$(compile)" || fail "config force_build: mix compile failed:"$'\n'"$log"
+source_built "config force_build"
+(cd "$work/app" && mix run check.exs) || fail "config force_build: the host app could not use it"
+cp "$(installed_binary)" "$work/source-built"
+echo "install_test: config :trellis_pg, force_build: true source build: ok"
+
+host_config
+log="$(TRELLIS_PG_BASE_URL="http://127.0.0.1:$http_port" compile)" ||
+  fail "setting removed: mix compile failed:"$'\n'"$log"
+kept "setting removed" "$work/source-built"
+log="$(TRELLIS_PG_BASE_URL="http://127.0.0.1:$http_port" force_compile)" ||
+  fail "setting removed, --force: mix deps.compile failed:"$'\n'"$log"
+cmp -s "$(installed_binary)" "$released" || fail "setting removed, --force: not the released binary"
+echo "install_test: setting removed: plain compile kept the source build, --force installed the release: ok"
+
+log="$(TRELLIS_PG_BUILD=1 compile)" || fail "TRELLIS_PG_BUILD=1: mix compile failed:"$'\n'"$log"
+kept "TRELLIS_PG_BUILD=1" "$released"
+log="$(TRELLIS_PG_BUILD=1 force_compile)" || fail "TRELLIS_PG_BUILD=1 --force: failed:"$'\n'"$log"
+source_built "TRELLIS_PG_BUILD=1 --force"
+echo "install_test: TRELLIS_PG_BUILD=1: plain compile kept the release, --force built from source: ok"

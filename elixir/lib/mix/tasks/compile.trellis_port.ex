@@ -30,8 +30,16 @@ defmodule Mix.Tasks.Compile.TrellisPort do
   digests. A host whose target has no released binary fails naming the
   target and the source-build switch.
 
-  The choice is made when the package compiles: after changing any of these
-  settings, run `mix deps.compile trellis_pg --force`.
+  The choice is made once, when the package compiles, and recorded beside
+  the binary it installed (`trellis_port.installed` in the package's build
+  directory: the package version, the choice, the binary's SHA-256). Mix
+  runs this compiler again on later compiles (a path dependency's on every
+  host compile, any dependency's after the host's config changes); as long
+  as the installed binary is the one recorded for this version, it is kept,
+  whatever the settings say now, and a note says when they would choose
+  otherwise. After changing a setting, run
+  `mix deps.compile trellis_pg --force`: Mix then empties the package's
+  build directory, record included, and the choice is made again.
   """
 
   alias Trellis.PortBinary.{Checksum, Download, SourceBuild, Target}
@@ -44,12 +52,40 @@ defmodule Mix.Tasks.Compile.TrellisPort do
     package_dir = Path.dirname(Mix.Project.project_file())
 
     case choose(package_dir) do
-      {:explicit, path, source} -> check_explicit(path, source)
-      :force_build -> build_from_source(package_dir)
-      :repository -> build_repository(package_dir)
-      :release -> install_release(package_dir, opts[:force] == true)
+      {:explicit, path, source} ->
+        check_explicit(path, source)
+
+      :repository ->
+        build_repository(package_dir)
+
+      choice ->
+        # Only `mix compile --force` inside the package passes it; Mix's
+        # `deps.compile --force` empties the build directory instead.
+        forced? = opts[:force] == true
+
+        case installed_choice() do
+          {:ok, kept} when not forced? -> keep(kept, choice)
+          _none_or_forced -> install_choice(choice, package_dir)
+        end
     end
   end
+
+  defp install_choice(:force_build, package_dir), do: build_from_source(package_dir)
+  defp install_choice(:release, package_dir), do: install_release(package_dir)
+
+  defp keep(choice, choice), do: {:noop, []}
+
+  defp keep(kept, _other) do
+    Mix.shell().info(
+      "trellis_pg: keeping the #{describe(kept)} installed when the package compiled; " <>
+        "run `mix deps.compile trellis_pg --force` to apply the changed setting"
+    )
+
+    {:noop, []}
+  end
+
+  defp describe(:force_build), do: "trellis-port built from source"
+  defp describe(:release), do: "released trellis-port"
 
   defp choose(package_dir) do
     cond do
@@ -102,7 +138,10 @@ defmodule Mix.Tasks.Compile.TrellisPort do
     source = Path.join(package_dir, "native")
 
     unless File.regular?(Path.join(source, "CMakeLists.txt")) do
-      Mix.raise("TRELLIS_PG_BUILD is set, but the package has no C++ tree at #{source}")
+      Mix.raise(
+        "a source build was asked for (TRELLIS_PG_BUILD=1 or config :trellis_pg, " <>
+          "force_build: true), but the package has no C++ tree at #{source}"
+      )
     end
 
     Mix.shell().info("trellis_pg: building trellis-port from source with CMake (a few minutes)")
@@ -111,16 +150,14 @@ defmodule Mix.Tasks.Compile.TrellisPort do
 
     case SourceBuild.build(source, build_dir, ["trellis-port"], args) do
       {:ok, _} ->
-        result = install(File.read!(Path.join(build_dir, "port/trellis-port")))
-        File.write!(source_build_marker(), installed_digest())
-        result
+        install(File.read!(Path.join(build_dir, "port/trellis-port")), :force_build)
 
       {:error, message} ->
         Mix.raise(message)
     end
   end
 
-  defp install_release(package_dir, force?) do
+  defp install_release(package_dir) do
     version = Mix.Project.config()[:version]
     target = Target.host()
     name = Target.file_name(version, target)
@@ -135,25 +172,11 @@ defmodule Mix.Tasks.Compile.TrellisPort do
       )
     end
 
-    installed = installed_digest()
+    {bytes, origin} = fetch_binary(package_dir, version, name)
 
-    # Mix runs this compiler again whenever the host compiles; a binary the
-    # source build installed stays until the next --force, as the choice is
-    # made once, when the package compiles.
-    if not force? and installed != nil and
-         (installed == digests[name] or File.read(source_build_marker()) == {:ok, installed}) do
-      {:noop, []}
-    else
-      {bytes, origin} = fetch_binary(package_dir, version, name)
-
-      case Checksum.verify(digests, name, bytes, origin) do
-        :ok ->
-          File.rm(source_build_marker())
-          install(bytes)
-
-        {:error, message} ->
-          Mix.raise(message)
-      end
+    case Checksum.verify(digests, name, bytes, origin) do
+      :ok -> install(bytes, :release)
+      {:error, message} -> Mix.raise(message)
     end
   end
 
@@ -184,26 +207,40 @@ defmodule Mix.Tasks.Compile.TrellisPort do
 
   defp default_base(version), do: "#{@default_base_url}/v#{version}"
 
-  defp source_build_marker, do: Path.join(Mix.Project.app_path(), "trellis_port.source_build")
+  # The record of the choice an earlier compile made: "<version>\n<choice>\n<sha256>".
+  defp record_path, do: Path.join(Mix.Project.app_path(), "trellis_port.installed")
 
   defp installed_path, do: Path.join([Mix.Project.app_path(), "priv", "trellis-port"])
 
-  defp installed_digest do
-    case File.read(installed_path()) do
-      {:ok, bytes} -> Checksum.digest(bytes)
-      {:error, _} -> nil
+  # {:ok, choice} when the installed binary is the one an earlier compile of
+  # this version recorded; :none otherwise (nothing installed, another
+  # version's record, a binary changed since).
+  defp installed_choice do
+    version = Mix.Project.config()[:version]
+
+    with {:ok, record} <- File.read(record_path()),
+         [^version, choice, digest] <- String.split(record, "\n", trim: true),
+         {:ok, bytes} <- File.read(installed_path()),
+         ^digest <- Checksum.digest(bytes),
+         choice when choice in ["force_build", "release"] <- choice do
+      {:ok, String.to_existing_atom(choice)}
+    else
+      _ -> :none
     end
   end
 
   # Written beside the destination and renamed over it, so a running port
-  # keeps its file and a failed write leaves no half binary behind.
-  defp install(bytes) do
+  # keeps its file and a failed write leaves no half binary behind; then
+  # the record of the choice.
+  defp install(bytes, choice) do
     path = installed_path()
     File.mkdir_p!(Path.dirname(path))
     partial = path <> ".partial"
     File.write!(partial, bytes)
     File.chmod!(partial, 0o755)
     File.rename!(partial, path)
+    version = Mix.Project.config()[:version]
+    File.write!(record_path(), "#{version}\n#{choice}\n#{Checksum.digest(bytes)}\n")
     {:ok, []}
   end
 end
