@@ -174,7 +174,7 @@ CREATE FUNCTION pg_temp.pg_current_xact_id() RETURNS xid8 LANGUAGE sql
   CHECK(h.ScalarAs(kWriter, "SELECT count(*) FROM pg_temp.ran").value() == "0");
   CHECK(h.ScalarAs(kWriter, "SELECT count(*) FROM pg_temp.capture").value() == "0");
   // Three capture rows, all the source's, none for the other table.
-  CHECK(f.Scalar("SELECT string_agg(source_id || ':' || op || ':' || routing::text, ',' "
+  CHECK(f.Scalar("SELECT string_agg(source_id || ':' || op::text || ':' || routing::text, ',' "
                  "ORDER BY op) FROM trellis.capture") == h.accounts_id + ":D:{{3}}," +
                                                              h.accounts_id + ":I:{{11}}," +
                                                              h.accounts_id + ":U:{{2},{2}}");

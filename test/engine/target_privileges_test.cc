@@ -62,8 +62,7 @@ TEST_CASE("GRANT SELECT TO lets the listed role read the target through rebuilds
   Accounts a;
   auto applied = a.session->Apply(
       "TRANSFORM balances FROM accounts SELECT balance AS balance GRANT SELECT TO tp_reader", true);
-  INFO(applied.status().ToString());
-  REQUIRE(applied.ok());
+  if (!applied.ok()) FAIL(applied.status().ToString());
   CHECK(a.f.Scalar("SELECT readers::text FROM trellis.transforms WHERE target_name = "
                    "'balances'") == "{tp_reader}");
   auto definitions = a.session->Definitions();
@@ -106,8 +105,7 @@ TEST_CASE("a grouped join's readers read its target and not its hidden join",
       "SELECT owners.name, sum(accounts.balance) AS total GROUP BY owners.name "
       "GRANT SELECT TO tp_reader",
       true);
-  INFO(applied.status().ToString());
-  REQUIRE(applied.ok());
+  if (!applied.ok()) FAIL(applied.status().ToString());
   a.StartWorkers();
   a.f.AwaitConverged(*a.session);
   CHECK(a.ScalarAs(kReader, "SELECT sum(total) FROM totals").value() == "210");
@@ -181,8 +179,8 @@ TEST_CASE("a dump and load keeps the target's readers, and warns of a role it la
   std::remove(log.c_str());
   CHECK_THAT(warned, Catch::Contains("Trellis: role tp_gone does not exist here, so it is not "
                                      "granted SELECT on public.balances"));
-  CHECK(to.Scalar("SELECT readers::text || ' ' || without_row_security FROM trellis.transforms "
-                  "ORDER BY id") == "{tp_reader,tp_gone} false");
+  CHECK(to.Scalar("SELECT readers::text FROM trellis.transforms ORDER BY id LIMIT 1") ==
+        "{tp_reader,tp_gone}");
   CHECK(to.Scalar("SELECT string_agg(without_row_security::text, ',' ORDER BY id) FROM "
                   "trellis.transforms") == "false,true");
 
