@@ -2,30 +2,17 @@
 // through the unit executor: a row whose expression fails, during a first
 // build and during a drain, is narrowed to its key and charged to the
 // column (quarantine): the key's other values and every other key arrive,
-// other transforms are not held up, nothing waits for a retry, and RESUME
-// of the column rebuilds it. A failure charged to nothing (a privilege
-// revoked on the target) is a drain failure, retried until it clears.
+// other transforms are not held up, nothing waits for a retry, and a write
+// that fixes the row heals the column. A failure charged to nothing (a
+// privilege revoked on the target) is a drain failure, retried until it
+// clears.
 #include <catch2/catch.hpp>
-
-#include <chrono>
-#include <functional>
-#include <thread>
 
 #include "engine_fixture.h"
 
 using trellis::test::EngineFixture;
 
 namespace {
-
-// Polls `done` every 20 ms for up to `seconds`; true once it holds.
-bool Eventually(const std::function<bool()>& done, int seconds = 30) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (done()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  return done();
-}
 
 // `stock` (one row with qty = 0, which `100 / qty` cannot compute) and
 // `other`, a table a second transform reads.
