@@ -36,9 +36,11 @@ FROM (SELECT DISTINCT {typed_values}
       WHERE __trellis_s.source_id = {source_id} AND __trellis_s.op <> 'T') AS __trellis_j,
 LATERAL (SELECT {key_text} AS key FROM {path} WHERE {matches} OFFSET 0) AS __trellis_k)sql";
 
-// A unique key of the joined table on exactly the join columns: a unique,
-// valid, non-partial index on plain columns whose key columns (INCLUDE
-// columns aside) are the join columns.
+// A unique key of the joined table among the join columns: a unique, valid,
+// non-partial index on plain columns whose key columns (INCLUDE columns
+// aside) are all join columns. Equality on a unique key already picks at
+// most one row, so any further equality only narrows it: a superset of a
+// unique key is unique.
 constexpr std::string_view kUniqueOn = R"sql(SELECT EXISTS (
   SELECT 1 FROM pg_catalog.pg_index i
   WHERE i.indrelid = $1::regclass AND i.indisunique AND i.indisvalid
@@ -46,8 +48,8 @@ constexpr std::string_view kUniqueOn = R"sql(SELECT EXISTS (
     AND ARRAY(SELECT a.attname::text
               FROM unnest(i.indkey::int2[]) WITH ORDINALITY AS k(attnum, n)
               JOIN pg_catalog.pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = k.attnum
-              WHERE k.n <= i.indnkeyatts ORDER BY 1)
-        = ARRAY(SELECT DISTINCT c FROM unnest($2::text[]) AS c ORDER BY 1)))sql";
+              WHERE k.n <= i.indnkeyatts)
+        <@ $2::text[]))sql";
 
 std::string Table(const catalog::Input& input) {
   return sql::Qualified(input.source.schema_name, input.source.table_name);
@@ -180,9 +182,11 @@ Status JoinPlan::CheckDefinition(pg::Connection& conn, const ExpressionCheck& ch
   for (size_t i = 1; i < inputs_.size(); ++i) {
     const catalog::Input& input = inputs_[i];
     const std::set<std::string> on(input.join_columns.begin(), input.join_columns.end());
-    // Its key (the primary key, or the key a transform's target will have).
-    if (on ==
-        std::set<std::string>(input.source.key_columns.begin(), input.source.key_columns.end())) {
+    // Its key (the primary key, or the key a transform's target will have)
+    // among the join columns.
+    const auto& key = input.source.key_columns;
+    if (!key.empty() &&
+        std::all_of(key.begin(), key.end(), [&](const auto& c) { return on.count(c) > 0; })) {
       continue;
     }
     auto unique =
@@ -196,7 +200,8 @@ Status JoinPlan::CheckDefinition(pg::Connection& conn, const ExpressionCheck& ch
         "transform " + sql::Ident(name()) + " joins " + Shown(input) + " on (" + listed +
         "), which is not unique in " + Shown(input) +
         ": a join matches each row of the FROM table with at most one row of a joined table; "
-        "join on its primary key or a unique index, or make the columns unique: CREATE UNIQUE "
+        "join on columns that include its primary key or every key column of a unique index, or "
+        "make the columns unique: CREATE UNIQUE "
         "INDEX ON " +
         Table(input) + " (" + listed + ")");
   }

@@ -23,7 +23,7 @@ defmodule Trellis.Joins.RefusalsTest do
 
     trellis = Trellis.connect!(url: url)
     :ok = Trellis.migrate(trellis)
-    %{pg: pg, trellis: trellis}
+    %{pg: pg, trellis: trellis, url: url}
   end
 
   defp nothing_created(pg), do: Trellis.Test.Targets.assert_nothing_created(pg)
@@ -79,5 +79,54 @@ defmodule Trellis.Joins.RefusalsTest do
     assert {:error, %Trellis.Error{code: :validation}} = Trellis.define(t, statement)
     SimplePG.query!(pg, "CREATE UNIQUE INDEX ON customers (name)")
     assert {:ok, {:transform_defined, "t"}} = Trellis.define(t, statement)
+  end
+
+  # pg_ivm's `LEFT JOIN b ON a.i = b.i AND a.k = b.j` with b.i b's key: an
+  # equality on a unique key already picks at most one row, so join columns
+  # that include one (the primary key or a unique index's) are unique too.
+  test "join columns that include a unique key make the join valid and maintained",
+       %{pg: pg, url: url} do
+    t = Trellis.connect!(url: url, staging: true, drain_threads: 1)
+
+    SimplePG.query!(pg, """
+    INSERT INTO customers VALUES (1, 'ann', NULL, 'a@x'), (2, 'bob', NULL, 'b@x');
+    INSERT INTO orders VALUES (10, 1, 'ann', 5), (11, 1, 'nobody', 6), (12, 2, 'bob', 7),
+                              (13, NULL, 'ann', 8);
+    """)
+
+    by_key =
+      "TRANSFORM t FROM orders o LEFT JOIN customers c ON o.customer_id = c.id " <>
+        "AND o.contact = c.name SELECT c.email AS email, o.amount AS amount"
+
+    by_index =
+      "TRANSFORM u FROM orders o JOIN customers c ON o.contact = c.email AND o.amount = c.region_id " <>
+        "SELECT c.name AS name"
+
+    assert {:ok, {:transform_defined, "t"}} = Trellis.define(t, by_key)
+    assert {:ok, {:transform_defined, "u"}} = Trellis.define(t, by_index)
+
+    SimplePG.query!(pg, """
+    UPDATE customers SET name = 'nobody' WHERE id = 1;
+    UPDATE orders SET contact = 'bob' WHERE id = 13;
+    UPDATE orders SET customer_id = 2 WHERE id = 13;
+    INSERT INTO customers VALUES (3, 'cy', 3, 'c@x');
+    INSERT INTO orders VALUES (14, 3, 'cy', 9), (15, 9, 'c@x', 3);
+    DELETE FROM customers WHERE id = 2;
+    """)
+
+    Trellis.Test.Targets.converge!(t)
+
+    expected_t =
+      "SELECT o.id, c.email, o.amount FROM orders o LEFT JOIN customers c " <>
+        "ON o.customer_id = c.id AND o.contact = c.name"
+
+    expected_u =
+      "SELECT o.id, c.name FROM orders o JOIN customers c ON o.contact = c.email AND o.amount = c.region_id"
+
+    assert Trellis.Test.Targets.differences(pg, "SELECT id, email, amount FROM t", expected_t) ==
+             "0"
+
+    assert Trellis.Test.Targets.differences(pg, "SELECT id, name FROM u", expected_u) == "0"
+    assert SimplePG.scalar!(pg, "SELECT count(*) FROM u") == "1"
   end
 end
