@@ -224,6 +224,11 @@ Status Session::ReleaseKey(const std::string& transform, const std::vector<std::
   TRELLIS_RETURN_IF_ERROR(
       conn_->Exec("SELECT pg_advisory_xact_lock(" + workers::TransformLockSpace() + ", $2::int)",
                   {options_.schema, std::to_string(t->id)}));
+  // Loaded again under the lock: an ALTER TRANSFORM takes it exclusively
+  // before it changes the columns, and one that committed after the load
+  // above would leave a plan naming a dropped column.
+  t = catalog::LoadTransformById(*conn_, options_.schema, t->id);
+  if (!t.ok()) return t.status();
   auto bound = plan::Bind(t.value(), options_.schema);
   if (!bound.ok()) return bound.status();
   // The key as the plan renders it (1.0 and 1.00 are one key).

@@ -15,6 +15,7 @@
 #include "sql/quote.h"
 #include "statements/alter_group.h"
 #include "statements/alter_group_join.h"
+#include "statements/alter_lock.h"
 #include "statements/expression_check.h"
 
 namespace trellis::statements {
@@ -26,22 +27,41 @@ struct Altering {
   catalog::Transform transform;
 };
 
+// A DROP and a new DEFINE of the name between the lock and the row lock
+// change the transforms it names; the ALTER then starts over, this often.
+constexpr int kBeginTries = 3;
+
 // `routes`: the ALTER may add a column a group transform must route
-// (alter_group.h LockSourceForRouting).
+// (alter_group.h LockSourceForRouting). Locks in the order of
+// spec/engine.md "Lock order": the drain locks of the transforms it
+// changes, then tables, then catalog rows.
 Result<Altering> Begin(pg::Connection& conn, const std::string& schema,
                        const grammar::QualifiedName& target, bool routes = false) {
-  auto tx = pg::Transaction::Begin(conn);
-  if (!tx.ok()) return tx.status();
-  TRELLIS_RETURN_IF_ERROR(catalog::CheckMigrated(conn, schema));
-  TRELLIS_RETURN_IF_ERROR(LockGroupedJoinTables(conn, schema, target.name));
-  if (routes) TRELLIS_RETURN_IF_ERROR(LockSourceForRouting(conn, schema, target.name));
-  auto t = catalog::LoadTransform(conn, schema, target.name, /*lock=*/true);
-  if (!t.ok()) return t.status();
-  TRELLIS_RETURN_IF_ERROR(catalog::RefuseHiddenPart(conn, schema, t.value()));
-  if (target.schema && *target.schema != t->target_schema) {
-    return Status::NotFound("no transform named " + grammar::RenderQualified(target));
+  for (int attempt = 1;; ++attempt) {
+    auto tx = pg::Transaction::Begin(conn);
+    if (!tx.ok()) return tx.status();
+    TRELLIS_RETURN_IF_ERROR(catalog::CheckMigrated(conn, schema));
+    auto locked = LockAlteredTransforms(conn, schema, target.name);
+    if (!locked.ok()) return locked.status();
+    TRELLIS_RETURN_IF_ERROR(LockGroupedJoinTables(conn, schema, target.name));
+    if (routes) TRELLIS_RETURN_IF_ERROR(LockSourceForRouting(conn, schema, target.name));
+    auto t = catalog::LoadTransform(conn, schema, target.name, /*lock=*/true);
+    if (!t.ok()) return t.status();
+    TRELLIS_RETURN_IF_ERROR(catalog::RefuseHiddenPart(conn, schema, t.value()));
+    if (target.schema && *target.schema != t->target_schema) {
+      return Status::NotFound("no transform named " + grammar::RenderQualified(target));
+    }
+    auto now = AlteredTransformIds(conn, schema, target.name);
+    if (!now.ok()) return now.status();
+    if (now.value() == locked.value()) return Altering{std::move(tx.value()), std::move(t.value())};
+    if (attempt == kBeginTries) {
+      return Status::Timeout("transform " + grammar::RenderQualified(target) +
+                             " was dropped and defined again while this ALTER waited for its "
+                             "drains, " +
+                             std::to_string(kBeginTries) + " times: apply the ALTER again");
+    }
+    // Rolled back here (the transaction's destructor): nothing was changed.
   }
-  return Altering{std::move(tx.value()), std::move(t.value())};
 }
 
 std::string TargetTable(const catalog::Transform& t) {
