@@ -8,7 +8,7 @@
 # $SOAK_DIR/result.json and exits non-zero on any failure.
 
 for file <-
-      ~w(fleet schema writer convergence faults operator prober known_defects final_check report) do
+      ~w(fleet schema writer convergence faults operator prober final_check report) do
   Code.require_file("lib/#{file}.ex", __DIR__)
 end
 
@@ -92,11 +92,12 @@ end)
 ledgers = Task.await_many(writer_tasks, :infinity)
 write_ms = Convergence.now() - started
 fault_log = Task.await(faults, :infinity)
-operator_log = Task.await(operator, :infinity)
+%{done: operator_log, failures: operator_failures} = Task.await(operator, :infinity)
 samples = Task.await(prober, :infinity)
 Faults.log("writers, faults and operator stopped after #{write_ms} ms; final checks")
 
 check = FinalCheck.run(ctx, ledgers)
+check = %{check | failures: operator_failures ++ check.failures}
 :ok = Fleet.stop()
 
 result = Report.build(ledgers, write_ms, fault_log, operator_log, samples, check, seed)

@@ -7,7 +7,10 @@ defmodule Soak.Operator do
   # request_backfill, ALTER TABLE ADD COLUMN on a source, and a rename in
   # the table the joins read. Each is sent through a live node and retried
   # (on another node) until it is done, so the run always ends with the
-  # definitions it started with and nothing paused.
+  # definitions it started with and nothing paused. A Trellis statement that
+  # fails with "deadlock detected" (40P01) is retried too, but counts as a
+  # failure of the run: an ALTER TRANSFORM once deadlocked with the drains
+  # of its transform (bench/README.md "Fleet soak"), and none may.
 
   alias Soak.{Faults, Fleet}
   alias Trellis.Test.SimplePG
@@ -24,8 +27,14 @@ defmodule Soak.Operator do
   @hold_ms 3_000
   @retry_deadline_ms 300_000
 
-  @doc "Runs actions until `stop` is set; returns `[{kind, at_ms, ms it took}]`."
-  def run(ctx, every_ms, stop), do: loop(ctx, every_ms, stop, @actions, 0, [])
+  @doc """
+  Runs actions until `stop` is set; returns `%{done: [{kind, at_ms, ms it
+  took}], failures: [text]}`.
+  """
+  def run(ctx, every_ms, stop) do
+    done = loop(ctx, every_ms, stop, @actions, 0, [])
+    %{done: done, failures: Enum.reverse(Process.get(:soak_deadlocks, []))}
+  end
 
   defp loop(ctx, every_ms, stop, actions, n, done) do
     Process.sleep(every_ms)
@@ -82,10 +91,20 @@ defmodule Soak.Operator do
       case Fleet.call(:apply, [sql]) do
         {:ok, _} -> :ok
         {:error, %{code: code}} when code in [:already_exists, :not_found] -> :ok
+        {:error, %{sqlstate: "40P01"}} = e -> deadlocked(sql, e)
         {:error, %{code: :validation, message: m}} = e -> if already_done?(m), do: :ok, else: e
         other -> other
       end
     end)
+  end
+
+  defp deadlocked(sql, error) do
+    failure =
+      "operator statement deadlocked (40P01): #{sql}: #{Exception.message(elem(error, 1))}"
+
+    Faults.log(failure)
+    Process.put(:soak_deadlocks, [failure | Process.get(:soak_deadlocks, [])])
+    error
   end
 
   defp already_done?(message),

@@ -27,7 +27,6 @@ defmodule Soak.Report do
         Enum.map(operator, fn {kind, at, took} -> %{kind: kind, at_ms: at, took_ms: took} end),
       final_converge_ms: check.final_converge_ms,
       failures: check.failures,
-      known_defect_hits: check.known_defect_hits,
       load_average: load_average()
     }
   end
@@ -66,8 +65,6 @@ defmodule Soak.Report do
         [
           "operator statements: #{length(r.operator)}",
           "final converge: #{inspect(r.final_converge_ms)} ms; load average at the end: #{r.load_average}",
-          "known defect hits (paused by the ALTER TRANSFORM DROP COLUMN race, resumed): " <>
-            inspect(r.known_defect_hits),
           "failures: #{length(r.failures)}"
         ],
       "\n"

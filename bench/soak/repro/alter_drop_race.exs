@@ -1,5 +1,7 @@
 # Reproducer of the soak's findings 1 and 2 (bench/README.md, "Fleet
-# soak"), ALTER TRANSFORM against drains of the same transform under writes:
+# soak"; fixed: the ALTER takes the transform's drain lock first, and
+# elixir/test/trellis/engine/alter_race_test.exs is their regression test),
+# ALTER TRANSFORM against drains of the same transform under writes:
 #  1. a DROP COLUMN that commits while a drain holds the transform's columns
 #     as they were before it: the drain's recompute names the dropped
 #     column, fails with 42703, and that pauses the transform as a schema
