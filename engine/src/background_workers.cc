@@ -1,13 +1,25 @@
 #include "drain/drain_worker.h"
+#include "reads/transform_reports.h"
 #include "staging/staging_worker.h"
+#include "trellis/transform_reports.h"
 #include "trellis/workers.h"
 
 namespace trellis {
+namespace {
+// How often the elected staging worker reads the transform reports: a few
+// times per Prometheus scrape interval (15 s by default), at the cost of one
+// status read per transform.
+constexpr auto kReportEvery = std::chrono::seconds(5);
+}  // namespace
 
 std::unique_ptr<BackgroundWorkers> BackgroundWorkers::Start(const ConnectOptions& options,
                                                             bool staging, int drain_threads) {
   std::unique_ptr<BackgroundWorkers> out(new BackgroundWorkers());
-  if (staging) out->workers_.push_back(std::make_unique<staging::StagingWorker>(options));
+  if (staging) {
+    staging::StagingChore reports{kReportEvery, reads::PublishTransformReports,
+                                  [] { TransformReports::Get().Clear(); }};
+    out->workers_.push_back(std::make_unique<staging::StagingWorker>(options, std::move(reports)));
+  }
   for (int i = 0; i < drain_threads; ++i) {
     out->workers_.push_back(std::make_unique<drain::DrainWorker>(options));
   }

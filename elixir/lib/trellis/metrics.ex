@@ -71,7 +71,45 @@ defmodule Trellis.Metrics do
       failing rows they recorded, keys they began to hold, and drain
       failures they recorded (work that failed with nothing charged). These
       count events; what is open now is in `Trellis.status/2` and
-      `Trellis.quarantined/1`
+      `Trellis.quarantined/1`, and in the `trellis_transform_*` gauges below.
+      Each transform's four counters exist at 0 from when a handle with drain
+      workers (or the elected staging worker) first reads the catalog after
+      it starts, and within 5 s of a define, so an `increase(...[5m]) > 0`
+      alert sees the first failure after a start of the VM
+
+  ## What the catalog says of each transform
+
+  The handle whose staging worker holds the instance's election reads
+  every transform's `Trellis.status/2` every 5 s and reports it as gauges
+  labelled `transform` (the target table's name, as the counters above).
+  No other handle reports them, so each transform is one series in a fleet
+  whichever node runs staging; when the election moves, the series move
+  with it (aggregate with `max by (trellis_instance, transform)`). A
+  dropped transform's gauges leave the render.
+
+    * `trellis_transform_status{transform, status}` - 1 for the state the
+      transform is in, 0 for the others (`waiting_to_backfill`,
+      `backfilling`, `catching_up`, `live`, `paused`)
+    * `trellis_transform_lag_seconds{transform}` - seconds, by the database
+      server's clock, since the oldest write still waiting in its ledger was
+      staged (about 10 ms after its commit while staging keeps up); 0 when
+      none waits. `mix trellis.status` shows the same
+    * `trellis_transform_backlog_pages{transform}`,
+      `trellis_transform_backlog_keys{transform}`,
+      `trellis_transform_capture_backlog_rows{transform}` - its backlog
+    * `trellis_transform_held_keys{transform}`,
+      `trellis_transform_quarantined_columns{transform}` - held keys and
+      columns in quarantine now
+    * `trellis_transform_drain_failure{transform}`,
+      `trellis_transform_capture_disrupted{transform}` - 1 while a drain
+      failure is open, while capture of a table it reads is disrupted
+    * `trellis_transform_self_check_divergences{transform}` - divergences
+      its latest finished self-check found (no series before one finished)
+    * `trellis_transform_reports_timestamp_seconds` - when the reports were
+      last read (Unix time)
+
+  The package ships a Grafana dashboard and Prometheus alerting rules over
+  these series, in its `observability/` directory (README, "Operating").
   """
 
   alias Trellis.{Call, Error}

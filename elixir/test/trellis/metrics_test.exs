@@ -317,6 +317,33 @@ defmodule Trellis.MetricsTest do
       Process.exit(two, :kill)
     end
 
+    test "a gauge series sent as nil goes from the render; the others stay" do
+      instance = "registry_gone_#{System.unique_integer([:positive])}/trellis"
+      owner = spawn(fn -> Process.sleep(:infinity) end)
+
+      lag = fn series ->
+        family("trellis_test_lag_seconds", "gauge", ["transform"], series)
+      end
+
+      Store.apply_changes(instance, owner, %{
+        "families" => [
+          lag.([%{"labels" => ["a"], "value" => 1.5}, %{"labels" => ["b"], "value" => 2}])
+        ]
+      })
+
+      l = label(instance)
+      assert Metrics.render_prometheus() =~ ~s(trellis_test_lag_seconds{#{l},transform="a"} 1.5\n)
+
+      Store.apply_changes(instance, owner, %{
+        "families" => [lag.([%{"labels" => ["a"], "value" => nil}])]
+      })
+
+      text = assert_promtool_accepts(Metrics.render_prometheus())
+      refute text =~ ~s(transform="a")
+      assert text =~ ~s(trellis_test_lag_seconds{#{l},transform="b"} 2\n)
+      Process.exit(owner, :kill)
+    end
+
     test "malformed changes are skipped" do
       instance = "registry_bad/trellis"
       owner = self()

@@ -9,6 +9,7 @@
 #include <map>
 #include <mutex>
 #include <string>
+#include <vector>
 
 namespace trellis {
 
@@ -32,6 +33,11 @@ class ChargingMetrics {
   }
   void KeyHeld(const std::string& transform) { Add(transform, &ChargeCounts::held_keys); }
   void DrainFailed(const std::string& transform) { Add(transform, &ChargeCounts::drain_failures); }
+
+  // Makes sure each of `transforms` has counts, at zero if it had none, so
+  // its counters exist before their first event: a rate or increase over a
+  // series that first appears at 1 misses that first event.
+  void Know(const std::vector<std::string>& transforms);
 
   // Every transform's counts, by transform name.
   std::map<std::string, ChargeCounts> Snapshot() const;

@@ -12,6 +12,11 @@ void ChargingMetrics::Add(const std::string& transform, uint64_t ChargeCounts::*
   counts_[transform].*field += 1;
 }
 
+void ChargingMetrics::Know(const std::vector<std::string>& transforms) {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const auto& transform : transforms) counts_.try_emplace(transform);
+}
+
 std::map<std::string, ChargeCounts> ChargingMetrics::Snapshot() const {
   std::lock_guard<std::mutex> lock(mu_);
   return counts_;

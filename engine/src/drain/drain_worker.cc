@@ -1,15 +1,21 @@
 #include "drain/drain_worker.h"
 
 #include "catalog/migrations.h"
+#include "catalog/transform_names.h"
 #include "drain/build_job.h"
 #include "drain/build_step.h"
 #include "drain/drain_page.h"
+#include "trellis/charging_metrics.h"
 #include "trellis/engine_metrics.h"
 
 namespace trellis::drain {
 namespace {
 constexpr auto kBusySkip = std::chrono::milliseconds(50);
-}
+// How often a drain worker reads the transforms' names, so the failure
+// counters of a transform defined since exist (at 0) before its first
+// failure can reach a scrape.
+constexpr auto kNamesEvery = std::chrono::seconds(5);
+}  // namespace
 
 DrainWorker::DrainWorker(ConnectOptions options)
     : WorkerLoop(std::move(options), "drain", workers::MakeWorkerId("drain")),
@@ -28,6 +34,12 @@ Result<bool> DrainWorker::Prepare(pg::Connection& conn) {
 
 Result<bool> DrainWorker::Step(pg::Connection& conn) {
   const auto now = std::chrono::steady_clock::now();
+  if (now - names_read_ >= kNamesEvery) {
+    auto names = catalog::TransformNames(conn, options().schema);
+    if (!names.ok()) return names.status();
+    ChargingMetrics::Get().Know(names.value());
+    names_read_ = now;
+  }
   std::set<int> skip;
   for (auto it = busy_.begin(); it != busy_.end();) {
     if (it->second <= now) {

@@ -32,6 +32,8 @@ class DrainWorker : public workers::WorkerLoop {
   // Transforms whose pages were skipped because a rebuild's range held them,
   // and until when to keep skipping.
   std::map<int, std::chrono::steady_clock::time_point> busy_;
+  // When the transforms' names were last read for the failure counters.
+  std::chrono::steady_clock::time_point names_read_{};
   // Every unit of work goes through the executor; failures it cannot cure
   // by retrying go to the charging policy.
   std::unique_ptr<ChargingHook> charging_;

@@ -1,5 +1,8 @@
 #include "staging/staging_worker.h"
 
+#include <exception>
+#include <string>
+
 #include "capture/disruption.h"
 #include "capture/functions.h"
 #include "capture/row_security.h"
@@ -20,8 +23,9 @@ constexpr auto kCaptureCheckEvery = std::chrono::seconds(1);
 constexpr auto kRowSecurityRemindEvery = std::chrono::minutes(10);
 }  // namespace
 
-StagingWorker::StagingWorker(ConnectOptions options)
-    : WorkerLoop(std::move(options), "staging", workers::MakeWorkerId("staging")) {}
+StagingWorker::StagingWorker(ConnectOptions options, StagingChore chore)
+    : WorkerLoop(std::move(options), "staging", workers::MakeWorkerId("staging")),
+      chore_(std::move(chore)) {}
 
 StagingWorker::~StagingWorker() { Stop(); }
 
@@ -44,6 +48,8 @@ void StagingWorker::Disconnected() {
   if (!elected_) return;
   elected_ = false;
   GlobalEngineMetrics().staging_elected.fetch_sub(1, std::memory_order_relaxed);
+  last_chore_ = {};
+  if (chore_.resigned) chore_.resigned();
 }
 
 Result<bool> StagingWorker::Step(pg::Connection& conn) {
@@ -64,6 +70,20 @@ Result<bool> StagingWorker::Step(pg::Connection& conn) {
     TRELLIS_RETURN_IF_ERROR(WarnOfRowSecurity(conn));
     last_capture_check_ = now;
   }
+  if (const auto now = std::chrono::steady_clock::now();
+      chore_.run && now - last_chore_ >= chore_.every) {
+    // The chore is a read for the operators: its failure must not cost the
+    // election, so it ends the step only when the connection is gone. Nor
+    // may a throw: the step it ended would reconnect and run the chore first
+    // again, and no batch would be staged while it kept throwing.
+    Status done = RunChore(conn);
+    if (!done.ok() && (conn.broken() || stopping())) return done;
+    if (!done.ok()) {
+      log::Component("trellis::staging")
+          ->warn("staging worker {}: its periodic read failed: {}", id(), done.ToString());
+    }
+    last_chore_ = now;
+  }
   auto staged = StageBatch(conn, options().schema, kBatchRows, kPageKeys);
   if (!staged.ok()) return staged.status();
   GlobalEngineMetrics().capture_rows_staged.fetch_add(static_cast<uint64_t>(staged->consumed),
@@ -80,6 +100,14 @@ Result<bool> StagingWorker::Step(pg::Connection& conn) {
   // single-row writes that cut the workers' cost per write several-fold,
   // for ~5 ms of freshness on average (spec/engine.md "Staging").
   return staged->consumed >= kBatchRows;
+}
+
+Status StagingWorker::RunChore(pg::Connection& conn) {
+  try {
+    return chore_.run(conn, options().schema);
+  } catch (const std::exception& e) {
+    return Status::Internal(std::string("unexpected failure: ") + e.what());
+  }
 }
 
 Status StagingWorker::WarnOfRowSecurity(pg::Connection& conn) {

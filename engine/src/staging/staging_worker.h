@@ -5,15 +5,27 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <string>
 
 #include "workers/worker_loop.h"
 
 namespace trellis::staging {
 
+// Work the elected staging worker also does every `every`, between batches,
+// on its own connection (outside any transaction): the engine gives it the
+// transform reports (reads/transform_reports.h), a folder staging may not
+// include. Unset `run`: none.
+struct StagingChore {
+  std::chrono::milliseconds every{0};
+  std::function<Status(pg::Connection&, const std::string& schema)> run;
+  // Called when the worker stops being the elected one.
+  std::function<void()> resigned;
+};
+
 class StagingWorker : public workers::WorkerLoop {
  public:
-  explicit StagingWorker(ConnectOptions options);
+  explicit StagingWorker(ConnectOptions options, StagingChore chore = {});
   ~StagingWorker() override;
 
   // Capture rows consumed per transaction.
@@ -30,12 +42,16 @@ class StagingWorker : public workers::WorkerLoop {
   // Logs, while it lasts, that a transform reads a table whose row-level
   // security was enabled after its define (capture/row_security.h).
   [[nodiscard]] Status WarnOfRowSecurity(pg::Connection& conn);
+  // chore_.run, with a throw turned into a failed Status.
+  [[nodiscard]] Status RunChore(pg::Connection& conn);
 
   bool elected_ = false;  // this connection holds the election; worker thread only
   std::chrono::steady_clock::time_point last_capture_check_{};  // worker thread only
   // What WarnOfRowSecurity last warned of, and when; worker thread only.
   std::string row_security_exposed_;
   std::chrono::steady_clock::time_point row_security_warned_at_{};
+  StagingChore chore_;
+  std::chrono::steady_clock::time_point last_chore_{};  // worker thread only
 };
 
 }  // namespace trellis::staging

@@ -38,6 +38,7 @@ struct SeriesSnapshot {
   std::vector<uint64_t> cumulative;       // histogram: observations <= each bound
   double sum = 0;                         // histogram: sum of the observations
   uint64_t count = 0;                     // histogram: number of observations
+  bool removed = false;                   // in a change (MetricsDelta): a gauge series that went
 };
 
 struct FamilySnapshot {

@@ -13,9 +13,10 @@ namespace trellis::port::telemetry {
 
 // Turns successive snapshots of the registry into changes:
 //   counter   - the increase since the last Take (series that did not move
-//               are left out);
+//               are left out; a series never sent goes out, at 0 too);
 //   gauge     - the current value, for series whose value changed (or that
-//               were never sent);
+//               were never sent), and a removal (`removed`) for each series
+//               sent before that is gone;
 //   histogram - the increase of each cumulative bucket, of the sum and of
 //               the count (series with no new observation are left out).
 // Families with no series left are left out. Summing every change ever taken

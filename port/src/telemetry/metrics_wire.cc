@@ -25,6 +25,10 @@ protocol::Array Strings(const std::vector<std::string>& items) {
 }
 
 protocol::Value SeriesValue(const FamilySnapshot& family, const SeriesSnapshot& series) {
+  if (series.removed) {
+    return protocol::MakeMap(
+        {{"labels", Strings(series.label_values)}, {"value", protocol::Value()}});
+  }
   if (family.type != MetricType::kHistogram) {
     return protocol::MakeMap(
         {{"labels", Strings(series.label_values)}, {"value", Number(series.value)}});

@@ -2,6 +2,7 @@
 
 #include "trellis/charging_metrics.h"
 #include "trellis/engine_metrics.h"
+#include "trellis/transform_reports.h"
 
 namespace trellis::port::telemetry {
 namespace {
@@ -58,6 +59,46 @@ const CallbackFamily kQuarantinedColumns("trellis_quarantined_columns_total", "C
 const CallbackFamily kQuarantinedRows("trellis_quarantined_rows_total", "Failing rows this handle's drain workers recorded in a column's quarantine, by transform.", MetricType::kCounter, {"transform"}, [] { return Charges(&ChargeCounts::quarantined_rows); });
 const CallbackFamily kHeldKeys("trellis_held_keys_total", "Keys this handle's drain workers began to hold, by transform.", MetricType::kCounter, {"transform"}, [] { return Charges(&ChargeCounts::held_keys); });
 const CallbackFamily kDrainFailures("trellis_drain_failures_total", "Failures of work charged to nothing (drain failures) this handle recorded, by transform.", MetricType::kCounter, {"transform"}, [] { return Charges(&ChargeCounts::drain_failures); });
+
+
+// What the catalog says of each transform now: read every few seconds by the
+// handle whose staging worker holds the instance's election, and by no other
+// (trellis/transform_reports.h), so each transform is one series per fleet.
+std::vector<CallbackFamily::Sample> Reports(double (*field)(const TransformReport&)) {
+  std::vector<CallbackFamily::Sample> out;
+  for (const auto& report : TransformReports::Get().Snapshot()) out.push_back({{report.transform}, field(report)});
+  return out;
+}
+// Every state, 1 for the one the transform is in, so a state's series exists before it is entered.
+const std::vector<std::string> kStates = {"waiting_to_backfill", "backfilling", "catching_up", "live", "paused"};
+std::vector<CallbackFamily::Sample> States() {
+  std::vector<CallbackFamily::Sample> out;
+  for (const auto& report : TransformReports::Get().Snapshot()) {
+    for (const auto& state : kStates) out.push_back({{report.transform, state}, report.status == state ? 1.0 : 0.0});
+  }
+  return out;
+}
+const CallbackFamily kTransformStatus("trellis_transform_status", "1 for the state each transform is in (waiting_to_backfill, backfilling, catching_up, live, paused), 0 for the others.", MetricType::kGauge, {"transform", "status"}, States);
+const CallbackFamily kTransformLag("trellis_transform_lag_seconds", "Seconds since the oldest write still waiting in the transform's ledger was staged; 0 when none waits.", MetricType::kGauge, {"transform"}, [] { return Reports([](const TransformReport& r) { return r.lag_seconds; }); });
+const CallbackFamily kTransformBacklogPages("trellis_transform_backlog_pages", "Ledger pages waiting to be drained, by transform.", MetricType::kGauge, {"transform"}, [] { return Reports([](const TransformReport& r) { return static_cast<double>(r.backlog_pages); }); });
+const CallbackFamily kTransformBacklogKeys("trellis_transform_backlog_keys", "Target keys in the ledger pages waiting to be drained, by transform.", MetricType::kGauge, {"transform"}, [] { return Reports([](const TransformReport& r) { return static_cast<double>(r.backlog_keys); }); });
+const CallbackFamily kTransformCaptureBacklog("trellis_transform_capture_backlog_rows", "Capture rows of the transform's sources not staged yet.", MetricType::kGauge, {"transform"}, [] { return Reports([](const TransformReport& r) { return static_cast<double>(r.capture_backlog); }); });
+const CallbackFamily kTransformHeldKeys("trellis_transform_held_keys", "Keys the transform holds now (failed with nothing chargeable to a column).", MetricType::kGauge, {"transform"}, [] { return Reports([](const TransformReport& r) { return static_cast<double>(r.held_keys); }); });
+const CallbackFamily kTransformQuarantined("trellis_transform_quarantined_columns", "Columns of the transform in quarantine now.", MetricType::kGauge, {"transform"}, [] { return Reports([](const TransformReport& r) { return static_cast<double>(r.quarantined_columns); }); });
+const CallbackFamily kTransformDrainFailure("trellis_transform_drain_failure", "1 while a drain failure of the transform is open (work failing with nothing charged or paused).", MetricType::kGauge, {"transform"}, [] { return Reports([](const TransformReport& r) { return r.drain_failure ? 1.0 : 0.0; }); });
+const CallbackFamily kTransformCaptureDisrupted("trellis_transform_capture_disrupted", "1 while capture of a table the transform reads is disrupted (changed outside Trellis).", MetricType::kGauge, {"transform"}, [] { return Reports([](const TransformReport& r) { return r.capture_disrupted ? 1.0 : 0.0; }); });
+const CallbackFamily kTransformSelfCheckDivergences("trellis_transform_self_check_divergences", "Divergences the transform's latest finished self-check found (no series before one finished).", MetricType::kGauge, {"transform"}, [] {
+  std::vector<CallbackFamily::Sample> out;
+  for (const auto& report : TransformReports::Get().Snapshot()) {
+    if (report.self_check_divergences) out.push_back({{report.transform}, static_cast<double>(*report.self_check_divergences)});
+  }
+  return out;
+});
+const CallbackFamily kTransformsReadAt("trellis_transform_reports_timestamp_seconds", "When this handle last read the transform reports (Unix time); no series while it reads none.", MetricType::kGauge, std::vector<std::string>{}, [] {
+  std::vector<CallbackFamily::Sample> out;
+  if (auto at = TransformReports::Get().read_at()) out.push_back({{}, *at});
+  return out;
+});
 
 }  // namespace
 // clang-format on

@@ -6,8 +6,9 @@ defmodule Trellis.Metrics.Store do
   #
   # Writers are the handles' owners: each applies its port's `metrics`
   # events (spec/protocol.md section 11: counter and histogram increases,
-  # gauge values) with apply_changes/3, in the owner process. Readers (a
-  # scrape) read the table and never wait on a port or a process.
+  # gauge values, and gauge series that went) with apply_changes/3, in the
+  # owner process. Readers (a scrape) read the table and never wait on a
+  # port or a process.
   #
   #   {{:family, name}, type, help, label_names, bounds}
   #   {{:counter, name, instance, label_values}, total}
@@ -83,6 +84,10 @@ defmodule Trellis.Metrics.Store do
   defp apply_series("gauge", name, instance, owner, labels, %{"value" => value}, _)
        when is_number(value),
        do: :ets.insert(@table, {{:gauge, name, instance, labels, owner}, value})
+
+  # A gauge series the port no longer has (a dropped transform's reports).
+  defp apply_series("gauge", name, instance, owner, labels, %{"value" => nil}, _),
+    do: :ets.delete(@table, {:gauge, name, instance, labels, owner})
 
   defp apply_series("histogram", name, instance, _owner, labels, change, size) do
     with %{"counts" => counts, "sum" => sum, "count" => count} <- change,

@@ -1,0 +1,98 @@
+#include "reads/transform_reports.h"
+
+#include <chrono>
+
+#include "catalog/migrations.h"
+#include "catalog/transform_names.h"
+#include "grammar/address.h"
+#include "log/component_log.h"
+#include "reads/status.h"
+#include "sql/quote.h"
+#include "sql/row_reader.h"
+#include "trellis/charging_metrics.h"
+
+namespace trellis::reads {
+namespace {
+
+TransformReport FromStatus(std::string transform, const TransformStatus& s) {
+  TransformReport r;
+  r.transform = std::move(transform);
+  r.status = s.status;
+  r.backlog_pages = s.backlog_pages;
+  r.backlog_keys = s.backlog_keys;
+  r.capture_backlog = s.capture_backlog;
+  r.held_keys = s.held_keys;
+  for (const auto& c : s.columns) {
+    if (c.state == "paused" && c.paused_kind == std::optional<std::string>("quarantine")) {
+      ++r.quarantined_columns;
+    }
+  }
+  r.drain_failure = s.drain_failure.has_value();
+  r.capture_disrupted = s.capture_failure.has_value();
+  return r;
+}
+
+}  // namespace
+
+Result<std::vector<TransformReport>> ReadTransformReports(pg::Connection& conn,
+                                                          const std::string& schema) {
+  TRELLIS_RETURN_IF_ERROR(catalog::CheckMigrated(conn, schema));
+  // Lag: the server's now() less the oldest page of the transform, or of
+  // the hidden join part a grouped join reads (its status folds the pair),
+  // whose target is in the catalog schema.
+  auto rows = conn.Query(sql::WithSchema(R"sql(
+SELECT u.target_name,
+       (SELECT (j.report->>'divergence_count')::bigint FROM {schema}.self_check_jobs j
+        WHERE j.transform_id = u.id AND j.state = 'done'),
+       greatest(0, coalesce((extract(epoch FROM now() - (
+         SELECT min(p.created_at) FROM {schema}.pages p
+         WHERE p.transform_id = u.id OR p.transform_id = h.id)) * 1000)::bigint, 0))
+FROM {schema}.transforms u
+LEFT JOIN {schema}.transform_inputs i ON i.transform_id = u.id AND i.ordinal = 1
+LEFT JOIN {schema}.sources src ON src.id = i.source_id AND src.schema_name = $1
+LEFT JOIN {schema}.transforms h
+  ON h.target_schema = src.schema_name AND h.target_name = src.table_name
+WHERE u.target_schema <> $1 ORDER BY u.target_name)sql",
+                                         schema),
+                         {schema});
+  if (!rows.ok()) return rows.status();
+  std::vector<TransformReport> out;
+  for (size_t r = 0; r < rows->size(); ++r) {
+    sql::RowReader row(rows.value(), r);
+    std::string name = row.Text(0);
+    std::optional<int64_t> divergences = row.OptionalInt64(1);
+    const int64_t lag_ms = row.Int64(2);
+    if (!row.status().ok()) return row.status();
+    std::string rendered = grammar::RenderTransformName(name);
+    auto status = ReadStatus(conn, schema, rendered);
+    if (!status.ok()) {
+      if (status.status().code() == Code::kNotFound) continue;  // dropped since
+      return status.status();
+    }
+    out.push_back(FromStatus(std::move(name), status.value()));
+    out.back().name = std::move(rendered);
+    out.back().lag_seconds = static_cast<double>(lag_ms) / 1000.0;
+    out.back().self_check_divergences = divergences;
+  }
+  return out;
+}
+
+Status PublishTransformReports(pg::Connection& conn, const std::string& schema) {
+  auto names = catalog::TransformNames(conn, schema);
+  if (!names.ok()) return names.status();
+  ChargingMetrics::Get().Know(names.value());
+  const auto started = std::chrono::steady_clock::now();
+  auto reports = ReadTransformReports(conn, schema);
+  if (!reports.ok()) return reports.status();
+  log::Component("trellis::reads")
+      ->debug("transform reports: {} transforms read in {} ms", reports->size(),
+              std::chrono::duration_cast<std::chrono::milliseconds>(
+                  std::chrono::steady_clock::now() - started)
+                  .count());
+  const auto now = std::chrono::system_clock::now().time_since_epoch();
+  TransformReports::Get().Publish(std::move(reports.value()),
+                                  std::chrono::duration<double>(now).count());
+  return Status::OK();
+}
+
+}  // namespace trellis::reads
