@@ -36,13 +36,14 @@ defmodule Trellis.MixProject do
 
   # What the Hex package carries (scripts/release.sh stages it): the Elixir
   # code, the C++ tree for source builds (native/, copied from the repository
-  # root), the checksum file that vouches for the release binaries, and, in a
-  # bundled package, those binaries (bin/). No build trees, no test data.
+  # root), the checksum file that vouches for the release binaries, the
+  # Grafana dashboard and Prometheus alerting rules (observability/), and, in
+  # a bundled package, those binaries (bin/). No build trees, no test data.
   defp package do
     [
       name: "trellis_pg",
       files:
-        ~w(lib native mix.exs .formatter.exs README.md LICENSE checksum-trellis_pg.exs) ++
+        ~w(lib native observability mix.exs .formatter.exs README.md LICENSE checksum-trellis_pg.exs) ++
           if(File.dir?(Path.join(__DIR__, "bin")), do: ["bin"], else: []),
       licenses: ["Apache-2.0"],
       links: %{"GitHub" => @source_url, "Releases" => "#{@source_url}/releases"}
