@@ -42,8 +42,9 @@ Status ValidateRequest(const SelfCheckRequest& request) {
 // does: where maintenance lacks a source index, so does the check, and a
 // full check would then scan the table once per key. Refused unless the
 // transform was defined WITHOUT SOURCE INDEX (the owner chose the scans).
-Status RefuseIndexGaps(pg::Connection& conn, const catalog::Transform& t, const std::string& name) {
-  auto gaps = reads::ReadSourceIndexGaps(conn, t);
+Status RefuseIndexGaps(pg::Connection& conn, const std::string& schema, const catalog::Transform& t,
+                       const std::string& name) {
+  auto gaps = reads::ReadSourceIndexGaps(conn, schema, t);
   if (!gaps.ok()) return gaps.status();
   for (const auto& gap : gaps.value()) {
     if (gap.opted_out) continue;
@@ -66,7 +67,7 @@ Result<SelfCheckJob> Session::StartSelfCheck(const std::string& transform,
   auto t = reads::LoadNamedTransform(*conn_, options_.schema, transform);
   if (!t.ok()) return t.status();
   const std::string name = grammar::RenderTransformName(t->name());
-  TRELLIS_RETURN_IF_ERROR(RefuseIndexGaps(*conn_, t.value(), name));
+  TRELLIS_RETURN_IF_ERROR(RefuseIndexGaps(*conn_, options_.schema, t.value(), name));
   auto job = drain::StartSelfCheckJob(*conn_, options_.schema, t->id, name, request);
   if (!job.ok()) return job.status();
   TRELLIS_RETURN_IF_ERROR(tx.value()->Commit());

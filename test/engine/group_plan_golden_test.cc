@@ -49,7 +49,7 @@ Transform Base(std::string definition, std::vector<KeyColumn> key,
   t.id = 9;
   t.target_schema = "app";
   t.target_name = "order totals";
-  t.kind = "group_by";
+  t.kind = trellis::catalog::TransformKind::kGroupBy;
   t.definition = std::move(definition);
   t.source_alias = "o";
   t.source.id = 4;
@@ -112,7 +112,7 @@ Transform Distinct() {
 void CheckGolden(const Transform& t, const std::string& fixture) {
   auto plan = trellis::plan::Bind(t, "trellis");
   REQUIRE(plan.ok());
-  CHECK(plan.value()->kind() == "group_by");
+  CHECK(plan.value()->kind() == trellis::catalog::TransformKind::kGroupBy);
   trellis::test::CheckGoldenStatements(plan.value()->Statements(), fixture);
 }
 
@@ -172,7 +172,7 @@ TEST_CASE("define binds a GROUP BY's draft rows: keys, aggregates, then hidden s
       {Orders()});
   REQUIRE(draft.ok());
   const Transform& t = draft.value();
-  CHECK(t.kind == "group_by");
+  CHECK(t.kind == trellis::catalog::TransformKind::kGroupBy);
   CHECK(t.source_index_optional);
   REQUIRE(t.key.size() == 1);
   CHECK(t.key[0].name == "customer_id");

@@ -39,7 +39,7 @@ Transform FixtureProjection() {
   t.id = 7;
   t.target_schema = "app";
   t.target_name = "order \"lines\"";
-  t.kind = "projection";
+  t.kind = trellis::catalog::TransformKind::kProjection;
   t.source_alias = "o";
   t.where_sql = "o.qty > 0";
   t.source.id = 3;
@@ -147,12 +147,18 @@ TEST_CASE("templates fill named slots and refuse a missing one", "[plan]") {
   CHECK_THROWS_AS(Render("{missing}", {}), std::logic_error);
 }
 
-TEST_CASE("a kind the engine does not run is not bound", "[plan]") {
-  Transform t = FixtureProjection();
-  t.kind = "pivot";
-  auto plan = trellis::plan::Bind(t, "trellis");
-  REQUIRE_FALSE(plan.ok());
-  CHECK(plan.status().code() == trellis::Code::kInternal);
+TEST_CASE("a transform kind has one catalog name and no other name is a kind", "[plan]") {
+  using trellis::catalog::TransformKind;
+  // The names transforms.kind accepts (catalog step 1's CHECK), in enum order.
+  const std::vector<std::string_view> stored = {"projection", "group_by", "join"};
+  for (size_t i = 0; i < stored.size(); ++i) {
+    const auto kind = static_cast<TransformKind>(i);
+    CHECK(trellis::WireName(kind) == stored[i]);
+    CHECK(trellis::FromWireName<TransformKind>(stored[i]) == kind);
+  }
+  CHECK(trellis::WireNames<TransformKind>::kNames.size() == stored.size());
+  CHECK_FALSE(trellis::FromWireName<TransformKind>("pivot"));
+  CHECK_FALSE(trellis::FromWireName<TransformKind>("GROUP_BY"));
 }
 
 namespace {
@@ -189,7 +195,7 @@ TEST_CASE("define binds a projection's draft rows; the plan says how to create i
       {OrderLines()});
   REQUIRE(draft.ok());
   const Transform& t = draft.value();
-  CHECK(t.kind == "projection");
+  CHECK(t.kind == trellis::catalog::TransformKind::kProjection);
   CHECK(t.target_schema == "app");
   CHECK_FALSE(t.key_indexed);
   REQUIRE(t.inputs.size() == 1);
@@ -294,7 +300,7 @@ Transform FixtureJoin() {
 TEST_CASE("define binds a join's draft: one input per join, each naming what it joins",
           "[plan][define]") {
   const Transform t = FixtureJoin();
-  CHECK(t.kind == "join");
+  CHECK(t.kind == trellis::catalog::TransformKind::kJoin);
   REQUIRE(t.inputs.size() == 3);
   CHECK(t.inputs[1].role == trellis::catalog::InputRole::kInnerJoin);
   CHECK(t.inputs[1].joined_to == 1);
@@ -312,7 +318,7 @@ TEST_CASE("define binds a join's draft: one input per join, each naming what it 
 TEST_CASE("every statement of a join plan matches its golden text", "[plan]") {
   auto plan = trellis::plan::Bind(FixtureJoin(), "trellis");
   REQUIRE(plan.ok());
-  CHECK(plan.value()->kind() == "join");
+  CHECK(plan.value()->kind() == trellis::catalog::TransformKind::kJoin);
   CheckGolden(*plan.value(), "join");
   // One dirty-keys statement per input.
   CHECK(plan.value()->DirtyKeySql().size() == 3);

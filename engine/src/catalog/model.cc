@@ -89,10 +89,13 @@ Result<Transform> RowToTransform(const pg::Rows& rows, size_t r) {
   if (!state.ok()) return state.status();
   auto paused_kind = ParseOptionalState<PauseKind>(row.OptionalText(7));
   if (!paused_kind.ok()) return paused_kind.status();
+  const std::optional<std::string> kind_name = row.OptionalText(3);
+  const auto kind = FromWireName<TransformKind>(kind_name.value_or(""));
+  if (!kind) return Unknown("transform kind", kind_name);
   t.id = row.Int(0);
   t.target_schema = row.Text(1);
   t.target_name = row.Text(2);
-  t.kind = row.Text(3);
+  t.kind = *kind;
   t.definition = row.Text(4);
   t.where_sql = row.OptionalText(5);
   t.state = state.value();

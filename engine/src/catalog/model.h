@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "catalog/transform_kind.h"
 #include "pg/connection.h"
 #include "trellis/states.h"
 #include "trellis/status.h"
@@ -83,7 +84,7 @@ struct Transform {
   int id = 0;
   std::string target_schema;
   std::string target_name;
-  std::string kind;  // "projection"; the plan room names the others
+  TransformKind kind = TransformKind::kProjection;
   std::string definition;
   std::optional<std::string> where_sql;
   TransformState state = TransformState::kWaitingToBackfill;

@@ -13,7 +13,8 @@ bool IsHiddenPart(const Transform& t, const std::string& schema) {
 
 Result<std::optional<Transform>> HiddenPartOf(pg::Connection& conn, const std::string& schema,
                                               const Transform& t, bool lock) {
-  if (t.kind != "group_by" || t.source.schema_name != schema) return std::optional<Transform>();
+  if (t.kind != TransformKind::kGroupBy || t.source.schema_name != schema)
+    return std::optional<Transform>();
   auto part = LoadTransform(conn, schema, t.source.table_name, lock);
   if (!part.ok()) return part.status();
   if (!IsHiddenPart(part.value(), schema)) return std::optional<Transform>();

@@ -25,7 +25,7 @@ constexpr double kMinSampleRows = 10000;
 Status PlanBuild(pg::Connection& conn, const std::string& schema, const plan::TransformPlan& plan,
                  const catalog::PendingBuild& build, long estimated_rows, long range_rows) {
   const long ranges =
-      plan.BuildsByRanges() ? std::max(1L, (estimated_rows + range_rows - 1) / range_rows) : 1;
+      plan.Ranges() ? std::max(1L, (estimated_rows + range_rows - 1) / range_rows) : 1;
   std::vector<std::optional<std::string>> boundaries;
   if (ranges > 1) {
     const double wanted = std::max(kMinSampleRows, kSampleRowsPerRange * ranges);

@@ -32,10 +32,12 @@ Result<long> RangeUnit::Apply(pg::Connection& conn) {
 }
 
 Result<std::vector<std::unique_ptr<Unit>>> RangeUnit::Split(pg::Connection& conn) {
-  const plan::Bound middle = plan_.MiddleKey(range());
+  std::vector<std::unique_ptr<Unit>> out;
+  const plan::RangePlan* ranges = plan_.Ranges();
+  if (!ranges) return out;  // built as one range: never cut
+  const plan::Bound middle = ranges->MiddleKey(range());
   auto found = conn.Query(middle.text, middle.params);
   if (!found.ok()) return found.status();
-  std::vector<std::unique_ptr<Unit>> out;
   if (found->empty()) return out;  // one key (or none): cannot be cut
   out.push_back(Part(plan::KeyRange{job_.lo, found->at(0, 0)}));
   out.push_back(Part(plan::KeyRange{found->at(0, 0), job_.hi}));
@@ -44,7 +46,9 @@ Result<std::vector<std::unique_ptr<Unit>>> RangeUnit::Split(pg::Connection& conn
 
 Result<std::optional<std::string>> RangeUnit::OneKey(pg::Connection& conn) const {
   // A part the executor could not cut holds one key: the first after lo.
-  const plan::Bound first = plan_.KeyAfter(job_.lo, 1);
+  const plan::RangePlan* ranges = plan_.Ranges();
+  if (!ranges) return std::optional<std::string>();  // built as one range: no key names it
+  const plan::Bound first = ranges->KeyAfter(job_.lo, 1);
   auto found = conn.Query(first.text, first.params);
   if (!found.ok()) return found.status();
   if (found->empty()) return std::optional<std::string>();

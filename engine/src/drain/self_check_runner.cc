@@ -112,10 +112,14 @@ Result<bool> SelfCheckRunner::CompareRange(pg::Connection& conn, const std::stri
   Active& a = *active_;
   auto tx = pg::Transaction::Begin(conn);
   if (!tx.ok()) return tx.status();
-  const plan::Bound after = a.plan->KeyAfter(a.cursor, kSelfCheckRangeKeys);
-  auto hi = conn.QueryPrepared(after.text, after.params);
-  if (!hi.ok()) return hi.status();
-  plan::KeyRange range{a.cursor, hi->empty() ? std::nullopt : hi->at(0, 0)};
+  // A plan that does not cut its key into ranges is checked as one range.
+  plan::KeyRange range{a.cursor, std::nullopt};
+  if (const plan::RangePlan* ranges = a.plan->Ranges()) {
+    const plan::Bound after = ranges->KeyAfter(a.cursor, kSelfCheckRangeKeys);
+    auto hi = conn.QueryPrepared(after.text, after.params);
+    if (!hi.ok()) return hi.status();
+    if (!hi->empty()) range.hi = hi->at(0, 0);
+  }
   SelfCheckRangeUnit unit(*a.plan, *a.statements, range, a.findings);
   auto ran = executor.Run(conn, schema, a.transform, unit, RunOptions{.pause_alone = true});
   if (!ran.ok()) return ran.status();

@@ -3,13 +3,16 @@
 #include "plan/group_plan.h"
 #include "plan/join_plan.h"
 #include "plan/projection_plan.h"
+#include "sql/quote.h"
 
 namespace trellis::plan {
+
+using catalog::TransformKind;
 
 Result<catalog::Transform> BindDefinition(const grammar::TransformStmt& stmt,
                                           const std::vector<capture::ResolvedTable>& inputs) {
   // A grouped join's one input is its hidden join target
-  // (statements/define_group_join.h), which GroupPlan groups.
+  // (plan/group_define_over_join.h), which GroupPlan groups.
   if (stmt.Groups()) return GroupPlan::Draft(stmt, inputs);
   if (!stmt.joins.empty()) return JoinPlan::Draft(stmt, inputs);
   return ProjectionPlan::Draft(stmt, inputs);
@@ -17,15 +20,53 @@ Result<catalog::Transform> BindDefinition(const grammar::TransformStmt& stmt,
 
 Result<std::unique_ptr<TransformPlan>> Bind(const catalog::Transform& t,
                                             const std::string& schema) {
-  if (t.kind == "projection") {
-    return std::unique_ptr<TransformPlan>(std::make_unique<ProjectionPlan>(t, schema));
+  switch (t.kind) {
+    case TransformKind::kProjection:
+      return std::unique_ptr<TransformPlan>(std::make_unique<ProjectionPlan>(t, schema));
+    case TransformKind::kGroupBy:
+      return GroupPlan::Bind(t, schema);
+    case TransformKind::kJoin:
+      return std::unique_ptr<TransformPlan>(std::make_unique<JoinPlan>(t, schema));
   }
-  if (t.kind == "group_by") return GroupPlan::Bind(t, schema);
-  if (t.kind == "join") {
-    return std::unique_ptr<TransformPlan>(std::make_unique<JoinPlan>(t, schema));
+  // Only a value outside the enum reaches here (the catalog loader refuses
+  // any name it does not know).
+  return Status::Internal("transform " + t.name() + " has a kind this engine cannot run");
+}
+
+bool MayRouteColumns(TransformKind kind) {
+  switch (kind) {
+    case TransformKind::kProjection:
+      return false;                // its capture rows carry the source key only
+    case TransformKind::kGroupBy:  // the group expressions, and the values of deltas
+    case TransformKind::kJoin:     // each joined input's join columns
+      return true;
   }
-  return Status::Internal("transform " + t.name() + " has kind " + t.kind +
-                          ", which this engine cannot run");
+  return true;
+}
+
+namespace {
+
+char KeyConstraintType(TransformKind kind) {
+  switch (kind) {
+    case TransformKind::kProjection:
+    case TransformKind::kJoin:
+      return 'p';  // PRIMARY KEY (ProjectionPlan::AddKeySql)
+    case TransformKind::kGroupBy:
+      return 'u';  // UNIQUE NULLS NOT DISTINCT (GroupPlan::AddKeySql)
+  }
+  return 'p';
+}
+
+}  // namespace
+
+std::string KeyConstraintTypeSql(std::string_view kind_column) {
+  std::string out = "CASE " + std::string(kind_column);
+  for (size_t i = 0; i < WireNames<TransformKind>::kNames.size(); ++i) {
+    const auto kind = static_cast<TransformKind>(i);
+    out += " WHEN " + sql::Literal(std::string(WireName(kind))) + " THEN " +
+           sql::Literal(std::string(1, KeyConstraintType(kind)));
+  }
+  return out + " END";
 }
 
 }  // namespace trellis::plan

@@ -1,10 +1,11 @@
 // The binder: catalog rows -> the plan of a transform's kind. The one place
-// that looks at a transform's kind; a new kind is a new plan file and one
-// line here.
+// that decides by a transform's kind: a new kind is a new plan file and one
+// case in each switch here (bind.cc), which the compiler asks for.
 #pragma once
 
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "capture/sources.h"
@@ -21,12 +22,23 @@ namespace trellis::plan {
 // keys (a kind this engine does not run, a target key it cannot make).
 // Nothing is stored: ids are 0, the target's schema, the sources' ids and
 // column types are filled by define once it knows them. The kind is decided
-// here, one case per kind, like Bind().
+// here, from the statement's shape.
 Result<catalog::Transform> BindDefinition(const grammar::TransformStmt& stmt,
                                           const std::vector<capture::ResolvedTable>& inputs);
 
-// `schema` is the catalog schema. Fails (internal) for a kind this engine
-// does not run, which define never stores.
+// `schema` is the catalog schema. One case per kind, with no default.
 Result<std::unique_ptr<TransformPlan>> Bind(const catalog::Transform& t, const std::string& schema);
+
+// Whether a transform of `kind` may route source columns through capture
+// (capture/routing.h), so that its define may regenerate the capture of a
+// source that has it already; asked before the plan is bound, to choose the
+// lock define takes on the source.
+bool MayRouteColumns(catalog::TransformKind kind);
+
+// A SQL expression over the text column `kind_column` (a transforms.kind):
+// the pg_constraint.contype of the key each kind's AddKeySql makes ('p' for
+// a primary key, 'u' for a group's UNIQUE NULLS NOT DISTINCT). A dump writes
+// whether the target has it (reads/dump.h).
+std::string KeyConstraintTypeSql(std::string_view kind_column);
 
 }  // namespace trellis::plan

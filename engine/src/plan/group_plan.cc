@@ -47,9 +47,6 @@ constexpr std::string_view kSampleGroups = R"sql(SELECT b FROM (
   ) AS k
 ) AS s WHERE n % $2::bigint = 0 ORDER BY n LIMIT $3::bigint)sql";
 
-// No key cuts a group transform's input into ranges (see RecomputeRange).
-constexpr std::string_view kNoKey = "SELECT NULL::text[] WHERE false";
-
 // The planner's row estimate of the source: only a progress figure here.
 constexpr std::string_view kEstimateRows =
     "SELECT greatest(c.reltuples, 0)::bigint FROM pg_class c WHERE c.oid = {source}::regclass";
@@ -242,6 +239,16 @@ Result<std::map<std::string, std::string>> GroupPlan::ArgumentTypes(pg::Connecti
   return out;
 }
 
+Result<std::optional<catalog::Transform>> GroupPlan::CompleteDraft(
+    pg::Connection& conn, const grammar::TransformStmt& stmt,
+    const std::vector<capture::ResolvedTable>& inputs) const {
+  auto types = ArgumentTypes(conn);
+  if (!types.ok()) return types.status();
+  auto typed = Draft(stmt, inputs, {}, 1, types.value());
+  if (!typed.ok()) return typed.status();
+  return std::optional<catalog::Transform>(std::move(typed.value()));
+}
+
 Result<catalog::Transform> GroupPlan::Draft(const grammar::TransformStmt& stmt,
                                             const std::vector<capture::ResolvedTable>& inputs) {
   return Draft(stmt, inputs, {}, 1, {});
@@ -270,7 +277,7 @@ Result<catalog::Transform> GroupPlan::Draft(
   catalog::Transform t;
   t.target_schema = stmt.target.schema.value_or("");
   t.target_name = name;
-  t.kind = "group_by";
+  t.kind = catalog::TransformKind::kGroupBy;
   t.definition = grammar::Render(stmt);
   t.where_sql = stmt.where;
   t.key_indexed = false;
@@ -380,21 +387,6 @@ Status GroupPlan::CheckDefinition(pg::Connection& conn, const ExpressionCheck& c
                                            "aggregate over the whole table");
   }
   return Status::OK();
-}
-
-Result<std::string> GroupPlan::CheckColumn(pg::Connection& conn, const ExpressionCheck& check,
-                                           const grammar::SelectItem& item) const {
-  if (!item.aggregate) {
-    return aggregates::Refusal(name(),
-                               "a column of a GROUP BY transform is an aggregate (count, "
-                               "sum, avg, min, max, bool_and, bool_or); " +
-                                   item.expr + " is not one");
-  }
-  if (item.aggregate->argument) {
-    auto checked = check(FromClause(), {*item.aggregate->argument}, std::nullopt);
-    if (!checked.ok()) return checked.status();
-  }
-  return aggregates::AggregateType(conn, name(), FromClause(), item.expr);
 }
 
 std::string GroupPlan::CreateTargetSql() const {
@@ -552,12 +544,6 @@ std::string GroupPlan::AddKeySql() const {
                  {"keys", sql::Join(KeyNames(target_key(), ""), ", ")}});
 }
 
-Bound GroupPlan::KeyAfter(const std::optional<std::string>&, long) const {
-  return Bound{std::string(kNoKey), {}};
-}
-
-Bound GroupPlan::MiddleKey(const KeyRange&) const { return Bound{std::string(kNoKey), {}}; }
-
 Bound GroupPlan::SampleBoundaries(double percent, long per_boundary, long count) const {
   return Bound{
       Render(kSampleGroups, {{"key_text", KeyAsText(GroupKeyExprs(target_key()))},
@@ -606,7 +592,7 @@ std::vector<NamedStatement> GroupPlan::Statements() const {
   out.push_back({"append_range_all", AppendRange(KeyRange{}).text});
   out.push_back({"create_target", CreateTargetSql()});
   out.push_back({"add_key", AddKeySql()});
-  out.push_back({"key_after", KeyAfter(std::nullopt, 1).text});
+  out.push_back({"sample_boundaries", SampleBoundaries(1, 1, 1).text});
   out.push_back({"estimate_keys", EstimateKeysSql()});
   out.push_back({"definition_query", DefinitionQuerySql()});
   return out;

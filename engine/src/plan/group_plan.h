@@ -31,6 +31,8 @@ namespace trellis::plan {
 
 class GroupPlan final : public TransformPlan {
  public:
+  catalog::TransformKind kind() const override { return catalog::TransformKind::kGroupBy; }
+
   // Fails (internal) when the catalog rows do not make a group transform
   // (a stored definition that does not parse, a routed column missing from
   // the source's layout): define never stores such rows.
@@ -62,16 +64,18 @@ class GroupPlan final : public TransformPlan {
   // REQUIRES: CheckDefinition passed; inside a transaction.
   Result<std::map<std::string, std::string>> ArgumentTypes(pg::Connection& conn) const;
 
+  // DefinePlan
   // PostgreSQL 15 or later; the grouped query as the server groups it
   // (aggregate/group_check.h); every per-row expression through `check`;
   // the group expressions read a column.
   Status CheckDefinition(pg::Connection& conn, const ExpressionCheck& check) const override;
-  // A new column of a group target is an aggregate: its argument is a row
-  // expression, and it takes the type PostgreSQL gives the aggregate.
-  // (ALTER of a group transform also adds the column's hidden state:
-  // statements/alter_group.h.)
-  Result<std::string> CheckColumn(pg::Connection& conn, const ExpressionCheck& check,
-                                  const grammar::SelectItem& item) const override;
+  // The draft again with the sum and avg argument types (ArgumentTypes),
+  // which decide each one's hidden state (aggregates::SumKind).
+  Result<std::optional<catalog::Transform>> CompleteDraft(
+      pg::Connection& conn, const grammar::TransformStmt& stmt,
+      const std::vector<capture::ResolvedTable>& inputs) const override;
+  // A group plan records its build's snapshot under the transform's id.
+  bool BuildsFromStoredRows() const override { return true; }
   // CREATE TABLE ... AS the groups' recompute WITH NO DATA: the keys, each
   // aggregate with its hidden state, the hidden row count, typed as
   // PostgreSQL types them.
@@ -81,29 +85,66 @@ class GroupPlan final : public TransformPlan {
   // find each change's groups, and a drain the rest to apply its deltas.
   Result<std::vector<std::vector<std::string>>> RoutedColumns(pg::Connection& conn) const override;
   bool RoutesValues() const override { return true; }
+
+  // AlterPlan (group_alter.cc): a column of a group target is an aggregate
+  // with hidden state columns beside it, so adding, dropping or changing
+  // one adds, drops or replaces those too; the group keys are fixed (a new
+  // key regroups every row, which is a new transform). Over a join, ADD and
+  // ALTER COLUMN first make the hidden join carry what the new aggregate
+  // reads (group_alter_over_join.h); DROP COLUMN leaves the join's columns
+  // as they are (another aggregate may read them, and the group's capture
+  // may route them).
+  // Before the catalog lock: for a grouped join, the tables of its ALTER
+  // (LockGroupedJoinTables); then, when `adds`, the lock routing a new
+  // column needs: SHARE ROW EXCLUSIVE on the source when the input takes
+  // deltas (it waits for writers in flight and holds new ones until the
+  // ALTER commits, as define's does), then the staging fence
+  // (catalog/locks.h), so that every capture row and delta row staged
+  // without the new column is from a writer the ALTER's rebuild sees. Taken
+  // whether or not the column needs routing: which columns it reads is known
+  // only once the statement is checked, under the catalog lock. Then ACCESS
+  // EXCLUSIVE on the target, which the ALTER changes: waited for under the
+  // catalog lock, it deadlocked with a drain holding the target and waiting
+  // for the transform's catalog row (seen in group_by/differential_test.exs).
+  Status LockForAlter(pg::Connection& conn, const std::string& schema, const catalog::Transform& t,
+                      bool adds) const override;
+  // ADD COLUMN <aggregate> AS name: the column and its state, filled by a
+  // rebuild.
+  Status AddColumn(pg::Connection& conn, const std::string& schema, const catalog::Transform& t,
+                   const grammar::SelectItem& column) const override;
+  // DROP COLUMN name: the aggregate and its hidden state columns.
+  Status DropColumn(pg::Connection& conn, const std::string& schema, const catalog::Transform& t,
+                    const std::string& column) const override;
+  // ALTER COLUMN name AS <aggregate>: the new aggregate in the same place,
+  // its state replaced, refilled by a rebuild.
+  Status AlterColumn(pg::Connection& conn, const std::string& schema, const catalog::Transform& t,
+                     const grammar::SelectItem& column) const override;
+
+  // CheckPlan
+  // A group's source rows are looked up by its GROUP BY values (every
+  // recompute of a dirty group): a gap (role "group_by") when the planner
+  // cannot serve that lookup with an index (none for aggregates over the
+  // whole table).
+  Result<std::vector<SourceIndexGapStatus>> SourceIndexGaps(
+      pg::Connection& conn, const catalog::Transform& t) const override;
   // Delta rows while the transform can take deltas (delta_ready()).
   std::string DeltaRowsSql() const override;
   // With deltas: apply the pages' delta rows, then recompute the pages'
   // groups that have none (or are held). Otherwise the recompute of them all.
   std::vector<std::string> ApplyPagesSql() const override;
 
-  std::string_view kind() const override { return "group_by"; }
   std::string FromClause() const override;
   std::vector<DirtyKeys> DirtyKeySql() const override;
   std::string RecomputePagesSql() const override;
   std::string RecomputeKeysSql() const override;
   // Group transforms are built and rebuilt as one range (one GROUP BY over
-  // the source, which PostgreSQL parallelises itself; BuildsByRanges says
-  // no): `range` is always unbounded, since KeyAfter and MiddleKey give no
-  // key. `only_columns` is ignored: a group's columns are recomputed
-  // together.
+  // the source, which PostgreSQL parallelises itself; Ranges() is null):
+  // `range` is always unbounded. `only_columns` is ignored: a group's
+  // columns are recomputed together.
   Bound RecomputeRange(const KeyRange& range,
                        const std::optional<std::vector<std::string>>& only_columns) const override;
   Bound AppendRange(const KeyRange& range) const override;
   std::string AddKeySql() const override;
-  Bound KeyAfter(const std::optional<std::string>& after, long offset) const override;
-  Bound MiddleKey(const KeyRange& range) const override;
-  bool BuildsByRanges() const override { return false; }
   // The group keys of a TABLESAMPLE BERNOULLI of the source rows that pass
   // the WHERE, distinct, in text[] order: self-check's sample of the
   // definition side (builds do not use it).

@@ -106,7 +106,7 @@ Result<catalog::Transform> JoinPlan::Draft(const grammar::TransformStmt& stmt,
                                            const std::vector<capture::ResolvedTable>& inputs) {
   auto t = ProjectionPlan::Draft(stmt, inputs);
   if (!t.ok()) return t.status();
-  t->kind = "join";
+  t->kind = catalog::TransformKind::kJoin;
   t->source_index_optional = stmt.without_source_index;
   for (size_t i = 0; i < stmt.joins.size(); ++i) {
     const grammar::JoinClause& join = stmt.joins[i];

@@ -28,7 +28,7 @@ class JoinPlan final : public ProjectionPlan {
   static Result<catalog::Transform> Draft(const grammar::TransformStmt& stmt,
                                           const std::vector<capture::ResolvedTable>& inputs);
 
-  std::string_view kind() const override { return "join"; }
+  catalog::TransformKind kind() const override { return catalog::TransformKind::kJoin; }
   std::string FromClause() const override;
   std::vector<DirtyKeys> DirtyKeySql() const override;
   // The projection's checks, then each joined table's uniqueness on its join
@@ -37,6 +37,13 @@ class JoinPlan final : public ProjectionPlan {
   Status CheckDefinition(pg::Connection& conn, const ExpressionCheck& check) const override;
   // Each joined input routes its join columns that are not its key.
   Result<std::vector<std::vector<std::string>>> RoutedColumns(pg::Connection&) const override;
+  // Two lookups per joined input: the table it joins, by that side's join
+  // columns (role "join_from": which FROM keys a joined row's change
+  // reaches), and the joined table by its own join columns (role
+  // "join_joined": every recompute; its unique index closes it until
+  // someone drops that index).
+  Result<std::vector<SourceIndexGapStatus>> SourceIndexGaps(
+      pg::Connection& conn, const catalog::Transform& t) const override;
 
  private:
   std::vector<catalog::Input> inputs_;

@@ -191,7 +191,7 @@ Result<catalog::Transform> ProjectionPlan::Draft(
   catalog::Transform t;
   t.target_schema = stmt.target.schema.value_or("");
   t.target_name = name;
-  t.kind = "projection";
+  t.kind = catalog::TransformKind::kProjection;
   t.where_sql = stmt.where;
   t.key_indexed = false;
   t.source = catalog::Source{

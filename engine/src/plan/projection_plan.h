@@ -14,7 +14,7 @@
 
 namespace trellis::plan {
 
-class ProjectionPlan : public TransformPlan {
+class ProjectionPlan : public TransformPlan, public RangePlan {
  public:
   // `schema` is the catalog schema (the ledger's pages table lives there).
   ProjectionPlan(const catalog::Transform& t, const std::string& schema);
@@ -26,25 +26,46 @@ class ProjectionPlan : public TransformPlan {
   static Result<catalog::Transform> Draft(const grammar::TransformStmt& stmt,
                                           const std::vector<capture::ResolvedTable>& inputs);
 
-  std::string_view kind() const override { return "projection"; }
+  catalog::TransformKind kind() const override { return catalog::TransformKind::kProjection; }
+
+  // MaintainPlan
   std::string FromClause() const override;
   std::vector<DirtyKeys> DirtyKeySql() const override;
   std::string RecomputePagesSql() const override;
   std::string RecomputeKeysSql() const override;
+  std::string KeyInputsSql() const override;
+
+  // BuildPlan, by ranges of the source key
   Bound RecomputeRange(const KeyRange& range,
                        const std::optional<std::vector<std::string>>& only_columns) const override;
   Bound AppendRange(const KeyRange& range) const override;
   std::string AddKeySql() const override;
-  Bound KeyAfter(const std::optional<std::string>& after, long offset) const override;
-  Bound MiddleKey(const KeyRange& range) const override;
   Bound SampleBoundaries(double percent, long per_boundary, long count) const override;
   std::string EstimateKeysSql() const override;
-  std::string KeyInputsSql() const override;
+  const RangePlan* Ranges() const override { return this; }
+  Bound KeyAfter(const std::optional<std::string>& after, long offset) const override;
+  Bound MiddleKey(const KeyRange& range) const override;
+
+  // CheckPlan
   std::string DefinitionQuerySql() const override;
+
+  // DefinePlan
   Status CheckDefinition(pg::Connection& conn, const ExpressionCheck& check) const override;
-  Result<std::string> CheckColumn(pg::Connection& conn, const ExpressionCheck& check,
-                                  const grammar::SelectItem& item) const override;
   std::string CreateTargetSql() const override;
+
+  // AlterPlan (projection_alter.cc): a column is a row expression over the
+  // FROM clause, checked by CheckColumn.
+  Status AddColumn(pg::Connection& conn, const std::string& schema, const catalog::Transform& t,
+                   const grammar::SelectItem& column) const override;
+  Status DropColumn(pg::Connection& conn, const std::string& schema, const catalog::Transform& t,
+                    const std::string& column) const override;
+  Status AlterColumn(pg::Connection& conn, const std::string& schema, const catalog::Transform& t,
+                     const grammar::SelectItem& column) const override;
+  // Checks `item` as a column of this target: a row expression over the
+  // FROM clause, through `check`. Returns the type the column takes.
+  Result<std::string> CheckColumn(pg::Connection& conn, const ExpressionCheck& check,
+                                  const grammar::SelectItem& item) const;
+
   std::vector<NamedStatement> Statements() const override;
 
  private:

@@ -1,96 +1,71 @@
-// The plan of one transform: everything the workers need to maintain its
-// target, bound from the catalog rows (the binder step of a SQL engine) and
-// rendered once. Workers (staging, drain, first build, rebuild) are
-// kind-agnostic callers of this interface; a transform kind is one subclass
-// in its own file (projection_plan.h now; group and join plans next), bound
-// by Bind() (bind.h), the only place that looks at the kind.
+// The plan of one transform: everything the engine needs to define,
+// maintain, build, check and alter it, bound from the catalog rows (the
+// binder step of a SQL engine) and rendered once. A transform kind is one
+// class in its own file, bound by Bind() (bind.h), the only place that
+// decides by kind; everything else asks the plan and never which kind it is.
 //
-// Direction: plan/ sits below drain/ and staging/ and calls no worker; it
-// reads nothing from the database itself. Statements are text with numbered
-// parameters; callers run them prepared (pg::Connection::QueryPrepared), so a
-// plan version's statements are parsed and planned once per connection.
+// The interface is split by audience, one small abstract class each, so a
+// kind implements what it does and no more:
+//   MaintainPlan  staging and the drain of ledger pages
+//   BuildPlan     first builds and rebuilds (and, when the kind cuts its key
+//                 into ranges, RangePlan)
+//   CheckPlan     self-check and status: the definition query, the source
+//                 indexes the maintenance wants
+//   DefinePlan    define: checks with the database, the completed draft, the
+//                 target, the columns capture routes
+//   AlterPlan     ALTER TRANSFORM ... ADD / DROP / ALTER COLUMN
+// TransformPlan is all of them over one target: what Bind() returns.
+//
+// Direction: plan/ sits below drain/, staging/, statements/ and reads/ and
+// calls none of them. Maintenance statements are text with numbered
+// parameters, rendered without the database; callers run them prepared
+// (pg::Connection::QueryPrepared), so a plan version's statements are parsed
+// and planned once per connection. Only the define, alter and check
+// audiences take a connection, for what only the server knows.
 #pragma once
 
-#include <functional>
+#include <memory>
 #include <optional>
 #include <string>
-#include <string_view>
 #include <vector>
 
+#include "capture/sources.h"
+#include "catalog/model.h"
+#include "catalog/transform_kind.h"
 #include "grammar/ast.h"
 #include "pg/connection.h"
+#include "plan/plan_types.h"
 #include "trellis/status.h"
+#include "trellis/types.h"
 
 namespace trellis::plan {
 
-// One column of the target's key: its name in the target, its type, and the
-// expression over the FROM clause that computes it.
-struct KeyColumn {
-  std::string name;
-  std::string type;  // format_type() text, used for casts from text
-  std::string expr;  // SQL over the FROM clause's aliases
-  // Whether the key may be NULL (a group key may; a primary key may not).
-  // Key matching is NULL-safe either way (see KeyEquals in plan_sql.h).
-  bool nullable = false;
-};
-
-// A key range of the target key, (lo, hi]: each bound a key as a text[]
-// literal in key-column order; nullopt is unbounded.
-struct KeyRange {
-  std::optional<std::string> lo;
-  std::optional<std::string> hi;
-};
-
-// A rendered statement and the parameters it takes, in order.
-struct Bound {
-  std::string text;
-  pg::Params params;
-};
-
-// The dirty-key SQL of one input table: a SELECT over the CTE `consumed`
-// (capture rows: id, source_id, op, routing) yielding
-// (transform_id int, key text[]) for every target key the rows may change.
-struct DirtyKeys {
-  int source_id = 0;
-  std::string sql;
-};
-
-// A statement with a name, for golden tests and docs.
-struct NamedStatement {
-  std::string name;
-  std::string text;
-};
-
-// Checks row expressions with PostgreSQL at define time: `exprs` and `where`
-// are SQL over the FROM clause `from`; each must parse, type-check and be a
-// function of one row of the inputs (no volatile function, aggregate,
-// window function or subquery). Returns each expression's type
-// (format_type text), or a validation error naming the transform.
-// statements/expression_check.h implements it; define hands it to the plan.
-// Views, not copies: an expression or a WHERE may be a megabyte, and every
-// copy counts in the port's peak memory (bench/README.md, "Memory of a
-// large statement"). They point into the plan, valid for the call.
-using ExpressionCheck = std::function<Result<std::vector<std::string>>(
-    std::string_view from, const std::vector<std::string_view>& exprs,
-    std::optional<std::string_view> where)>;
-
-class TransformPlan {
+// The target a plan writes. Every audience names it.
+class PlanTarget {
  public:
-  virtual ~TransformPlan() = default;
-
-  // "projection", later "group_by", "join".
-  virtual std::string_view kind() const = 0;
-  int transform_id() const { return transform_id_; }
+  virtual ~PlanTarget() = default;
+  virtual int transform_id() const = 0;
   // The transform's name (its target's unqualified name).
-  const std::string& name() const { return name_; }
+  virtual const std::string& name() const = 0;
   // The quoted, qualified target table.
-  const std::string& target() const { return target_; }
-  const std::vector<KeyColumn>& target_key() const { return key_; }
+  virtual const std::string& target() const = 0;
+  virtual const std::vector<KeyColumn>& target_key() const = 0;
+};
 
+// Staging and the drain of ledger pages (spec/engine.md "Staging", "Drain").
+class MaintainPlan : public virtual PlanTarget {
+ public:
   // The FROM clause every statement reads the inputs through.
   virtual std::string FromClause() const = 0;
   // Staging: one entry per input table.
   virtual std::vector<DirtyKeys> DirtyKeySql() const = 0;
+  // Staging of the delta path (spec/engine.md "Deltas"): a SELECT over the
+  // CTE `consumed` (capture rows: id, source_id, op, xid, routing, width)
+  // yielding (transform_id int, key text[], sign smallint, xid xid8,
+  // row_values text[]), one row per captured row version, for a plan whose
+  // changes travel as delta rows now; empty otherwise (its pages carry keys
+  // only, from DirtyKeySql).
+  virtual std::string DeltaRowsSql() const { return {}; }
 
   // Recomputes the keys of the ledger pages whose ids are $1 (bigint[]).
   // Returns one row: (written, deleted).
@@ -98,6 +73,34 @@ class TransformPlan {
   // Recomputes the keys given explicitly as $1, a 2-D text[] (one row per
   // key, in key-column order). Returns (written, deleted).
   virtual std::string RecomputeKeysSql() const = 0;
+  // The drain of ledger pages $1 (bigint[]): statements run in order in one
+  // transaction, each taking $1 only; the rows each affects are the work
+  // done. By default the recompute of the pages' keys.
+  virtual std::vector<std::string> ApplyPagesSql() const { return {RecomputePagesSql()}; }
+
+  // Failure charging (drain/quarantine.h): one row for the one target key
+  // $1 (text[]): the key as the plan renders it (text[]), and the input
+  // values it is computed from (jsonb: column -> value). Empty when the
+  // kind cannot say; failing rows are then recorded without their inputs.
+  virtual std::string KeyInputsSql() const { return {}; }
+};
+
+// Cutting the target key into ranges, for a kind whose builds run as many
+// ranges side by side, and whose failing ranges are halved.
+class RangePlan {
+ public:
+  virtual ~RangePlan() = default;
+  // The key `offset` keys past `after` (nullopt: from the start), as text[];
+  // no row when fewer remain.
+  virtual Bound KeyAfter(const std::optional<std::string>& after, long offset) const = 0;
+  // The key in the middle of `range`, as text[]; no row when the range holds
+  // fewer than two keys (it cannot be cut).
+  virtual Bound MiddleKey(const KeyRange& range) const = 0;
+};
+
+// First builds and rebuilds (drain/build_step.h, drain/range_unit.h).
+class BuildPlan : public virtual PlanTarget {
+ public:
   // Recomputes every key in `range`; `only_columns`, when set, limits the
   // update of existing rows to those columns (a column rebuild). Returns
   // (written, deleted).
@@ -108,51 +111,56 @@ class TransformPlan {
   virtual Bound AppendRange(const KeyRange& range) const = 0;
   // Makes the target's key, ending a first build.
   virtual std::string AddKeySql() const = 0;
-
-  // Ranges over the target key.
-  // The key `offset` keys past `after` (nullopt: from the start), as text[];
-  // no row when fewer remain.
-  virtual Bound KeyAfter(const std::optional<std::string>& after, long offset) const = 0;
-  // The key in the middle of `range`, as text[]; no row when the range holds
-  // fewer than two keys (it cannot be cut).
-  virtual Bound MiddleKey(const KeyRange& range) const = 0;
-  // At most `count` keys that cut the input into ranges of about equal size,
-  // from a TABLESAMPLE of `percent` of its pages keeping every
-  // `per_boundary`-th sampled row, as text[] in key order.
-  virtual Bound SampleBoundaries(double percent, long per_boundary, long count) const = 0;
-  // Whether a first build or rebuild is cut into key ranges of about equal
-  // size (SampleBoundaries). A kind whose build is one statement over the
-  // whole input (a GROUP BY: ranges of group keys could not use an index)
-  // says no, and may still give SampleBoundaries to self-check's sample mode.
-  virtual bool BuildsByRanges() const { return true; }
   // One row: the estimated number of target keys (free when the input has
   // been analysed, else a count).
   virtual std::string EstimateKeysSql() const = 0;
+  // At most `count` keys that cut the input into ranges of about equal size,
+  // from a TABLESAMPLE of `percent` of its pages keeping every
+  // `per_boundary`-th sampled row, as text[] in key order: a build's range
+  // bounds, and self-check's sample of the definition side.
+  virtual Bound SampleBoundaries(double percent, long per_boundary, long count) const = 0;
+  // The key ranges of a kind that builds by ranges; null for a kind whose
+  // build is one statement over the whole input (a GROUP BY: ranges of
+  // group keys could not use an index), which is then one range, never cut.
+  virtual const RangePlan* Ranges() const { return nullptr; }
+};
 
-  // Failure charging (drain/quarantine.h): one row for the one target key
-  // $1 (text[]): the key as the plan renders it (text[]), and the input
-  // values it is computed from (jsonb: column -> value). Empty when the
-  // kind cannot say; failing rows are then recorded without their inputs.
-  virtual std::string KeyInputsSql() const { return {}; }
-
+// Self-check and status (drain/self_check_*.h, reads/status.h).
+class CheckPlan : public virtual PlanTarget {
+ public:
   // The fresh recompute of the whole definition: the rows the target must
   // hold, with the target's column names (tests, self-check, docs).
   virtual std::string DefinitionQuerySql() const = 0;
+  // The source indexes this plan's maintenance wants and lacks, each with
+  // the CREATE INDEX that closes it (status/2, and self-check's refusal),
+  // read fresh from the database. `t` is the rows the plan was bound from.
+  // None by default.
+  virtual Result<std::vector<SourceIndexGapStatus>> SourceIndexGaps(
+      pg::Connection&, const catalog::Transform&) const {
+    return std::vector<SourceIndexGapStatus>{};
+  }
+};
 
-  // Define time (spec/engine.md "Define"). Define binds the plan from the
-  // draft rows BindDefinition made (bind.h; nothing is stored yet) and, in
-  // its transaction with the inputs locked, runs the plan's checks, then
-  // creates the target.
+// Define (spec/engine.md "Define"). Define binds the plan from the draft
+// rows BindDefinition made (bind.h; nothing is stored yet) and, in its
+// transaction with the inputs locked, runs the plan's checks, completes the
+// draft, then creates the target and routes capture.
+class DefinePlan : public virtual PlanTarget {
+ public:
   // The checks of this kind that need the database: its expressions (through
   // `check`) and anything else about the inputs. A refusal is a validation
   // (or unsupported) error naming the problem and the fix; nothing has been
   // created when it returns.
   virtual Status CheckDefinition(pg::Connection& conn, const ExpressionCheck& check) const = 0;
-  // ALTER ADD COLUMN and ALTER COLUMN: checks `item` as a column of this
-  // kind's target (a projection: a row expression over the FROM clause) and
-  // returns the type the target column takes.
-  virtual Result<std::string> CheckColumn(pg::Connection& conn, const ExpressionCheck& check,
-                                          const grammar::SelectItem& item) const = 0;
+  // After CheckDefinition passed: the draft of `stmt` over `inputs` again,
+  // with what only the server knows (a group's sum and avg argument types,
+  // which decide their hidden state), to store and bind instead; nullopt
+  // when the draft is complete as it was.
+  virtual Result<std::optional<catalog::Transform>> CompleteDraft(
+      pg::Connection&, const grammar::TransformStmt&,
+      const std::vector<capture::ResolvedTable>&) const {
+    return std::optional<catalog::Transform>();
+  }
   // CREATE TABLE of the empty target with its columns and their types (no
   // key: the first build makes it, AddKeySql()).
   virtual std::string CreateTargetSql() const = 0;
@@ -169,19 +177,47 @@ class TransformPlan {
   // (transform_inputs.routes_values), and a plan bound from inputs routed so
   // may stage its changes as delta rows.
   virtual bool RoutesValues() const { return false; }
+  // Whether the first build names the stored transform (a group plan records
+  // its build's snapshot under the transform's id): define binds the plan
+  // again from the stored rows before it builds an empty source at once.
+  virtual bool BuildsFromStoredRows() const { return false; }
+};
 
-  // Staging of the delta path (spec/engine.md "Deltas"): a SELECT over the
-  // CTE `consumed` (capture rows: id, source_id, op, xid, routing, width)
-  // yielding (transform_id int, key text[], sign smallint, xid xid8,
-  // row_values text[]), one row per captured row version, for a plan whose
-  // changes travel as delta rows now; empty otherwise (its pages carry keys
-  // only, from DirtyKeySql).
-  virtual std::string DeltaRowsSql() const { return {}; }
+// ALTER TRANSFORM ... ADD / DROP / ALTER COLUMN of the transform `t` this
+// plan was bound from. Each REQUIRES: inside the ALTER's transaction, `t`
+// locked (LockForAlter taken before); on error nothing the caller's
+// rollback does not undo. `schema` is the catalog schema.
+class AlterPlan : public virtual PlanTarget {
+ public:
+  // The locks an ALTER of this transform takes before it locks the catalog
+  // row (tables before the catalog, spec/engine.md "Define", step 3);
+  // `adds` when it may add or change a column. `t` is loaded unlocked.
+  // None by default.
+  virtual Status LockForAlter(pg::Connection&, const std::string& /*schema*/,
+                              const catalog::Transform&, bool /*adds*/) const {
+    return Status::OK();
+  }
+  virtual Status AddColumn(pg::Connection& conn, const std::string& schema,
+                           const catalog::Transform& t,
+                           const grammar::SelectItem& column) const = 0;
+  virtual Status DropColumn(pg::Connection& conn, const std::string& schema,
+                            const catalog::Transform& t, const std::string& column) const = 0;
+  virtual Status AlterColumn(pg::Connection& conn, const std::string& schema,
+                             const catalog::Transform& t,
+                             const grammar::SelectItem& column) const = 0;
+};
 
-  // The drain of ledger pages $1 (bigint[]): statements run in order in one
-  // transaction, each taking $1 only; the rows each affects are the work
-  // done. By default the recompute of the pages' keys.
-  virtual std::vector<std::string> ApplyPagesSql() const { return {RecomputePagesSql()}; }
+class TransformPlan : public MaintainPlan,
+                      public BuildPlan,
+                      public CheckPlan,
+                      public DefinePlan,
+                      public AlterPlan {
+ public:
+  virtual catalog::TransformKind kind() const = 0;
+  int transform_id() const final { return transform_id_; }
+  const std::string& name() const final { return name_; }
+  const std::string& target() const final { return target_; }
+  const std::vector<KeyColumn>& target_key() const final { return key_; }
 
   // Every statement this plan renders, named, including each range variant:
   // what the golden tests compare.

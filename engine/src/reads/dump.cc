@@ -1,6 +1,7 @@
 #include "reads/dump.h"
 
 #include "catalog/migrations.h"
+#include "plan/bind.h"
 #include "reads/dump_privileges.h"
 #include "sql/quote.h"
 
@@ -43,8 +44,8 @@ SELECT line FROM (
     'contype = %L));',
     $1::text, id, target_schema, target_name, kind, definition, where_sql, created_at,
     source_index_optional, format('%I.%I', target_schema, target_name),
-    -- A group target is keyed by a unique constraint (UNIQUE NULLS NOT DISTINCT).
-    CASE kind WHEN 'group_by' THEN 'u' ELSE 'p' END)
+    -- The constraint the kind's first build keys its target with.
+    {key_constraint})
   FROM transforms
   UNION ALL
   SELECT 4, i.transform_id, i.ordinal, format(
@@ -79,7 +80,10 @@ Result<std::string> DumpDefinitionsSql(pg::Connection& conn, const std::string& 
   auto version =
       conn.Query(sql::WithSchema("SELECT version FROM {schema}.catalog_version", schema));
   if (!version.ok()) return version.status();
-  auto lines = conn.Query(sql::WithSchema(kRenderSql, schema), {quoted});
+  std::string render = sql::WithSchema(kRenderSql, schema);
+  const std::string_view slot = "{key_constraint}";
+  render.replace(render.find(slot), slot.size(), plan::KeyConstraintTypeSql("kind"));
+  auto lines = conn.Query(render, {quoted});
   if (!lines.ok()) return lines.status();
   auto privileges = DumpTargetPrivilegesSql(conn, schema);
   if (!privileges.ok()) return privileges.status();

@@ -1,9 +1,13 @@
 // Source index gaps for status/2 (issue 11): the source indexes a
 // transform's maintenance wants and lacks, each with the CREATE INDEX that
-// closes it. Read fresh on every status call, so a gap disappears as soon
-// as its index exists (no restart, no cache).
+// closes it, as its plan finds them (plan::CheckPlan::SourceIndexGaps: a
+// group's lookup by its GROUP BY values, a join's two lookups per joined
+// input, none for a projection). Read fresh on every status call, so a gap
+// disappears as soon as its index exists (no restart, no cache). A
+// transform defined WITHOUT SOURCE INDEX lists its gaps with opted_out set.
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "catalog/model.h"
@@ -13,16 +17,9 @@
 
 namespace trellis::reads {
 
-// A GROUP BY transform looks a group's source rows up by its GROUP BY
-// values (every recompute of a dirty group): a gap (role "group_by") when
-// the planner cannot serve that lookup with an index (none for aggregates
-// over the whole table). A join has two lookups per joined input: the table
-// it joins, by that side's join columns (role "join_from": which FROM keys a
-// joined row's change reaches), and the joined table by its own join
-// columns (role "join_joined": every recompute; its unique index closes it
-// until someone drops that index). Empty for a projection. A transform
-// defined WITHOUT SOURCE INDEX lists its gaps with opted_out set.
+// `schema` is the catalog schema.
 Result<std::vector<SourceIndexGapStatus>> ReadSourceIndexGaps(pg::Connection& conn,
+                                                              const std::string& schema,
                                                               const catalog::Transform& t);
 
 }  // namespace trellis::reads

@@ -109,7 +109,7 @@ SELECT (SELECT count(*) FROM {schema}.pages WHERE transform_id = $1::int),
     s.capture_failure = CaptureFailureStatus{"disruption", row.OptionalInt64(8), *message};
   }
   if (!row.status().ok()) return row.status();
-  auto gaps = ReadSourceIndexGaps(conn, *t);
+  auto gaps = ReadSourceIndexGaps(conn, schema, *t);
   if (!gaps.ok()) return gaps.status();
   s.source_index_gaps = std::move(gaps.value());
   auto upstream = catalog::PausedUpstreamColumns(conn, schema, t->id);

@@ -8,12 +8,11 @@
 #include "catalog/states.h"
 #include "grammar/render.h"
 #include "plan/bind.h"
-#include "plan/group_plan.h"
+#include "plan/define_statement.h"
+#include "plan/expression_check.h"
 #include "sql/quote.h"
 #include "sql/row_reader.h"
-#include "statements/define_group_join.h"
 #include "statements/define_inputs.h"
-#include "statements/expression_check.h"
 #include "statements/target_readers.h"
 
 namespace trellis::statements {
@@ -28,7 +27,7 @@ Result<int> Store(pg::Connection& conn, const std::string& schema, std::string d
   // Moved in rather than listed (a list copies each value twice): the
   // definition and its WHERE may be a megabyte each, and every copy counts
   // in the port's peak memory (bench/README.md, "Memory of a large statement").
-  pg::Params row{t.target_schema, t.target_name, t.kind};
+  pg::Params row{t.target_schema, t.target_name, std::string(WireName(t.kind))};
   row.push_back(std::move(definition));
   row.push_back(std::move(t.where_sql));
   row.push_back(std::string(t.source_index_optional ? "true" : "false"));
@@ -95,26 +94,6 @@ VALUES ($1::int, $2::int, $3::text, $4::text, )sql" +
   return t.id;
 }
 
-// A group plan keeps each sum and avg by its argument's type, which only
-// the server knows (plan/aggregates/rules.h SumKindOf): the checked draft
-// is drafted again with the types, and its plan bound again.
-Status TypeGroupArguments(pg::Connection& conn, const std::string& schema,
-                          const grammar::TransformStmt& stmt,
-                          const std::vector<capture::ResolvedTable>& inputs, catalog::Transform& t,
-                          std::unique_ptr<plan::TransformPlan>& plan) {
-  if (plan->kind() != "group_by") return Status::OK();
-  auto types = static_cast<const plan::GroupPlan&>(*plan).ArgumentTypes(conn);
-  if (!types.ok()) return types.status();
-  auto typed = plan::GroupPlan::Draft(stmt, inputs, {}, 1, types.value());
-  if (!typed.ok()) return typed.status();
-  typed->target_schema = t.target_schema;
-  t = std::move(typed.value());
-  auto bound = plan::Bind(t, schema);
-  if (!bound.ok()) return bound.status();
-  plan = std::move(bound.value());
-  return Status::OK();
-}
-
 }  // namespace
 
 Result<int> DefineOver(pg::Connection& conn, const std::string& schema,
@@ -141,7 +120,7 @@ Result<int> DefineOver(pg::Connection& conn, const std::string& schema,
   if (!registered.ok()) return registered.status();
   const std::string source_table = sql::Qualified(source->schema_name, source->table_name);
   // A kind that routes columns (capture/routing.h) may regenerate capture too.
-  const bool may_route = registered->empty() || t.kind != "projection";
+  const bool may_route = registered->empty() || plan::MayRouteColumns(t.kind);
   TRELLIS_RETURN_IF_ERROR(conn.Exec("LOCK TABLE " + source_table + " IN " +
                                     (may_route ? "SHARE ROW EXCLUSIVE" : "ACCESS SHARE") +
                                     " MODE"));
@@ -177,14 +156,23 @@ Result<int> DefineOver(pg::Connection& conn, const std::string& schema,
                                  "choose another target name");
   }
 
-  // The plan's own define-time checks, then its empty target.
+  // The plan's own define-time checks, the draft completed with what only
+  // the server knows (bound again when it changed), then its empty target.
   auto bound = plan::Bind(t, schema);
   if (!bound.ok()) return bound.status();
-  TRELLIS_RETURN_IF_ERROR(bound.value()->CheckDefinition(conn, ExpressionCheckFor(conn, name)));
-  TRELLIS_RETURN_IF_ERROR(TypeGroupArguments(conn, schema, stmt, inputs, t, bound.value()));
+  TRELLIS_RETURN_IF_ERROR(
+      bound.value()->CheckDefinition(conn, plan::ExpressionCheckFor(conn, name)));
+  auto completed = bound.value()->CompleteDraft(conn, stmt, inputs);
+  if (!completed.ok()) return completed.status();
+  if (completed->has_value()) {
+    (*completed)->target_schema = t.target_schema;
+    t = std::move(**completed);
+    bound = plan::Bind(t, schema);
+    if (!bound.ok()) return bound.status();
+  }
   const plan::TransformPlan& plan = *bound.value();
   Status created = conn.Exec(plan.CreateTargetSql());
-  if (!created.ok()) return DefinitionError(name, created);
+  if (!created.ok()) return plan::DefinitionError(name, created);
 
   TRELLIS_RETURN_IF_ERROR(CaptureInputs(conn, schema, plan, inputs, t));
   auto stored = Store(conn, schema, grammar::Render(stmt), std::move(t));
@@ -203,10 +191,10 @@ Result<int> DefineOver(pg::Connection& conn, const std::string& schema,
   if (empty->text(0, 0) == "t") {
     // Bound again from the stored rows: a plan that records its build's
     // snapshot (a group plan's, spec/engine.md "Deltas") names the id.
-    // Only a group plan needs it: binding again copies the stored
-    // definition, which for a 1 MB statement is memory define must not take.
+    // Only such a plan: binding again copies the stored definition, which
+    // for a 1 MB statement is memory define must not take.
     std::unique_ptr<plan::TransformPlan> rebound;
-    if (plan.kind() == "group_by") {
+    if (plan.BuildsFromStoredRows()) {
       auto stored_t = catalog::LoadTransformById(conn, schema, id);
       if (!stored_t.ok()) return stored_t.status();
       auto built = plan::Bind(stored_t.value(), schema);
@@ -226,16 +214,18 @@ Result<std::string> Define(pg::Connection& conn, const std::string& schema,
   auto tx = pg::Transaction::Begin(conn);
   if (!tx.ok()) return tx.status();
   TRELLIS_RETURN_IF_ERROR(catalog::CheckMigrated(conn, schema));
-  TRELLIS_RETURN_IF_ERROR(RefuseReservedTarget(schema, stmt.target));
+  // The plan room says which catalog transforms the statement is (one, or a
+  // grouped join's two parts); each is defined here, by DefineOver.
+  const plan::DefineSteps steps{
+      [&](const grammar::QualifiedName& name, const std::string& role) {
+        return ResolveInput(conn, schema, name, role);
+      },
+      [&](const grammar::TransformStmt& part) { return ResolveInputs(conn, schema, part); },
+      [&](const grammar::TransformStmt& part, const std::vector<capture::ResolvedTable>& inputs) {
+        return DefineOver(conn, schema, part, inputs);
+      }};
   TRELLIS_RETURN_IF_ERROR(capture::RefuseRowSecurity(conn, stmt));
-  if (stmt.Groups() && !stmt.joins.empty()) {
-    TRELLIS_RETURN_IF_ERROR(DefineGroupOverJoin(conn, schema, stmt));
-  } else {
-    auto inputs = ResolveInputs(conn, schema, stmt);
-    if (!inputs.ok()) return inputs.status();
-    auto id = DefineOver(conn, schema, stmt, inputs.value());
-    if (!id.ok()) return id.status();
-  }
+  TRELLIS_RETURN_IF_ERROR(plan::DefineStatement(conn, schema, stmt, steps));
   TRELLIS_RETURN_IF_ERROR(GrantTargetReaders(conn, schema, stmt));
   TRELLIS_RETURN_IF_ERROR(tx.value()->Commit());
   return grammar::RenderQualified(stmt.target);

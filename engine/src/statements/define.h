@@ -28,8 +28,9 @@ namespace trellis::statements {
 // resolved `inputs` (the FROM table, then the joined ones), locks them
 // before any catalog lock, checks, creates the target, installs capture,
 // stores the catalog rows with `stmt` rendered as the definition, and
-// builds an empty source at once. Returns the transform's id. Define calls
-// it; so does a grouped join's define, once per part.
+// builds an empty source at once. Returns the transform's id. Define lends
+// it to the plan room (plan::DefineSteps::define_one), which calls it once
+// per catalog transform of the statement (a grouped join's two parts).
 Result<int> DefineOver(pg::Connection& conn, const std::string& schema,
                        const grammar::TransformStmt& stmt,
                        const std::vector<capture::ResolvedTable>& inputs);

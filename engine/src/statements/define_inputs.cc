@@ -81,8 +81,7 @@ Status LockTables(pg::Connection& conn, const std::vector<capture::ResolvedTable
   return Status::OK();
 }
 
-Status CaptureInputs(pg::Connection& conn, const std::string& schema,
-                     const plan::TransformPlan& plan,
+Status CaptureInputs(pg::Connection& conn, const std::string& schema, const plan::DefinePlan& plan,
                      const std::vector<capture::ResolvedTable>& tables, catalog::Transform& t) {
   // The columns the plan reads from capture rows join each source's routing
   // layout (the union of every reader's).

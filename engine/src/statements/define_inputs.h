@@ -40,8 +40,7 @@ Status LockTables(pg::Connection& conn, const std::vector<capture::ResolvedTable
 // Registers every input of `t` (`tables` in t.inputs order) as a source with
 // its capture installed, routes the columns `plan` reads from each input's
 // capture rows, and records the source ids and routed columns in t.inputs.
-Status CaptureInputs(pg::Connection& conn, const std::string& schema,
-                     const plan::TransformPlan& plan,
+Status CaptureInputs(pg::Connection& conn, const std::string& schema, const plan::DefinePlan& plan,
                      const std::vector<capture::ResolvedTable>& tables, catalog::Transform& t);
 
 }  // namespace trellis::statements

@@ -1,4 +1,4 @@
-#include "statements/expression_check.h"
+#include "plan/expression_check.h"
 
 #include <charconv>
 #include <cstdint>
@@ -7,7 +7,7 @@
 #include "pg/node_tree.h"
 #include "sql/quote.h"
 
-namespace trellis::statements {
+namespace trellis::plan {
 namespace {
 
 constexpr const char* kCheckView = "trellis_definition_check";
@@ -100,7 +100,7 @@ Status DefinitionError(const std::string& transform_name, const Status& db_error
   return out;
 }
 
-plan::ExpressionCheck ExpressionCheckFor(pg::Connection& conn, std::string transform_name) {
+ExpressionCheck ExpressionCheckFor(pg::Connection& conn, std::string transform_name) {
   return [&conn, name = std::move(transform_name)](std::string_view from,
                                                    const std::vector<std::string_view>& exprs,
                                                    std::optional<std::string_view> where) {
@@ -187,4 +187,4 @@ Result<std::vector<std::string>> CheckExpressions(pg::Connection& conn,
   return column_types;
 }
 
-}  // namespace trellis::statements
+}  // namespace trellis::plan

@@ -10,10 +10,10 @@
 #include <vector>
 
 #include "pg/connection.h"
-#include "plan/transform_plan.h"
+#include "plan/plan_types.h"
 #include "trellis/status.h"
 
-namespace trellis::statements {
+namespace trellis::plan {
 
 // `select_exprs` and `where` are raw SQL over `source_from` ("tbl" AS "a").
 // Returns the type PostgreSQL infers for each select expression
@@ -26,11 +26,11 @@ Result<std::vector<std::string>> CheckExpressions(pg::Connection& conn,
                                                   std::optional<std::string_view> where);
 
 // CheckExpressions on `conn` for the transform `transform_name`, in the form
-// a plan's CheckDefinition and CheckColumn take. `conn` must outlive it.
-plan::ExpressionCheck ExpressionCheckFor(pg::Connection& conn, std::string transform_name);
+// a plan's CheckDefinition and a row kind's CheckColumn take. `conn` must outlive it.
+ExpressionCheck ExpressionCheckFor(pg::Connection& conn, std::string transform_name);
 
 // Rewrites a database error raised while checking a definition into a
 // validation error that names the transform.
 Status DefinitionError(const std::string& transform_name, const Status& db_error);
 
-}  // namespace trellis::statements
+}  // namespace trellis::plan

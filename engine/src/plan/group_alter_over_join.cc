@@ -1,14 +1,14 @@
-#include "statements/alter_group_join.h"
+#include "plan/group_alter_over_join.h"
 
 #include <algorithm>
 
 #include "catalog/parts.h"
+#include "plan/bind.h"
+#include "plan/group_define_over_join.h"
 #include "plan/group_over_join.h"
 #include "sql/quote.h"
-#include "statements/alter.h"
-#include "statements/define_group_join.h"
 
-namespace trellis::statements {
+namespace trellis::plan {
 namespace {
 
 // The tables to lock for an ALTER of grouped join `$1`: the join's inputs
@@ -105,10 +105,14 @@ Status CarryJoinColumns(pg::Connection& conn, const std::string& schema,
   const grammar::QualifiedName hidden{(*part)->target_schema, (*part)->target_name};
   TRELLIS_RETURN_IF_ERROR(CheckGroupingOverJoin(conn, schema, join_id, stmt));
   catalog::Transform join = std::move(**part);
-  for (const auto& ref : plan::GroupingColumnRefs(stmt)) {
-    if (Carries(join, plan::HiddenColumnName(ref))) continue;
-    TRELLIS_RETURN_IF_ERROR(InUserTerms(AddRowColumn(conn, schema, join, plan::HiddenJoinItem(ref)),
-                                        hidden, group.name()));
+  for (const auto& ref : GroupingColumnRefs(stmt)) {
+    if (Carries(join, HiddenColumnName(ref))) continue;
+    // The join's own ALTER ADD COLUMN: a row expression, rebuilt alone.
+    auto join_plan = Bind(join, schema);
+    if (!join_plan.ok()) return join_plan.status();
+    TRELLIS_RETURN_IF_ERROR(
+        InUserTerms(join_plan.value()->AddColumn(conn, schema, join, HiddenJoinItem(ref)), hidden,
+                    group.name()));
     // As it now is: the next column goes after this one, in its definition.
     auto reloaded = catalog::LoadTransformById(conn, schema, join_id);
     if (!reloaded.ok()) return reloaded.status();
@@ -117,4 +121,4 @@ Status CarryJoinColumns(pg::Connection& conn, const std::string& schema,
   return Status::OK();
 }
 
-}  // namespace trellis::statements
+}  // namespace trellis::plan

@@ -1,5 +1,6 @@
-#include "statements/alter_group.h"
-
+// ALTER TRANSFORM of a GROUP BY transform (issue 11): GroupPlan's
+// AlterPlan (group_plan.h says what each does). Each runs inside the
+// ALTER's transaction and changes nothing on error.
 #include <algorithm>
 #include <variant>
 
@@ -11,16 +12,16 @@
 #include "grammar/render.h"
 #include "plan/aggregates/rules.h"
 #include "plan/bind.h"
+#include "plan/expression_check.h"
+#include "plan/group_alter_over_join.h"
+#include "plan/group_define_over_join.h"
 #include "plan/group_plan.h"
 #include "sql/quote.h"
-#include "statements/alter_group_join.h"
-#include "statements/define_group_join.h"
-#include "statements/expression_check.h"
 
-namespace trellis::statements {
+namespace trellis::plan {
 namespace {
 
-namespace agg = plan::aggregates;
+namespace agg = aggregates;
 
 std::string Target(const catalog::Transform& t) {
   return sql::Qualified(t.target_schema, t.target_name);
@@ -67,7 +68,7 @@ Status RequireAggregate(const catalog::Transform& t, const grammar::SelectItem& 
 // their names), and the plan bound from them.
 struct Checked {
   catalog::Transform draft;
-  std::unique_ptr<plan::TransformPlan> plan;
+  std::unique_ptr<TransformPlan> plan;
 };
 
 Result<Checked> CheckOverSource(pg::Connection& conn, const std::string& schema,
@@ -81,20 +82,20 @@ Result<Checked> CheckOverSource(pg::Connection& conn, const std::string& schema,
     top = std::max(top, c.ordinal);
     if (c.role == catalog::ColumnRole::kAggregate) ordinals[c.name] = c.ordinal;
   }
-  auto draft = plan::GroupPlan::Draft(stmt, {source.value()}, ordinals, top + 1, {});
+  auto draft = GroupPlan::Draft(stmt, {source.value()}, ordinals, top + 1, {});
   if (!draft.ok()) return draft.status();
   draft->target_schema = t.target_schema;
-  auto bound = plan::Bind(draft.value(), schema);
+  auto bound = Bind(draft.value(), schema);
   if (!bound.ok()) return bound.status();
   TRELLIS_RETURN_IF_ERROR(bound.value()->CheckDefinition(conn, ExpressionCheckFor(conn, t.name())));
   // Drafted again with the argument types, which decide each sum's hidden
   // state (plan/aggregates/rules.h SumKindOf).
-  auto types = static_cast<const plan::GroupPlan&>(*bound.value()).ArgumentTypes(conn);
+  auto types = static_cast<const GroupPlan&>(*bound.value()).ArgumentTypes(conn);
   if (!types.ok()) return types.status();
-  auto typed = plan::GroupPlan::Draft(stmt, {source.value()}, ordinals, top + 1, types.value());
+  auto typed = GroupPlan::Draft(stmt, {source.value()}, ordinals, top + 1, types.value());
   if (!typed.ok()) return typed.status();
   typed->target_schema = t.target_schema;
-  auto rebound = plan::Bind(typed.value(), schema);
+  auto rebound = Bind(typed.value(), schema);
   if (!rebound.ok()) return rebound.status();
   return Checked{std::move(typed.value()), std::move(rebound.value())};
 }
@@ -119,7 +120,7 @@ std::vector<catalog::Column> ColumnsOf(const catalog::Transform& draft, const st
     if (c.name == name) out.push_back(c);
   }
   if (out.empty()) return out;
-  const std::string prefix = plan::StatePrefix(out.front().ordinal);
+  const std::string prefix = StatePrefix(out.front().ordinal);
   for (const auto& c : draft.columns) {
     if (c.role == catalog::ColumnRole::kHidden && c.name.rfind(prefix, 0) == 0) out.push_back(c);
   }
@@ -132,7 +133,7 @@ std::vector<catalog::Column> ColumnsOf(const catalog::Transform& draft, const st
 // catalog at the draft's ordinals.
 Status AddStateColumns(pg::Connection& conn, const std::string& schema, const catalog::Transform& t,
                        const Checked& checked, const std::string& name) {
-  agg::GroupShape only = static_cast<const plan::GroupPlan&>(*checked.plan).shape();
+  agg::GroupShape only = static_cast<const GroupPlan&>(*checked.plan).shape();
   std::erase_if(only.aggregates,
                 [&](const agg::AggregateInput& input) { return input.column != name; });
   const std::vector<catalog::Column> columns = ColumnsOf(checked.draft, name);
@@ -183,7 +184,7 @@ WHERE a.attrelid = $5::regclass AND a.attname = $3::name AND NOT a.attisdropped)
 // and the catalog.
 Status DropHiddenState(pg::Connection& conn, const std::string& schema, const catalog::Transform& t,
                        const catalog::Column& c) {
-  const std::string prefix = plan::StatePrefix(c.ordinal);
+  const std::string prefix = StatePrefix(c.ordinal);
   std::vector<std::string> drops;
   std::vector<std::string> names;
   for (const auto& column : t.columns) {
@@ -259,26 +260,35 @@ Status RouteNewColumns(pg::Connection& conn, const std::string& schema, const ca
                    {id, sql::ArrayLiteral(routed)});
 }
 
-}  // namespace
-
+// The lock routing a new column needs (GroupPlan::LockForAlter says why).
 Status LockSourceForRouting(pg::Connection& conn, const std::string& schema,
-                            const std::string& name) {
-  auto t = catalog::LoadTransform(conn, schema, name, /*lock=*/false);
-  // The locked load that follows reports a missing transform.
-  if (!t.ok() || t->kind != "group_by" || t->inputs.empty()) return Status::OK();
-  const catalog::Input& input = t->inputs.front();
+                            const catalog::Transform& t) {
+  if (t.inputs.empty()) return Status::OK();
+  const catalog::Input& input = t.inputs.front();
   if (input.routes_values) {
     TRELLIS_RETURN_IF_ERROR(conn.Exec(
         "LOCK TABLE " + sql::Qualified(input.source.schema_name, input.source.table_name) +
         " IN SHARE ROW EXCLUSIVE MODE"));
   }
-  TRELLIS_RETURN_IF_ERROR(
-      conn.Exec("LOCK TABLE " + Target(t.value()) + " IN ACCESS EXCLUSIVE MODE"));
+  TRELLIS_RETURN_IF_ERROR(conn.Exec("LOCK TABLE " + Target(t) + " IN ACCESS EXCLUSIVE MODE"));
   return input.routes_values ? catalog::FenceStaging(conn, schema) : Status::OK();
 }
 
-Status AlterGroupAddColumn(pg::Connection& conn, const std::string& schema,
-                           const catalog::Transform& t, const grammar::SelectItem& column) {
+}  // namespace
+
+Status GroupPlan::LockForAlter(pg::Connection& conn, const std::string& schema,
+                               const catalog::Transform& t, bool adds) const {
+  TRELLIS_RETURN_IF_ERROR(LockGroupedJoinTables(conn, schema, t.name()));
+  if (!adds) return Status::OK();
+  // As it is now, after any wait for the join's tables (the locked load
+  // that follows reports a transform gone meanwhile).
+  auto now = catalog::LoadTransformById(conn, schema, t.id, /*lock=*/false);
+  if (!now.ok()) return Status::OK();
+  return LockSourceForRouting(conn, schema, now.value());
+}
+
+Status GroupPlan::AddColumn(pg::Connection& conn, const std::string& schema,
+                            const catalog::Transform& t, const grammar::SelectItem& column) const {
   if (IsKey(t, column.alias) ||
       std::any_of(t.columns.begin(), t.columns.end(),
                   [&](const catalog::Column& c) { return c.name == column.alias; })) {
@@ -298,8 +308,8 @@ Status AlterGroupAddColumn(pg::Connection& conn, const std::string& schema,
   return catalog::RequestRebuild(conn, schema, t.id, std::vector<std::string>{column.alias});
 }
 
-Status AlterGroupDropColumn(pg::Connection& conn, const std::string& schema,
-                            const catalog::Transform& t, const std::string& column) {
+Status GroupPlan::DropColumn(pg::Connection& conn, const std::string& schema,
+                             const catalog::Transform& t, const std::string& column) const {
   if (IsKey(t, column)) return RefuseKey(t, column);
   const catalog::Column* c = FindAggregate(t, column);
   if (!c) {
@@ -326,8 +336,9 @@ Status AlterGroupDropColumn(pg::Connection& conn, const std::string& schema,
   return catalog::RecordDefinition(conn, schema, t.id, grammar::Render(*stmt));
 }
 
-Status AlterGroupColumn(pg::Connection& conn, const std::string& schema,
-                        const catalog::Transform& t, const grammar::SelectItem& column) {
+Status GroupPlan::AlterColumn(pg::Connection& conn, const std::string& schema,
+                              const catalog::Transform& t,
+                              const grammar::SelectItem& column) const {
   if (IsKey(t, column.alias)) return RefuseKey(t, column.alias);
   const catalog::Column* c = FindAggregate(t, column.alias);
   if (!c) {
@@ -357,4 +368,4 @@ Status AlterGroupColumn(pg::Connection& conn, const std::string& schema,
   return catalog::RequestRebuild(conn, schema, t.id, std::vector<std::string>{column.alias});
 }
 
-}  // namespace trellis::statements
+}  // namespace trellis::plan

@@ -1,5 +1,5 @@
 // ALTER of a grouped join (spec/engine.md "Grouping a join"): the group's
-// ALTER (alter_group.h) over a hidden join that carries every column the
+// ALTER (group_alter.cc) over a hidden join that carries every column the
 // altered statement reads. A column the join lacks is added to it first, in
 // the ALTER's one transaction, with a rebuild of that join column; the
 // group's rebuild of its new aggregate is requested in the same transaction
@@ -15,17 +15,15 @@
 #include "pg/connection.h"
 #include "trellis/status.h"
 
-namespace trellis::statements {
+namespace trellis::plan {
 
-// Run by every ALTER before it locks a catalog row: when `name` is a grouped
-// join, takes the table locks its ALTER needs (tables before the catalog;
-// spec/engine.md "Define", step 3): ACCESS SHARE on every table the join
-// reads (the checks read them; a long transaction on one, or its ALTER
-// TABLE, delays this ALTER and nothing else), then ACCESS EXCLUSIVE on the
-// hidden join's target and the group's target (both may get columns),
-// never waiting for one while holding the other (drains lock them in
-// either order). Nothing for any other transform.
-// REQUIRES: inside a transaction.
+// Run by a group's ALTER before it locks a catalog row
+// (GroupPlan::LockForAlter): when `name` is a grouped join, takes the table locks its ALTER needs
+// (tables before the catalog; spec/engine.md "Define", step 3): ACCESS SHARE on every table the
+// join reads (the checks read them; a long transaction on one, or its ALTER TABLE, delays this
+// ALTER and nothing else), then ACCESS EXCLUSIVE on the hidden join's target and the group's target
+// (both may get columns), never waiting for one while holding the other (drains lock them in either
+// order). Nothing for any other transform. REQUIRES: inside a transaction.
 Status LockGroupedJoinTables(pg::Connection& conn, const std::string& schema,
                              const std::string& name);
 
@@ -38,4 +36,4 @@ Status LockGroupedJoinTables(pg::Connection& conn, const std::string& schema,
 Status CarryJoinColumns(pg::Connection& conn, const std::string& schema,
                         const catalog::Transform& group, const grammar::TransformStmt& stmt);
 
-}  // namespace trellis::statements
+}  // namespace trellis::plan

@@ -1,4 +1,4 @@
-#include "statements/define_group_join.h"
+#include "plan/group_define_over_join.h"
 
 #include <algorithm>
 
@@ -7,14 +7,12 @@
 #include "plan/aggregates/rules.h"
 #include "plan/aggregates/source_index_gap.h"
 #include "plan/bind.h"
+#include "plan/expression_check.h"
 #include "plan/group_over_join.h"
 #include "plan/group_plan.h"
 #include "sql/quote.h"
-#include "statements/define.h"
-#include "statements/define_inputs.h"
-#include "statements/expression_check.h"
 
-namespace trellis::statements {
+namespace trellis::plan {
 namespace {
 
 // `status` with its message replaced, code and diagnostics kept.
@@ -54,7 +52,7 @@ Result<grammar::QualifiedName> HiddenName(pg::Connection& conn, const std::strin
   auto n = conn.Query("SELECT pg_catalog.nextval(pg_catalog.pg_get_serial_sequence($1, 'id'))",
                       {sql::Qualified(schema, "transforms")});
   if (!n.ok()) return n.status();
-  return grammar::QualifiedName{schema, std::string(plan::kHiddenJoinPrefix) + n->text(0, 0)};
+  return grammar::QualifiedName{schema, std::string(kHiddenJoinPrefix) + n->text(0, 0)};
 }
 
 // Every group recompute looks its rows up in the hidden target by the group
@@ -63,39 +61,24 @@ Result<grammar::QualifiedName> HiddenName(pg::Connection& conn, const std::strin
 Status IndexGroups(pg::Connection& conn, const std::string& schema, int group_id) {
   auto group = catalog::LoadTransformById(conn, schema, group_id);
   if (!group.ok()) return group.status();
-  std::vector<plan::aggregates::GroupingExpression> keys;
+  std::vector<aggregates::GroupingExpression> keys;
   for (const auto& k : group->key) {
-    if (k.name == plan::kWholeTableKey) return Status::OK();  // no lookup by group
+    if (k.name == kWholeTableKey) return Status::OK();  // no lookup by group
     keys.push_back({k.expr, k.sql_type});
   }
   // The fix status would show, less CONCURRENTLY: the table is new, in this
   // transaction, and no one else can see it yet.
-  std::string index = plan::aggregates::IndexFixSql(
-      sql::Qualified(group->source.schema_name, group->source.table_name), group->source_alias,
-      keys);
+  std::string index =
+      aggregates::IndexFixSql(sql::Qualified(group->source.schema_name, group->source.table_name),
+                              group->source_alias, keys);
   ReplaceAll(index, "CREATE INDEX CONCURRENTLY ", "CREATE INDEX ");
   return conn.Exec(index);
 }
 
 }  // namespace
 
-Status RefuseReservedTarget(const std::string& schema, const grammar::QualifiedName& target) {
-  const std::string reserved(plan::aggregates::kHiddenPrefix);
-  if (target.name.rfind(reserved, 0) == 0) {
-    return Status::Validation("the transform name " + grammar::RenderName(target.name) +
-                              " starts with " + reserved +
-                              ", which Trellis keeps for its own transforms; choose another name");
-  }
-  if (target.schema && *target.schema == schema) {
-    return Status::Validation("schema " + grammar::RenderName(schema) +
-                              " is Trellis's catalog schema, where no target of yours may go; "
-                              "put the target in another schema");
-  }
-  return Status::OK();
-}
-
 Status DefineGroupOverJoin(pg::Connection& conn, const std::string& schema,
-                           const grammar::TransformStmt& stmt) {
+                           const grammar::TransformStmt& stmt, const DefineSteps& steps) {
   const std::string& name = stmt.target.name;
   auto hidden = HiddenName(conn, schema);
   if (!hidden.ok()) return hidden.status();
@@ -103,17 +86,17 @@ Status DefineGroupOverJoin(pg::Connection& conn, const std::string& schema,
   // The join first: its define locks every table it reads before any
   // catalog lock, and refuses what a join refuses (a joined side that is not
   // unique, a WHERE that does not evaluate).
-  const grammar::TransformStmt join = plan::HiddenJoinStatement(stmt, hidden.value());
-  auto inputs = ResolveInputs(conn, schema, join);
+  const grammar::TransformStmt join = HiddenJoinStatement(stmt, hidden.value());
+  auto inputs = steps.resolve_inputs(join);
   if (!inputs.ok()) return inputs.status();
-  auto join_id = DefineOver(conn, schema, join, inputs.value());
+  auto join_id = steps.define_one(join, inputs.value());
   if (!join_id.ok()) return InUserTerms(join_id.status(), hidden.value(), name);
   TRELLIS_RETURN_IF_ERROR(CheckGroupingOverJoin(conn, schema, join_id.value(), stmt));
 
   // Then the grouping, over the join's target.
-  auto target = ResolveInput(conn, schema, hidden.value(), "source table");
+  auto target = steps.resolve_input(hidden.value(), "source table");
   if (!target.ok()) return target.status();
-  auto group_id = DefineOver(conn, schema, stmt, {target.value()});
+  auto group_id = steps.define_one(stmt, {target.value()});
   if (!group_id.ok()) return GroupingRefusal(group_id.status(), hidden.value(), name);
   return IndexGroups(conn, schema, group_id.value());
 }
@@ -144,12 +127,12 @@ Status CheckGroupingOverJoin(pg::Connection& conn, const std::string& schema, in
                              const grammar::TransformStmt& stmt) {
   auto join = catalog::LoadTransformById(conn, schema, join_id);
   if (!join.ok()) return join.status();
-  auto plan = plan::Bind(join.value(), schema);
+  auto plan = Bind(join.value(), schema);
   if (!plan.ok()) return plan.status();
   const std::string from = plan.value()->FromClause();
   grammar::TransformStmt grouping = stmt;
   grouping.where.reset();  // checked with the join
-  TRELLIS_RETURN_IF_ERROR(plan::aggregates::CheckGroupedQuery(conn, grouping, from));
+  TRELLIS_RETURN_IF_ERROR(aggregates::CheckGroupedQuery(conn, grouping, from));
   std::vector<std::string_view> per_row;
   for (const auto& item : stmt.select) {
     if (!item.aggregate) per_row.push_back(item.expr);
@@ -160,4 +143,4 @@ Status CheckGroupingOverJoin(pg::Connection& conn, const std::string& schema, in
   return checked.ok() ? Status::OK() : checked.status();
 }
 
-}  // namespace trellis::statements
+}  // namespace trellis::plan

@@ -2,7 +2,9 @@
 // catalog transforms in define's one transaction, a hidden join transform
 // (named __trellis_join_<n>, its target in the catalog schema) carrying the
 // columns the grouping reads, and the user's group transform over that
-// target (plan/group_over_join.h). A refusal of either creates nothing.
+// target (group_over_join.h). A refusal of either creates nothing. Define
+// reaches it through DefineStatement (define_statement.h); the group's
+// ALTER (group_alter_over_join.h) through CheckGroupingOverJoin.
 #pragma once
 
 #include <string>
@@ -10,18 +12,16 @@
 #include "catalog/model.h"
 #include "grammar/ast.h"
 #include "pg/connection.h"
+#include "plan/define_statement.h"
 #include "trellis/status.h"
 
-namespace trellis::statements {
-
-// Refuses a target a hidden part could be mistaken for: one in the catalog
-// schema, or a name starting with __trellis_ (Trellis's own names).
-Status RefuseReservedTarget(const std::string& schema, const grammar::QualifiedName& target);
+namespace trellis::plan {
 
 // Defines grouping statement `stmt` (it has JOINs) inside the caller's
-// transaction, which define has begun and commits.
+// transaction, which define has begun and commits, each part through
+// `steps`.
 Status DefineGroupOverJoin(pg::Connection& conn, const std::string& schema,
-                           const grammar::TransformStmt& stmt);
+                           const grammar::TransformStmt& stmt, const DefineSteps& steps);
 
 // The grouping of `stmt` checked over the join of hidden join transform
 // `join_id` as written (the grouped query, then every per-row expression),
@@ -42,4 +42,4 @@ Status InUserTerms(const Status& status, const grammar::QualifiedName& hidden,
 Status GroupingRefusal(const Status& status, const grammar::QualifiedName& hidden,
                        const std::string& user_name);
 
-}  // namespace trellis::statements
+}  // namespace trellis::plan

@@ -1,0 +1,36 @@
+#include "plan/define_statement.h"
+
+#include "grammar/render.h"
+#include "plan/aggregates/rules.h"
+#include "plan/group_define_over_join.h"
+
+namespace trellis::plan {
+
+Status RefuseReservedTarget(const std::string& schema, const grammar::QualifiedName& target) {
+  const std::string reserved(aggregates::kHiddenPrefix);
+  if (target.name.rfind(reserved, 0) == 0) {
+    return Status::Validation("the transform name " + grammar::RenderName(target.name) +
+                              " starts with " + reserved +
+                              ", which Trellis keeps for its own transforms; choose another name");
+  }
+  if (target.schema && *target.schema == schema) {
+    return Status::Validation("schema " + grammar::RenderName(schema) +
+                              " is Trellis's catalog schema, where no target of yours may go; "
+                              "put the target in another schema");
+  }
+  return Status::OK();
+}
+
+Status DefineStatement(pg::Connection& conn, const std::string& schema,
+                       const grammar::TransformStmt& stmt, const DefineSteps& steps) {
+  TRELLIS_RETURN_IF_ERROR(RefuseReservedTarget(schema, stmt.target));
+  if (stmt.Groups() && !stmt.joins.empty()) {
+    return DefineGroupOverJoin(conn, schema, stmt, steps);
+  }
+  auto inputs = steps.resolve_inputs(stmt);
+  if (!inputs.ok()) return inputs.status();
+  auto id = steps.define_one(stmt, inputs.value());
+  return id.ok() ? Status::OK() : id.status();
+}
+
+}  // namespace trellis::plan

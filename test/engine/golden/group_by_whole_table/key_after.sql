@@ -1,1 +1,0 @@
-SELECT NULL::text[] WHERE false
