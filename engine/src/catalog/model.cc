@@ -23,8 +23,16 @@ FROM {schema}.transforms t
 
 // A transform's inputs, key columns and columns, in one round trip (a drain
 // loads one transform per transaction): one row per item, tagged by its
-// part, every value as text, in the order the transform lists them.
+// part, every value as text, in the order the transform lists them. And its
+// definition again: the plan reads the definition with the columns, and
+// they must come from one snapshot (an ALTER committing after the
+// transforms row was read changes both; a staging batch loads transforms
+// without the drain lock an ALTER takes).
 constexpr std::string_view kSelectParts = R"sql(
+SELECT 'definition', id, 0, definition, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+       NULL, NULL, NULL
+FROM {schema}.transforms WHERE id = ANY($1::int[])
+UNION ALL
 SELECT 'input', i.transform_id, i.ordinal, i.alias, i.role, i.joined_to::text,
        i.join_columns::text, i.joined_columns::text, s.id::text, s.schema_name, s.table_name,
        s.key_columns::text, s.key_types::text, s.routing_columns::text,
@@ -135,6 +143,8 @@ Status AddPart(const pg::Rows& rows, size_t r, Transform& t) {
     input.routed_columns = row.TextArray(14);
     input.routes_values = row.Bool(15);
     t.inputs.push_back(std::move(input));
+  } else if (part == "definition") {
+    t.definition = row.Text(3);
   } else if (part == "key") {
     t.key.push_back(KeyColumn{row.Text(3), row.Text(4), row.Text(5)});
   } else {
