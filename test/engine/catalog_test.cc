@@ -292,3 +292,43 @@ TEST_CASE("a column rebuild under way before catalog v4 becomes a job and finish
   CHECK(f.Differences("a", "SELECT id, price FROM widgets") == 0);
   CHECK(f.Scalar("SELECT count(*) FROM trellis.jobs") == "0");
 }
+
+TEST_CASE("catalog v15 records a grouped join's hidden join as the group's stage",
+          "[engine][catalog]") {
+  EngineFixture f;
+  // A quote in the schema name: the step finds the catalog schema through
+  // the transforms table's own namespace, never through a literal.
+  const std::string schema = "stage's";
+  const std::string q = trellis::sql::Ident(schema);
+  f.Sql(
+      "CREATE TABLE customers (id int PRIMARY KEY, region text); "
+      "CREATE TABLE orders (id int PRIMARY KEY, customer_id int, amount int)");
+  auto s = f.OpenSession(/*migrate=*/true, schema);
+  REQUIRE(s->Apply("TRANSFORM by_region FROM orders JOIN customers ON orders.customer_id = "
+                   "customers.id SELECT customers.region, sum(orders.amount) AS total "
+                   "GROUP BY customers.region",
+                   true)
+              .ok());
+  REQUIRE(s->Apply("TRANSFORM plain FROM orders SELECT amount AS amount", true).ok());
+  // A chain reads another transform's target, and is no stage of it.
+  REQUIRE(s->Apply("TRANSFORM chained FROM plain SELECT amount AS amount", true).ok());
+  const std::string stages =
+      "SELECT string_agg(regexp_replace(t.target_name, '[0-9]+', 'N') || ':' || "
+      "coalesce(o.target_name, '-') || ':' || t.stage_order, ',' ORDER BY t.id) FROM " +
+      q + ".transforms t LEFT JOIN " + q + ".transforms o ON o.id = t.owner_id";
+  const std::string defined = f.Scalar(stages);
+  CHECK(defined == "__trellis_join_N:by_region:1,by_region:-:2,plain:-:1,chained:-:1");
+
+  // The same catalog as step 14 left it: the step finds the stage the way
+  // the engine did before it (the group's FROM is a target in the catalog
+  // schema) and records it.
+  f.Sql("ALTER TABLE " + q + ".transforms DROP COLUMN owner_id, DROP COLUMN stage_order; " +
+        "UPDATE " + q + ".catalog_version SET version = 14");
+  REQUIRE(trellis::catalog::Migrate(f.conn(), schema).ok());
+  CHECK(f.Scalar(stages) == defined);
+  // Definitions still show the user one transform per statement.
+  auto definitions = s->Definitions();
+  REQUIRE(definitions.ok());
+  REQUIRE(definitions->size() == 3);
+  CHECK((*definitions)[0].name == "by_region");
+}

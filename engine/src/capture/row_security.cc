@@ -24,22 +24,14 @@ JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
 WHERE c.relrowsecurity
 ORDER BY 1 LIMIT 1)sql";
 
-// Each visible transform that did not accept row security, with the
-// sources it reads: its own inputs and, through a hidden join part (a
-// target in the catalog schema, $1), that part's inputs; then every
-// relation captured for those sources. $2: one transform's id, or NULL.
+// Each transform a user defined that did not accept row security, with the
+// sources it reads: its own inputs and its stages' (a stage's reads are its
+// owner's); then every relation captured for those sources. $1: one
+// transform's id, or NULL.
 constexpr const char* kExposuresSql = R"sql(
-WITH RECURSIVE reads(transform_id, source_id) AS (
-  SELECT i.transform_id, i.source_id
+WITH reads(transform_id, source_id) AS (
+  SELECT coalesce(t.owner_id, t.id), i.source_id
   FROM {schema}.transform_inputs i JOIN {schema}.transforms t ON t.id = i.transform_id
-  WHERE NOT t.without_row_security AND t.target_schema <> $1
-    AND ($2::int IS NULL OR t.id = $2::int)
-  UNION
-  SELECT r.transform_id, hi.source_id
-  FROM reads r
-  JOIN {schema}.sources s ON s.id = r.source_id AND s.schema_name = $1
-  JOIN {schema}.transforms h ON h.target_schema = s.schema_name AND h.target_name = s.table_name
-  JOIN {schema}.transform_inputs hi ON hi.transform_id = h.id
 )
 SELECT DISTINCT t.target_name, pg_catalog.format('%I.%I', n.nspname, c.relname)
 FROM reads r
@@ -47,7 +39,7 @@ JOIN {schema}.transforms t ON t.id = r.transform_id
 JOIN {schema}.source_relations sr ON sr.source_id = r.source_id
 JOIN pg_catalog.pg_class c ON c.oid = sr.relid
 JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
-WHERE c.relrowsecurity
+WHERE c.relrowsecurity AND NOT t.without_row_security AND ($1::int IS NULL OR t.id = $1::int)
 ORDER BY 1, 2)sql";
 
 }  // namespace
@@ -74,7 +66,7 @@ Result<std::vector<RowSecurityExposure>> FindRowSecurityExposures(pg::Connection
                                                                   std::optional<int> transform_id) {
   std::optional<std::string> id;
   if (transform_id) id = std::to_string(*transform_id);
-  auto rows = conn.Query(sql::WithSchema(kExposuresSql, schema), {schema, id});
+  auto rows = conn.Query(sql::WithSchema(kExposuresSql, schema), {id});
   if (!rows.ok()) return rows.status();
   std::vector<RowSecurityExposure> found;
   for (size_t r = 0; r < rows->size(); ++r) {

@@ -64,4 +64,8 @@ extern const std::string_view kV13CaptureTruncate;
 // accepted sources with row-level security (migration_v14_privileges.cc).
 extern const std::string_view kV14Privileges;
 
+// 14 -> 15: which user transform each stage belongs to, and its place among
+// that transform's stages (migration_v15_stages.cc).
+extern const std::string_view kV15Stages;
+
 }  // namespace trellis::catalog::steps

@@ -32,6 +32,7 @@ const std::vector<std::vector<std::string_view>>& Steps() {
       {steps::kV12Attachments},                                // attachments seen
       {steps::kV13CaptureTruncate},                            // capture kept whole
       {steps::kV14Privileges},                                 // target readers, RLS
+      {steps::kV15Stages},                                     // stages and owners
   };
   return steps;
 }

@@ -17,7 +17,7 @@ SELECT t.id, t.target_schema, t.target_name, t.kind, t.definition, t.where_sql,
        t.backfill_total,
        (extract(epoch FROM t.last_applied_at) * 1000000)::bigint,
        (extract(epoch FROM t.created_at) * 1000000)::bigint,
-       t.key_indexed, t.capture_disrupted, t.source_index_optional
+       t.key_indexed, t.capture_disrupted, t.source_index_optional, t.owner_id, t.stage_order
 FROM {schema}.transforms t
 )sql";
 
@@ -116,6 +116,8 @@ Result<Transform> RowToTransform(const pg::Rows& rows, size_t r) {
   t.key_indexed = row.Bool(13);
   t.capture_disrupted = row.Bool(14);
   t.source_index_optional = row.Bool(15);
+  if (row.OptionalText(16)) t.owner_id = row.Int(16);
+  t.stage_order = row.Int(17);
   if (!row.status().ok()) return row.status();
   return t;
 }

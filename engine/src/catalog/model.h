@@ -97,6 +97,12 @@ struct Transform {
   bool capture_disrupted = false;
   // Defined WITHOUT SOURCE INDEX: runs without the source indexes it wants.
   bool source_index_optional = false;
+  // Set on a stage: the id of the transform the user defined, which this one
+  // is part of (catalog/parts.h); unset on a transform the user knows.
+  std::optional<int> owner_id;
+  // Its place among its owner's stages, from the sources: 1 reads only
+  // sources; the owner has the highest.
+  int stage_order = 1;
   // The build's size estimate, from its start; its progress is the
   // estimated rows of the build jobs left (catalog/jobs.h).
   std::optional<long long> backfill_total;

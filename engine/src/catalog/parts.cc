@@ -1,24 +1,36 @@
 #include "catalog/parts.h"
 
-#include "catalog/chains.h"
 #include "catalog/jobs.h"
 #include "catalog/states.h"
 #include "grammar/render.h"
+#include "sql/quote.h"
 
 namespace trellis::catalog {
 
-bool IsHiddenPart(const Transform& t, const std::string& schema) {
-  return t.target_schema == schema;
-}
+bool IsHiddenPart(const Transform& t) { return t.owner_id.has_value(); }
 
 Result<std::optional<Transform>> HiddenPartOf(pg::Connection& conn, const std::string& schema,
                                               const Transform& t, bool lock) {
-  if (t.kind != TransformKind::kGroupBy || t.source.schema_name != schema)
-    return std::optional<Transform>();
-  auto part = LoadTransform(conn, schema, t.source.table_name, lock);
+  auto rows = conn.Query(
+      sql::WithSchema("SELECT target_name FROM {schema}.transforms WHERE owner_id = $1::int "
+                      "ORDER BY stage_order LIMIT 1",
+                      schema),
+      {std::to_string(t.id)});
+  if (!rows.ok()) return rows.status();
+  if (rows->empty()) return std::optional<Transform>();
+  auto part = LoadTransform(conn, schema, rows->text(0, 0), lock);
   if (!part.ok()) return part.status();
-  if (!IsHiddenPart(part.value(), schema)) return std::optional<Transform>();
   return std::optional<Transform>(std::move(part.value()));
+}
+
+Status RecordStage(pg::Connection& conn, const std::string& schema, int stage_id, int owner_id) {
+  // The stage reads only sources (1), its owner reads the stage (2).
+  return conn.Exec(sql::WithSchema(R"sql(
+UPDATE {schema}.transforms SET owner_id = CASE WHEN id = $1::int THEN $2::int END,
+                               stage_order = CASE WHEN id = $1::int THEN 1 ELSE 2 END
+WHERE id IN ($1::int, $2::int))sql",
+                                   schema),
+                   {std::to_string(stage_id), std::to_string(owner_id)});
 }
 
 std::string JoinBuildsForGroupSql(const std::string& schema, std::string_view group,
@@ -37,15 +49,17 @@ Result<std::string> OwnerName(pg::Connection& conn, const std::string& schema,
                               const std::string& name) {
   auto t = LoadTransform(conn, schema, name);
   if (!t.ok()) return t.status();
-  if (!IsHiddenPart(t.value(), schema)) return name;
-  auto readers = ReadersOf(conn, schema, t->id);
-  if (!readers.ok()) return readers.status();
-  if (readers->empty()) return name;
-  return readers->front();
+  if (!IsHiddenPart(t.value())) return name;
+  auto owner = conn.Query(
+      sql::WithSchema("SELECT target_name FROM {schema}.transforms WHERE id = $1::int", schema),
+      {std::to_string(*t->owner_id)});
+  if (!owner.ok()) return owner.status();
+  if (owner->empty()) return name;
+  return owner->text(0, 0);
 }
 
 Status RefuseHiddenPart(pg::Connection& conn, const std::string& schema, const Transform& t) {
-  if (!IsHiddenPart(t, schema)) return Status::OK();
+  if (!IsHiddenPart(t)) return Status::OK();
   auto owner = OwnerName(conn, schema, t.name());
   if (!owner.ok()) return owner.status();
   return Status::NotFound("transform " + grammar::RenderName(t.name()) +

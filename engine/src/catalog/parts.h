@@ -2,9 +2,8 @@
 // group transform and the hidden join transform it reads, whose target is in
 // the catalog schema. A user sees one transform: statements address the
 // group, act on both parts, and refuse to address the hidden one alone.
-// The hidden part is found from the group's FROM input (its source is a
-// table of the catalog schema) and the group from the hidden part's one
-// reader; no catalog column says it.
+// The catalog records it (step 15): the hidden part's owner_id is the
+// group's id (spec/engine.md "Stages").
 #pragma once
 
 #include <optional>
@@ -17,14 +16,19 @@
 
 namespace trellis::catalog {
 
-// True for the hidden join part of a grouped join: its target is in the
-// catalog schema `schema`, where define puts no user's target.
-bool IsHiddenPart(const Transform& t, const std::string& schema);
+// True for a stage of another transform (the hidden join part of a grouped
+// join): it has an owner.
+bool IsHiddenPart(const Transform& t);
 
 // The hidden join part that group transform `t` reads, when `t` groups a
-// join; FOR UPDATE with `lock`.
+// join (its first stage); FOR UPDATE with `lock`.
 Result<std::optional<Transform>> HiddenPartOf(pg::Connection& conn, const std::string& schema,
                                               const Transform& t, bool lock = false);
+
+// Records transform `stage_id` as the first stage of `owner_id` (the
+// owner's stage order becomes 2). The one writer of owner_id and
+// stage_order after define.
+Status RecordStage(pg::Connection& conn, const std::string& schema, int stage_id, int owner_id);
 
 // SQL true when the transforms row `group` (an alias) waits to build and the
 // row `join`, its hidden join part, began a build after the group's was

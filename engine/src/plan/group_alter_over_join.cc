@@ -19,10 +19,8 @@ WITH part AS (
   SELECT g.target_schema AS group_schema, g.target_name AS group_name, j.id AS join_id,
          j.target_schema AS join_schema, j.target_name AS join_name
   FROM {schema}.transforms g
-  JOIN {schema}.transform_inputs i ON i.transform_id = g.id AND i.ordinal = 1
-  JOIN {schema}.sources s ON s.id = i.source_id
-  JOIN {schema}.transforms j ON j.target_schema = s.schema_name AND j.target_name = s.table_name
-  WHERE g.target_name = $1 AND g.target_schema <> $2 AND j.target_schema = $2
+  JOIN {schema}.transforms j ON j.owner_id = g.id AND j.stage_order = 1
+  WHERE g.target_name = $1 AND g.owner_id IS NULL
 )
 SELECT DISTINCT 1, format('%I.%I', n.nspname, c.relname)
 FROM part
@@ -74,7 +72,7 @@ bool Carries(const catalog::Transform& join, const std::string& column) {
 
 Status LockGroupedJoinTables(pg::Connection& conn, const std::string& schema,
                              const std::string& name) {
-  auto tables = conn.Query(sql::WithSchema(kTablesSql, schema), {name, schema});
+  auto tables = conn.Query(sql::WithSchema(kTablesSql, schema), {name});
   if (!tables.ok()) return tables.status();
   std::string join_target;
   std::string group_target;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "catalog/parts.h"
 #include "grammar/render.h"
 #include "plan/aggregates/group_check.h"
 #include "plan/aggregates/rules.h"
@@ -98,6 +99,8 @@ Status DefineGroupOverJoin(pg::Connection& conn, const std::string& schema,
   if (!target.ok()) return target.status();
   auto group_id = steps.define_one(stmt, {target.value()});
   if (!group_id.ok()) return GroupingRefusal(group_id.status(), hidden.value(), name);
+  // The join is the group's first stage, recorded as such in the catalog.
+  TRELLIS_RETURN_IF_ERROR(catalog::RecordStage(conn, schema, join_id.value(), group_id.value()));
   return IndexGroups(conn, schema, group_id.value());
 }
 

@@ -39,11 +39,12 @@ SELECT line FROM (
   UNION ALL
   SELECT 3, id, 0, format(
     'INSERT INTO %s.transforms (id, target_schema, target_name, kind, definition, where_sql, '
-    'created_at, source_index_optional, key_indexed) VALUES (%s, %L, %L, %L, %L, %L, %L, %L, '
+    'created_at, source_index_optional, owner_id, stage_order, key_indexed) VALUES (%s, %L, '
+    '%L, %L, %L, %L, %L, %L, %L, %s, '
     'EXISTS (SELECT 1 FROM pg_catalog.pg_constraint WHERE conrelid = %L::regclass AND '
     'contype = %L));',
     $1::text, id, target_schema, target_name, kind, definition, where_sql, created_at,
-    source_index_optional, format('%I.%I', target_schema, target_name),
+    source_index_optional, owner_id, stage_order, format('%I.%I', target_schema, target_name),
     -- The constraint the kind's first build keys its target with.
     {key_constraint})
   FROM transforms

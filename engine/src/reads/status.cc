@@ -185,30 +185,28 @@ Result<TransformStatus> ReadStatus(pg::Connection& conn, const std::string& sche
 
 Result<std::vector<Definition>> ReadDefinitions(pg::Connection& conn, const std::string& schema) {
   TRELLIS_RETURN_IF_ERROR(catalog::CheckMigrated(conn, schema));
-  // Every transform with its state; a grouped join's hidden part (target
-  // in the catalog schema) is no row of its own but folds its state into
-  // the group that reads it (catalog/parts.h).
+  // Every transform with its state; a grouped join's hidden part (a stage:
+  // it has an owner) is no row of its own but folds its state into the
+  // group that owns it (catalog/parts.h).
   auto rows = conn.Query(sql::WithSchema(R"sql(
 WITH s AS (
-  SELECT t.id, t.target_schema, t.target_name, t.definition, t.created_at, CASE WHEN )sql",
+  SELECT t.id, t.owner_id, t.stage_order, t.target_schema, t.target_name, t.definition,
+         t.created_at, CASE WHEN )sql",
                                          schema) +
-                             catalog::CaughtUpSql(schema, "t") +
-                             catalog::StateSql(R"sql( THEN {state:live} ELSE status END AS state
+                         catalog::CaughtUpSql(schema, "t") +
+                         catalog::StateSql(R"sql( THEN {state:live} ELSE status END AS state
   FROM {schema}.transforms t)
 SELECT u.target_name, u.target_schema || '.' || u.target_name, u.definition, u.state,
        (extract(epoch FROM u.created_at) * 1000000)::bigint, h.state,
        (SELECT )sql",
-                                               schema) +
-                             catalog::JoinBuildsForGroupSql(schema, "g", "j") +
-                             catalog::StateSql(R"sql(
+                                           schema) +
+                         catalog::JoinBuildsForGroupSql(schema, "g", "j") +
+                         catalog::StateSql(R"sql(
         FROM {schema}.transforms g, {schema}.transforms j WHERE g.id = u.id AND j.id = h.id)
 FROM s u
-LEFT JOIN {schema}.transform_inputs i ON i.transform_id = u.id AND i.ordinal = 1
-LEFT JOIN {schema}.sources src ON src.id = i.source_id AND src.schema_name = $1
-LEFT JOIN s h ON h.target_schema = src.schema_name AND h.target_name = src.table_name
-WHERE u.target_schema <> $1 ORDER BY u.target_name)sql",
-                                               schema),
-                         {schema});
+LEFT JOIN s h ON h.owner_id = u.id AND h.stage_order = 1
+WHERE u.owner_id IS NULL ORDER BY u.target_name)sql",
+                                           schema));
   if (!rows.ok()) return rows.status();
   std::vector<Definition> out;
   for (size_t r = 0; r < rows->size(); ++r) {

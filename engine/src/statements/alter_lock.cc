@@ -7,25 +7,20 @@
 namespace trellis::statements {
 namespace {
 
-// The transforms an ALTER of `$2` changes, read without locks: the
-// transform, and the hidden join a GROUP BY over a join reads (its FROM is
-// a table in the catalog schema `$1` that a transform targets; as
-// alter_group_join.cc finds it).
+// The transforms an ALTER of `$1` changes, read without locks: the
+// transform and its stages (the hidden join a GROUP BY over a join reads).
 constexpr std::string_view kAlteredIdsSql = R"sql(
-SELECT t.id FROM {schema}.transforms t WHERE t.target_name = $2
+SELECT t.id FROM {schema}.transforms t WHERE t.target_name = $1
 UNION
-SELECT j.id FROM {schema}.transforms g
-JOIN {schema}.transform_inputs i ON i.transform_id = g.id AND i.ordinal = 1
-JOIN {schema}.sources s ON s.id = i.source_id
-JOIN {schema}.transforms j ON j.target_schema = s.schema_name AND j.target_name = s.table_name
-WHERE g.target_name = $2 AND g.target_schema <> $1 AND j.target_schema = $1
+SELECT s.id FROM {schema}.transforms g JOIN {schema}.transforms s ON s.owner_id = g.id
+WHERE g.target_name = $1 AND g.owner_id IS NULL
 ORDER BY 1)sql";
 
 }  // namespace
 
 Result<std::vector<int>> AlteredTransformIds(pg::Connection& conn, const std::string& schema,
                                              const std::string& name) {
-  auto rows = conn.Query(sql::WithSchema(kAlteredIdsSql, schema), {schema, name});
+  auto rows = conn.Query(sql::WithSchema(kAlteredIdsSql, schema), {name});
   if (!rows.ok()) return rows.status();
   std::vector<int> ids;
   for (size_t r = 0; r < rows->size(); ++r) {
