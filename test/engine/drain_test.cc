@@ -2,7 +2,11 @@
 // build that meets a schema change.
 #include <catch2/catch.hpp>
 
+#include <chrono>
+#include <thread>
+
 #include "engine_fixture.h"
+#include "pg/connection.h"
 #include "widgets.h"
 
 using trellis::test::AwaitStatus;
@@ -82,4 +86,46 @@ TEST_CASE("a schema change during the first build pauses it; RESUME builds it ag
   f.AwaitConverged(*s);
   CHECK(f.Differences("a", "SELECT id, price FROM widgets") == 0);
   CHECK(s->ReadStatus("a")->status != "paused");
+}
+
+TEST_CASE("a drain that finds a key bucket held drains other transforms meanwhile",
+          "[engine][drain]") {
+  EngineFixture f;
+  f.Sql(
+      "CREATE TABLE hot (id int PRIMARY KEY, v int); "
+      "CREATE TABLE cold (id int PRIMARY KEY, v int)");
+  auto s = f.OpenSession();
+  REQUIRE(s->Apply("TRANSFORM hot_v FROM hot SELECT v AS v", true).ok());
+  REQUIRE(s->Apply("TRANSFORM cold_v FROM cold SELECT v AS v", true).ok());
+  auto workers = trellis::BackgroundWorkers::Start(f.Options(), true, 1);
+  f.AwaitConverged(*s);
+
+  // Another session holds every key bucket of hot_v, as a drain running one
+  // long statement over a hot bucket does (bench/README.md "Fleet soak",
+  // finding 3).
+  auto holder = trellis::pg::Connection::Open(f.url(), "engine_test");
+  REQUIRE(holder.ok());
+  REQUIRE(holder.value()
+              ->Exec("SELECT count(pg_advisory_lock(hashtext('trellis.bucket:trellis'), "
+                     "t.id * 64 + g)) FROM trellis.transforms t, generate_series(0, 63) g "
+                     "WHERE t.target_name = 'hot_v'")
+              .ok());
+  // hot_v's page is the older one, so the one drain thread claims it first.
+  f.Sql("INSERT INTO hot VALUES (1, 1)");
+  f.Sql("INSERT INTO cold VALUES (1, 1)");
+  // The drain thread must get to cold_v while hot_v's buckets stay held:
+  // waiting for them, it never would.
+  bool cold_drained = false;
+  for (int i = 0; i < 600 && !cold_drained; ++i) {
+    cold_drained = f.Scalar("SELECT count(*) FROM cold_v") == "1";
+    if (!cold_drained) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  CHECK(cold_drained);
+  CHECK(f.Scalar("SELECT count(*) FROM hot_v") == "0");
+
+  // Released, hot_v's page drains too.
+  REQUIRE(holder.value()->Exec("SELECT pg_advisory_unlock_all()").ok());
+  f.AwaitConverged(*s);
+  CHECK(f.Differences("hot_v", "SELECT id, v FROM hot") == 0);
+  CHECK(f.Differences("cold_v", "SELECT id, v FROM cold") == 0);
 }

@@ -33,8 +33,11 @@ std::string IntArray(const std::set<int>& ids) {
 // leaves these pages for later instead of idling behind it), and, when it
 // did, the locks of the pages' key buckets, so two drains of the same keys
 // never interleave and an older snapshot can never overwrite a newer one.
-// Buckets are locked in ascending order (the sorted subquery), so two drains
-// wanting overlapping sets cannot deadlock. The source is read by later
+// The bucket locks are try-locks too (`buckets_free`): a drain that finds
+// one held by another drain (a long statement over a hot bucket) leaves
+// these pages for later and drains other transforms, where waiting for it
+// held every drain thread of the fleet behind one statement (bench/README.md
+// "Fleet soak", finding 3). The locks it did get go with the rollback. The source is read by later
 // statements, whose snapshots come after these locks. One statement, not
 // three: each round trip is latency on every write (bench/README.md).
 std::string ClaimSql(const std::string& schema) {
@@ -77,11 +80,11 @@ WITH head AS (
 )
 SELECT transform_id, ids, pages, keys, attempts, free,
        CASE WHEN free THEN
-         (SELECT count(pg_advisory_xact_lock()sql" +
+         (SELECT coalesce(bool_and(pg_try_advisory_xact_lock()sql" +
                                workers::BucketLockSpace() + ", s.transform_id * " +
-                               std::to_string(workers::kBuckets) + R"sql( + b))
+                               std::to_string(workers::kBuckets) + R"sql( + b)), true)
           FROM (SELECT b FROM unnest(s.buckets) AS b ORDER BY b) AS sorted)
-       END
+       END AS buckets_free
 FROM shared s)sql",
                            schema);
 }
@@ -106,9 +109,10 @@ Result<PageResult> DrainPages(pg::Connection& conn, const std::string& schema,
   const std::string page_ids = claimed.Text(1);
   PageResult result{PageOutcome::kDrained, tid, claimed.Int64(2), claimed.Int64(3)};
   const bool retrying = claimed.Int64(4) != 0;
-  const bool free = claimed.Bool(5);
+  const bool free = claimed.Bool(5) && claimed.OptionalText(6) == std::optional<std::string>("t");
   if (!claimed.status().ok()) return claimed.status();
-  // A rebuild's range holds the transform: its pages wait (rolled back).
+  // A rebuild's range holds the transform, or another drain one of the
+  // pages' buckets: the pages wait (rolled back).
   if (!free) return PageResult{PageOutcome::kBusy, tid, 0, 0};
 
   auto transform = catalog::LoadTransformById(conn, schema, tid);

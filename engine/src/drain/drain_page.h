@@ -15,7 +15,8 @@ namespace trellis::drain {
 enum class PageOutcome {
   kNone,     // no claimable page
   kDrained,  // pages were applied and deleted
-  kBusy,     // a rebuild's range holds the transform; try another
+  kBusy,     // a rebuild's range holds the transform, or another drain one of
+             // the pages' key buckets; try another
   kFailed,   // the pages failed; they were marked for a retry with backoff
 };
 

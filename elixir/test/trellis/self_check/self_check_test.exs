@@ -301,14 +301,22 @@ defmodule Trellis.SelfCheckTest do
     await_live(first, "prices", 240_000)
     Process.flag(:trap_exit, true)
     reader = start(url, [])
+    # Holds the check in its first range: claimed, it reads these tables and
+    # waits. Without it the kill below could land after the whole check (400k
+    # rows are compared in well under a second on a quiet machine), and the
+    # test would see a finished job instead of a job taken over.
+    locker = SimplePG.connect!(url)
+    SimplePG.query!(locker, "BEGIN; LOCK TABLE widgets, prices IN ACCESS EXCLUSIVE MODE")
 
     {:ok, %{id: id}} = Trellis.self_check(reader, "prices")
-    await_job(reader, id, &(&1.state == :running and &1.rows_compared > 0))
+    await_job(reader, id, &(&1.state == :running))
     {_, 0} = System.cmd("kill", ["-KILL", to_string(elem(Port.info(first.port, :os_pid), 1))])
 
     # Nobody holds it now; it stays running until another worker takes it
     # over, once the dead worker's heartbeat is stale.
     assert %{state: :running} = Trellis.self_check_job!(reader, id)
+    SimplePG.query!(locker, "COMMIT")
+    SimplePG.close(locker)
     second = start(url, drain_threads: 1)
     job = await_job(reader, id, &(&1.state == :done), 1200)
     assert %{report: %{outcome: :clean, rows_compared: 400_000}} = job
