@@ -53,6 +53,33 @@ defmodule Trellis.Test.Database do
     %{role: role, database: database, url: url, owner_url: owner_url}
   end
 
+  @doc """
+  A database owned by a new role, as `create_with_owner!/1` makes it, with a
+  session as that role (`:owner`, for the app's tables) and one as the
+  cluster's superuser (`:admin`, for what only it may do: revoke, disable
+  capture); both are closed when the test exits.
+  """
+  @spec open_owned!(String.t()) :: %{
+          role: String.t(),
+          database: String.t(),
+          url: String.t(),
+          owner_url: String.t(),
+          owner: SimplePG.t(),
+          admin: SimplePG.t()
+        }
+  def open_owned!(prefix) do
+    db = create_with_owner!(prefix)
+    owner = SimplePG.connect!(db.owner_url)
+    admin = SimplePG.connect!(db.url)
+
+    ExUnit.Callbacks.on_exit(fn ->
+      SimplePG.close(owner)
+      SimplePG.close(admin)
+    end)
+
+    Map.merge(db, %{owner: owner, admin: admin})
+  end
+
   @doc "The URL of database `name` on the cluster of `base`."
   @spec url_for(String.t(), String.t()) :: String.t()
   def url_for(base, name) do

@@ -340,14 +340,7 @@ defmodule Trellis.Charging.ChargingTest do
 
   test "a drain failure: a revoked privilege shows with its SQLSTATE, await_converged names it; " <>
          "granted back, it clears" do
-    db = Database.create_with_owner!("charging_grant")
-    owner = SimplePG.connect!(db.owner_url)
-    admin = SimplePG.connect!(db.url)
-
-    on_exit(fn ->
-      SimplePG.close(owner)
-      SimplePG.close(admin)
-    end)
+    %{owner: owner, admin: admin} = db = Database.open_owned!("charging_grant")
 
     SimplePG.query!(owner, """
     CREATE TABLE stock (id int PRIMARY KEY, qty int NOT NULL);

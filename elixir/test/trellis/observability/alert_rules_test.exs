@@ -85,14 +85,7 @@ defmodule Trellis.Observability.AlertRulesTest do
 
   describe "on a scenario through the real port" do
     setup do
-      db = Database.create_with_owner!("alerts")
-      owner = SimplePG.connect!(db.owner_url)
-      admin = SimplePG.connect!(db.url)
-
-      on_exit(fn ->
-        SimplePG.close(owner)
-        SimplePG.close(admin)
-      end)
+      %{owner: owner, admin: admin} = db = Database.open_owned!("alerts")
 
       for source <- ~w(fine held failing paused_src disrupted checked) do
         SimplePG.query!(owner, """

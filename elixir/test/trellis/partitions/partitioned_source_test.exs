@@ -102,14 +102,7 @@ defmodule Trellis.Partitions.PartitionedSourceTest do
 
   test "a partition whose capture cannot be installed is listed under correcting, with no start, " <>
          "until it can" do
-    db = Database.create_with_owner!("partitions_owner")
-    owner = SimplePG.connect!(db.owner_url)
-    admin = SimplePG.connect!(db.url)
-
-    on_exit(fn ->
-      SimplePG.close(owner)
-      SimplePG.close(admin)
-    end)
+    %{owner: owner, admin: admin} = db = Database.open_owned!("partitions_owner")
 
     PartitionWorkload.create_source!(owner)
     :ok = Trellis.migrate(Trellis.connect!(url: db.owner_url))

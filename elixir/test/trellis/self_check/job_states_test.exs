@@ -102,14 +102,7 @@ defmodule Trellis.SelfCheckJobStatesTest do
   end
 
   test "a finished report lists the target's open drain failures" do
-    db = Database.create_with_owner!("check_drain_failures")
-    owner = SimplePG.connect!(db.owner_url)
-    admin = SimplePG.connect!(db.url)
-
-    on_exit(fn ->
-      SimplePG.close(owner)
-      SimplePG.close(admin)
-    end)
+    %{owner: owner, admin: admin} = db = Database.open_owned!("check_drain_failures")
 
     SimplePG.query!(owner, """
     CREATE TABLE stock (id int PRIMARY KEY, qty int NOT NULL);
