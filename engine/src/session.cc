@@ -1,7 +1,7 @@
 #include "capture/disruption.h"
+#include "catalog/composite.h"
 #include "catalog/migrations.h"
 #include "catalog/model.h"
-#include "catalog/parts.h"
 #include "catalog/states.h"
 #include "pg/connection.h"
 #include "reads/convergence.h"
@@ -85,14 +85,16 @@ Status Session::RequestBackfill(const std::string& transform) {
   TRELLIS_RETURN_IF_ERROR(CheckMigrated());
   auto t = reads::LoadNamedTransform(*conn_, options_.schema, transform, /*lock=*/true);
   if (!t.ok()) return t.status();
-  // A grouped join is rebuilt as one: the join it reads, then the groups.
-  auto part = catalog::HiddenPartOf(*conn_, options_.schema, t.value(), /*lock=*/true);
-  if (!part.ok()) return part.status();
-  if (part->has_value()) {
+  // A transform of stages is rebuilt as one: its stages in order, then it.
+  auto whole = catalog::LoadComposite(*conn_, options_.schema, std::move(t.value()),
+                                      /*lock=*/true);
+  if (!whole.ok()) return whole.status();
+  for (const auto& stage : whole->stages) {
     TRELLIS_RETURN_IF_ERROR(
-        catalog::RequestRebuild(*conn_, options_.schema, (*part)->id, std::nullopt));
+        catalog::RequestRebuild(*conn_, options_.schema, stage.id, std::nullopt));
   }
-  TRELLIS_RETURN_IF_ERROR(catalog::RequestRebuild(*conn_, options_.schema, t->id, std::nullopt));
+  TRELLIS_RETURN_IF_ERROR(
+      catalog::RequestRebuild(*conn_, options_.schema, whole->owner.id, std::nullopt));
   return tx.value()->Commit();
 }
 

@@ -63,6 +63,10 @@ defmodule Trellis.Metrics do
     * `trellis_drain_pages_total`, `trellis_drain_keys_total`,
       `trellis_drain_pages_failed_total`, `trellis_capture_rows_staged_total`,
       `trellis_backfill_rows_total` - the background workers' progress
+    * `trellis_stage_wakes_total` - drains that woke the handle's staging
+      worker at once because another transform reads their target (the next
+      stage of a grouped join, the next link of a chain), so the next stage
+      starts without waiting for staging's poll
     * `trellis_quarantined_columns_total{transform}`,
       `trellis_quarantined_rows_total{transform}`,
       `trellis_held_keys_total{transform}`,

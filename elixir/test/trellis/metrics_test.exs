@@ -167,6 +167,84 @@ defmodule Trellis.MetricsTest do
       assert sample(text, "trellis_workers", ~s(#{label},role="drain")) == "2"
     end
 
+    @tag timeout: 120_000
+    test "a drain whose target another transform reads wakes staging: a stage's, a chain's, never a lone transform's" do
+      url = Trellis.Test.Database.create!("metrics_stage_wakes")
+      pg = Trellis.Test.SimplePG.connect!(url)
+      on_exit(fn -> Trellis.Test.SimplePG.close(pg) end)
+
+      Trellis.Test.SimplePG.query!(pg, """
+      CREATE TABLE customers (id int PRIMARY KEY, tier text);
+      CREATE TABLE orders (id int PRIMARY KEY, buyer_id int, amount numeric);
+      CREATE TABLE widgets (id int PRIMARY KEY, price numeric);
+      CREATE TABLE gadgets (id int PRIMARY KEY, price numeric);
+      INSERT INTO customers SELECT g, 't' || (g % 3) FROM generate_series(1, 20) g;
+      INSERT INTO widgets SELECT g, g FROM generate_series(1, 20) g;
+      """)
+
+      # Defined before the workers start, so their first read of the
+      # transforms (which a drain worker repeats every few seconds) knows
+      # which targets others read.
+      definer = connect!(url, [])
+      :ok = Trellis.migrate(definer)
+      {:ok, _} = Trellis.define(definer, "TRANSFORM widget_prices FROM widgets SELECT price AS p")
+
+      {:ok, _} =
+        Trellis.define(
+          definer,
+          "TRANSFORM tier_totals FROM orders o JOIN customers c ON o.buyer_id = c.id " <>
+            "SELECT c.tier, count(*) AS n, sum(o.amount) AS total GROUP BY c.tier"
+        )
+
+      {:ok, _} = Trellis.define(definer, "TRANSFORM gadget_prices FROM gadgets SELECT price AS p")
+
+      {:ok, _} =
+        Trellis.define(definer, "TRANSFORM gadget_count FROM gadget_prices SELECT count(*) AS n")
+
+      trellis = connect!(url, staging: true, drain_threads: 1)
+      label = label(trellis.instance)
+
+      converge = fn ->
+        :ok = Trellis.await_converged(trellis, Trellis.watermark_token!(trellis))
+      end
+
+      wakes = fn ->
+        :ok = Metrics.flush(trellis)
+        number(sample(scrape(), "trellis_stage_wakes_total", label))
+      end
+
+      converge.()
+      before = wakes.()
+      # A lone projection: nothing reads its target.
+      Trellis.Test.SimplePG.query!(pg, "UPDATE widgets SET price = price + 1 WHERE id <= 10")
+      converge.()
+      assert wakes.() == before
+
+      # The grouped join's first stage (its hidden join) drains, then wakes
+      # staging for the group.
+      Trellis.Test.SimplePG.query!(
+        pg,
+        "INSERT INTO orders SELECT g, g % 20 + 1, g FROM generate_series(1, 50) g"
+      )
+
+      converge.()
+      after_stage = wakes.()
+      assert after_stage > before
+
+      assert Trellis.Test.SimplePG.scalar!(pg, "SELECT sum(total)::bigint FROM tier_totals") ==
+               Integer.to_string(div(50 * 51, 2))
+
+      # A chain: gadget_prices' drain wakes staging for gadget_count.
+      Trellis.Test.SimplePG.query!(
+        pg,
+        "INSERT INTO gadgets SELECT g, g FROM generate_series(1, 5) g"
+      )
+
+      converge.()
+      assert wakes.() > after_stage
+      assert Trellis.Test.SimplePG.scalar!(pg, "SELECT n::text FROM gadget_count") == "5"
+    end
+
     test "a scrape during a port that is blocked returns at once, with its last values",
          %{url: url} do
       stuck = connect!(url, schema: "metrics_stuck")

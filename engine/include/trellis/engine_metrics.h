@@ -23,6 +23,9 @@ struct EngineMetrics {
   std::atomic<uint64_t> capture_rows_staged{0};
   // Target rows written by builds' key ranges.
   std::atomic<uint64_t> backfill_rows{0};
+  // Drains that woke this process's staging worker at once because
+  // another transform reads their target (a stage, a chain's upstream).
+  std::atomic<uint64_t> stage_wakes{0};
 
   // Worker threads running (connected or reconnecting), by role.
   std::atomic<int64_t> staging_workers{0};

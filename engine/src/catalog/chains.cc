@@ -1,6 +1,7 @@
 #include "catalog/chains.h"
 
 #include "sql/quote.h"
+#include "sql/row_reader.h"
 #include "trellis/states.h"
 
 namespace trellis::catalog {
@@ -73,6 +74,15 @@ WHERE e.up = $1::int AND e.down <> $1::int ORDER BY 1)sql",
                          {std::to_string(transform_id)});
   if (!rows.ok()) return rows.status();
   return Column(rows.value());
+}
+
+Result<std::set<int>> TransformsReadByOthers(pg::Connection& conn, const std::string& schema) {
+  auto rows = conn.Query(sql::WithSchema(
+      "SELECT DISTINCT e.up FROM (" + std::string(kEdges) + ") e WHERE e.down <> e.up", schema));
+  if (!rows.ok()) return rows.status();
+  std::set<int> out;
+  for (size_t r = 0; r < rows->size(); ++r) out.insert(sql::RowReader(rows.value(), r).Int(0));
+  return out;
 }
 
 Result<std::vector<std::pair<std::string, std::string>>> PendingTargetKey(

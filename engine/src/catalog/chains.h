@@ -8,6 +8,7 @@
 // (as reads/convergence.cc does).
 #pragma once
 
+#include <set>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,11 @@ Result<std::vector<std::string>> PausedUpstreamColumns(pg::Connection& conn,
 // sorted.
 Result<std::vector<std::string>> ReadersOf(pg::Connection& conn, const std::string& schema,
                                            int transform_id);
+
+// The ids of the transforms whose target another transform reads: a stage
+// its owner reads, or the upstream of a chain. A drain of one of them makes
+// capture rows for the next, so it wakes staging (drain/drain_worker.cc).
+Result<std::set<int>> TransformsReadByOthers(pg::Connection& conn, const std::string& schema);
 
 // The primary key a transform's target will have, for `relid` when it is a
 // transform's target whose first build has not made the key yet: (name,

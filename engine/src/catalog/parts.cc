@@ -4,28 +4,10 @@
 #include "catalog/states.h"
 #include "grammar/render.h"
 #include "sql/quote.h"
-#include "sql/row_reader.h"
 
 namespace trellis::catalog {
 
 bool IsHiddenPart(const Transform& t) { return t.owner_id.has_value(); }
-
-Result<std::optional<Transform>> HiddenPartOf(pg::Connection& conn, const std::string& schema,
-                                              const Transform& t, bool lock) {
-  auto rows =
-      conn.Query(sql::WithSchema("SELECT id FROM {schema}.transforms WHERE owner_id = $1::int "
-                                 "ORDER BY stage_order LIMIT 1",
-                                 schema),
-                 {std::to_string(t.id)});
-  if (!rows.ok()) return rows.status();
-  if (rows->empty()) return std::optional<Transform>();
-  // By id: the record names the stage; its name would be looked up again.
-  auto id = sql::ScalarInt64(rows.value());
-  if (!id.ok()) return id.status();
-  auto part = LoadTransformById(conn, schema, static_cast<int>(id.value()), lock);
-  if (!part.ok()) return part.status();
-  return std::optional<Transform>(std::move(part.value()));
-}
 
 Status RecordStage(pg::Connection& conn, const std::string& schema, int stage_id, int owner_id) {
   // The stage reads only sources (1), its owner reads the stage (2).

@@ -3,10 +3,10 @@
 // the catalog schema. A user sees one transform: statements address the
 // group, act on both parts, and refuse to address the hidden one alone.
 // The catalog records it (step 15): the hidden part's owner_id is the
-// group's id (spec/engine.md "Stages").
+// group's id (spec/engine.md "Stages"); catalog/composite.h loads a
+// transform with its stages.
 #pragma once
 
-#include <optional>
 #include <string>
 #include <string_view>
 
@@ -19,11 +19,6 @@ namespace trellis::catalog {
 // True for a stage of another transform (the hidden join part of a grouped
 // join): it has an owner.
 bool IsHiddenPart(const Transform& t);
-
-// The hidden join part that group transform `t` reads, when `t` groups a
-// join (its first stage); FOR UPDATE with `lock`.
-Result<std::optional<Transform>> HiddenPartOf(pg::Connection& conn, const std::string& schema,
-                                              const Transform& t, bool lock = false);
 
 // Records transform `stage_id` as the first stage of `owner_id` (the
 // owner's stage order becomes 2). The one writer of owner_id and

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "catalog/parts.h"
+#include "catalog/composite.h"
 #include "plan/bind.h"
 #include "plan/group_define_over_join.h"
 #include "plan/group_over_join.h"
@@ -94,15 +94,16 @@ Status LockGroupedJoinTables(pg::Connection& conn, const std::string& schema,
 Status CarryJoinColumns(pg::Connection& conn, const std::string& schema,
                         const catalog::Transform& group, const grammar::TransformStmt& stmt) {
   if (stmt.joins.empty()) return Status::OK();
-  auto part = catalog::HiddenPartOf(conn, schema, group, /*lock=*/true);
-  if (!part.ok()) return part.status();
-  if (!part->has_value()) {
+  // The join is the grouped join's one stage (its first).
+  auto whole = catalog::LoadComposite(conn, schema, group, /*lock=*/true);
+  if (!whole.ok()) return whole.status();
+  if (whole->stages.empty()) {
     return Status::Internal("grouped join " + group.name() + " has no hidden join part");
   }
-  const int join_id = (*part)->id;
-  const grammar::QualifiedName hidden{(*part)->target_schema, (*part)->target_name};
+  catalog::Transform join = std::move(whole->stages.front());
+  const int join_id = join.id;
+  const grammar::QualifiedName hidden{join.target_schema, join.target_name};
   TRELLIS_RETURN_IF_ERROR(CheckGroupingOverJoin(conn, schema, join_id, stmt));
-  catalog::Transform join = std::move(**part);
   for (const auto& ref : GroupingColumnRefs(stmt)) {
     if (Carries(join, HiddenColumnName(ref))) continue;
     // The join's own ALTER ADD COLUMN: a row expression, rebuilt alone.

@@ -4,6 +4,7 @@
 
 #include "capture/row_security.h"
 #include "catalog/chains.h"
+#include "catalog/composite.h"
 #include "catalog/jobs.h"
 #include "catalog/migrations.h"
 #include "catalog/model.h"
@@ -161,23 +162,24 @@ Result<TransformStatus> ReadStatus(pg::Connection& conn, const std::string& sche
   if (!t.ok()) return t.status();
   auto s = StatusOf(conn, schema, &t.value());
   if (!s.ok()) return s.status();
-  // A grouped join reads as one transform (catalog/parts.h).
-  auto part = catalog::HiddenPartOf(conn, schema, t.value());
-  if (!part.ok()) return part.status();
-  if (part->has_value()) {
-    auto join = StatusOf(conn, schema, &part->value());
-    if (!join.ok()) return join.status();
+  // A transform of stages reads as one transform (catalog/composite.h):
+  // each stage folds into it.
+  auto whole = catalog::LoadComposite(conn, schema, std::move(t.value()));
+  if (!whole.ok()) return whole.status();
+  for (const auto& stage : whole->stages) {
+    auto part = StatusOf(conn, schema, &stage);
+    if (!part.ok()) return part.status();
     auto building =
         conn.Query("SELECT " + catalog::JoinBuildsForGroupSql(schema, "g", "j") +
                        sql::WithSchema(" FROM {schema}.transforms g, {schema}.transforms j "
                                        "WHERE g.id = $1::int AND j.id = $2::int",
                                        schema),
-                   {std::to_string(t->id), std::to_string((*part)->id)});
+                   {std::to_string(whole->owner.id), std::to_string(stage.id)});
     if (!building.ok()) return building.status();
     // Both rows are gone if a DROP committed since they were loaded.
     const bool pair_building = !building->empty() && building->text(0, 0) == "t";
-    const std::string join_target = join->target_table;
-    FoldJoinPart(s.value(), std::move(join.value()), join_target, pair_building);
+    const std::string stage_target = part->target_table;
+    FoldJoinPart(s.value(), std::move(part.value()), stage_target, pair_building);
   }
   TRELLIS_RETURN_IF_ERROR(tx.value()->Commit());
   return s;

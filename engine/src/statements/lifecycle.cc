@@ -3,6 +3,7 @@
 #include "capture/sources.h"
 #include "catalog/address.h"
 #include "catalog/chains.h"
+#include "catalog/composite.h"
 #include "catalog/migrations.h"
 #include "catalog/model.h"
 #include "catalog/parts.h"
@@ -35,8 +36,8 @@ std::string TargetTable(const catalog::Transform& t) {
 // Takes the lock that installing or removing capture on a source needs
 // before any lock on the catalog's rows, so a long transaction on the
 // source delays this statement and nothing else (spec/engine.md "Define",
-// step 3): the sources of `transform` and of its hidden join part, if it
-// groups a join (catalog/parts.h). Nothing to lock when the table is gone.
+// step 3): the sources of `transform` and of each of its stages
+// (catalog/composite.h). Nothing to lock when the table is gone.
 Status LockSourceFirst(pg::Connection& conn, const std::string& schema,
                        const std::string& transform, bool only_if_disrupted) {
   auto name = conn.Query(sql::WithSchema(R"sql(
@@ -46,16 +47,12 @@ JOIN {schema}.transform_inputs i ON i.transform_id = t.id
 JOIN {schema}.sources s ON s.id = i.source_id
 JOIN pg_catalog.pg_class c ON c.oid = s.relid
 JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
-WHERE (t.target_name = $1 OR t.target_schema = $3 AND EXISTS (
-         SELECT 1 FROM {schema}.transforms u
-         JOIN {schema}.transform_inputs ui ON ui.transform_id = u.id AND ui.ordinal = 1
-         JOIN {schema}.sources us ON us.id = ui.source_id
-         WHERE u.target_name = $1 AND us.schema_name = t.target_schema
-           AND us.table_name = t.target_name))
+WHERE (t.target_name = $1 OR t.owner_id IN (
+         SELECT u.id FROM {schema}.transforms u WHERE u.target_name = $1 AND u.owner_id IS NULL))
   AND (t.capture_disrupted OR NOT $2::boolean)
 ORDER BY t.id DESC, i.ordinal)sql",
                                          schema),
-                         {transform, only_if_disrupted ? "t" : "f", schema});
+                         {transform, only_if_disrupted ? "t" : "f"});
   if (!name.ok()) return name.status();
   for (size_t r = 0; r < name->size(); ++r) {
     TRELLIS_RETURN_IF_ERROR(
@@ -137,12 +134,11 @@ Result<ApplyResult> Pause(pg::Connection& conn, const std::string& schema,
     TRELLIS_RETURN_IF_ERROR(catalog::CancelSelfCheck(
         conn, schema, r->transform.id,
         "cancelled by PAUSE TRANSFORM " + name + ": RESUME it, then start the check again"));
-    // A grouped join pauses as one: its hidden join part too.
-    auto part = catalog::HiddenPartOf(conn, schema, r->transform, /*lock=*/true);
-    if (!part.ok()) return part.status();
-    if (part->has_value()) {
-      TRELLIS_RETURN_IF_ERROR(
-          catalog::Pause(conn, schema, (*part)->id, PauseKind::kOperator, reason));
+    // A transform of stages pauses as one: each stage too.
+    auto whole = catalog::LoadComposite(conn, schema, r->transform, /*lock=*/true);
+    if (!whole.ok()) return whole.status();
+    for (const auto& stage : whole->stages) {
+      TRELLIS_RETURN_IF_ERROR(catalog::Pause(conn, schema, stage.id, PauseKind::kOperator, reason));
     }
   }
   return Commit(
@@ -169,12 +165,12 @@ Result<ApplyResult> Resume(pg::Connection& conn, const std::string& schema,
     if (!was_paused.ok()) return was_paused.status();
     if (was_paused.value()) resumed.push_back(Address(*r));
   } else {
-    // A grouped join resumes as one: its hidden join part too.
-    auto part = catalog::HiddenPartOf(conn, schema, t, /*lock=*/true);
-    if (!part.ok()) return part.status();
-    if (part->has_value()) {
-      auto part_paused = ResumeWhole(conn, schema, **part);
-      if (!part_paused.ok()) return part_paused.status();
+    // A transform of stages resumes as one: its stages first, in order.
+    auto whole = catalog::LoadComposite(conn, schema, t, /*lock=*/true);
+    if (!whole.ok()) return whole.status();
+    for (const auto& stage : whole->stages) {
+      auto stage_paused = ResumeWhole(conn, schema, stage);
+      if (!stage_paused.ok()) return stage_paused.status();
     }
     auto was_paused = ResumeWhole(conn, schema, t);
     if (!was_paused.ok()) return was_paused.status();
@@ -219,11 +215,14 @@ Result<ApplyResult> Drop(pg::Connection& conn, const std::string& schema,
                               " is not paused; run PAUSE TRANSFORM " +
                               grammar::RenderName(t->name()) + " first, then DROP it");
   }
-  // A grouped join goes as one: the group, then the join it read.
-  auto part = catalog::HiddenPartOf(conn, schema, t.value(), /*lock=*/true);
-  if (!part.ok()) return part.status();
-  TRELLIS_RETURN_IF_ERROR(DropOne(conn, schema, t.value()));
-  if (part->has_value()) TRELLIS_RETURN_IF_ERROR(DropOne(conn, schema, **part));
+  // A transform of stages goes as one: it, then its stages from the last,
+  // each dropped after whatever read its target.
+  auto whole = catalog::LoadComposite(conn, schema, t.value(), /*lock=*/true);
+  if (!whole.ok()) return whole.status();
+  TRELLIS_RETURN_IF_ERROR(DropOne(conn, schema, whole->owner));
+  for (auto stage = whole->stages.rbegin(); stage != whole->stages.rend(); ++stage) {
+    TRELLIS_RETURN_IF_ERROR(DropOne(conn, schema, *stage));
+  }
   return Commit(tx.value(), ApplyResult{"dropped", grammar::RenderTransformName(t->name()), {}});
 }
 

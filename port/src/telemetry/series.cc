@@ -46,6 +46,7 @@ const CallbackFamily kPagesDrained("trellis_drain_pages_total", "Ledger pages dr
 const CallbackFamily kKeysDrained("trellis_drain_keys_total", "Target keys recomputed by drained pages.", MetricType::kCounter, [] { return Load(Engine().keys_drained); });
 const CallbackFamily kPagesFailed("trellis_drain_pages_failed_total", "Ledger pages whose drain failed and was scheduled for a retry.", MetricType::kCounter, [] { return Load(Engine().pages_failed); });
 const CallbackFamily kCaptureRowsStaged("trellis_capture_rows_staged_total", "Capture rows the staging worker turned into ledger pages.", MetricType::kCounter, [] { return Load(Engine().capture_rows_staged); });
+const CallbackFamily kStageWakes("trellis_stage_wakes_total", "Drains that woke the handle's staging worker at once, because another transform (the next stage, or a chain's next link) reads their target.", MetricType::kCounter, [] { return Load(Engine().stage_wakes); });
 const CallbackFamily kBackfillRows("trellis_backfill_rows_total", "Target rows written by backfill chunks.", MetricType::kCounter, [] { return Load(Engine().backfill_rows); });
 
 
