@@ -203,7 +203,13 @@ Status LoadParts(pg::Connection& conn, const std::string& schema, std::vector<Tr
 Result<std::vector<Transform>> Load(pg::Connection& conn, const std::string& schema,
                                     const std::string& where, const pg::Params& params, bool lock) {
   std::string text = sql::WithSchema(kSelectTransforms, schema) + where + " ORDER BY t.id";
-  if (lock) text += " FOR UPDATE OF t";
+  // NO KEY UPDATE: statements on one transform still wait for each other,
+  // but not for the foreign-key checks (FOR KEY SHARE) of the workers'
+  // inserts of pages and jobs, which FOR UPDATE would block; a staging
+  // batch inserting pages for a stage and its owner then deadlocked with a
+  // statement holding one row and asking for the other (spec/engine.md
+  // "Lock order").
+  if (lock) text += " FOR NO KEY UPDATE OF t";
   // Prepared, as the parts below: the workers load transforms in every
   // staging batch and drain, and the text varies only with `where`.
   auto rows = conn.QueryPrepared(text, params);

@@ -121,7 +121,7 @@ struct Transform {
 };
 
 // Loads every transform (with its inputs, key and columns), ordered by id.
-// `lock` adds FOR UPDATE on the transform rows.
+// `lock` adds FOR NO KEY UPDATE on the transform rows.
 [[nodiscard]] Result<std::vector<Transform>> LoadTransforms(pg::Connection& conn,
                                                             const std::string& schema,
                                                             bool lock = false);

@@ -161,7 +161,7 @@ Status RequestRebuild(pg::Connection& conn, const std::string& schema, int id,
   // again, whole.
   auto unbuilt =
       conn.Query(Render("SELECT target_schema, target_name, key_indexed FROM {schema}.transforms "
-                        "WHERE id = $1::int FOR UPDATE",
+                        "WHERE id = $1::int FOR NO KEY UPDATE",
                         schema),
                  {Id(id)});
   if (!unbuilt.ok()) return unbuilt.status();

@@ -18,7 +18,7 @@ namespace {
 
 using Resolved = catalog::ResolvedAddress;
 
-// Resolves an address to a transform, locked FOR UPDATE.
+// Resolves an address to a transform, its row locked (FOR NO KEY UPDATE).
 Result<Resolved> ResolveAddress(pg::Connection& conn, const std::string& schema,
                                 const std::vector<std::string>& parts) {
   return catalog::ResolveAddress(conn, schema, parts, /*lock=*/true);

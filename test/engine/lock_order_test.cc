@@ -1,0 +1,70 @@
+// The catalog rows' lock order against the workers (spec/engine.md "Lock
+// order"): a statement on a transform of stages locks the owner's row and
+// then each stage's, while a staging batch inserting pages for a stage and
+// then for its owner checks each foreign key with FOR KEY SHARE, in its own
+// order. With the statements' row locks FOR UPDATE the two deadlocked, and
+// PostgreSQL cancelled one: request_backfill of a grouped join under
+// writers failed with 40P01 in CI (2026-12-01).
+#include <catch2/catch.hpp>
+
+#include <chrono>
+#include <future>
+
+#include "engine_fixture.h"
+#include "pg/connection.h"
+
+using trellis::test::EngineFixture;
+namespace pg = trellis::pg;
+
+TEST_CASE("request_backfill of a grouped join and a batch's key checks on both rows never deadlock",
+          "[engine][locks]") {
+  EngineFixture f;
+  f.Sql(
+      "CREATE TABLE customers (id int PRIMARY KEY, region text); "
+      "CREATE TABLE orders (id int PRIMARY KEY, customer_id int, amount int); "
+      "INSERT INTO customers SELECT g, 'r' || (g % 3) FROM generate_series(1, 10) g; "
+      "INSERT INTO orders SELECT g, g % 10 + 1, g FROM generate_series(1, 100) g");
+  auto s = f.OpenSession();
+  REQUIRE(s->Apply("TRANSFORM by_region FROM orders JOIN customers ON orders.customer_id = "
+                   "customers.id SELECT customers.region, sum(orders.amount) AS total "
+                   "GROUP BY customers.region",
+                   true)
+              .ok());
+  const std::string owner =
+      f.Scalar("SELECT id FROM trellis.transforms WHERE target_name = 'by_region'");
+  const std::string stage = f.Scalar("SELECT id FROM trellis.transforms WHERE owner_id = " + owner);
+
+  // The batch: its page insert for the stage has checked the stage's key.
+  auto batch = pg::Connection::Open(f.url(), "engine_test");
+  REQUIRE(batch.ok());
+  REQUIRE(batch.value()->Exec("BEGIN").ok());
+  REQUIRE(batch.value()
+              ->Exec("SELECT 1 FROM trellis.transforms WHERE id = " + stage + " FOR KEY SHARE")
+              .ok());
+
+  auto statement = f.OpenSession(/*migrate=*/false);
+  auto backfill =
+      std::async(std::launch::async, [&] { return statement->RequestBackfill("by_region"); });
+  // Until it has finished or waits on a row lock (as it did before: it
+  // held the owner's row and asked for the stage's).
+  for (int i = 0; i < 300; ++i) {
+    if (backfill.wait_for(std::chrono::milliseconds(10)) == std::future_status::ready) break;
+    if (f.Scalar("SELECT count(*) FROM pg_locks WHERE NOT granted AND locktype IN "
+                 "('transactionid', 'tuple')") != "0") {
+      break;
+    }
+  }
+
+  // Then the batch's insert for the owner checks the owner's key. Before,
+  // this closed the cycle, and one of the two was cancelled after
+  // deadlock_timeout.
+  trellis::Status owner_checked = batch.value()->Exec(
+      "SELECT 1 FROM trellis.transforms WHERE id = " + owner + " FOR KEY SHARE");
+  CHECK(owner_checked.ok());
+  REQUIRE(batch.value()->Exec(owner_checked.ok() ? "COMMIT" : "ROLLBACK").ok());
+  trellis::Status requested = backfill.get();
+  CHECK(requested.ok());
+  // Both rebuilds were asked for: the stage and the owner wait to build.
+  CHECK(f.Scalar("SELECT count(*) FROM trellis.transforms WHERE id IN (" + owner + ", " + stage +
+                 ") AND status = 'waiting_to_backfill'") == "2");
+}
