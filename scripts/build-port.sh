@@ -162,7 +162,7 @@ build_libpq() {
 build_port() {
   local libpq="$1" dir="$work/$target/cmake"
   cmake -S "$root" -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DTRELLIS_STATIC=ON \
-    -DTRELLIS_TESTS=OFF -DTRELLIS_LIBPQ_PREFIX="$libpq" "${cross[@]}" \
+    -DTRELLIS_TESTS=OFF -DTRELLIS_UNITY_BUILD=ON -DTRELLIS_LIBPQ_PREFIX="$libpq" "${cross[@]}" \
     -DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache >/dev/null
   ninja --quiet -C "$dir" -j"$(nproc)" trellis-port >&2
 }

@@ -15,7 +15,7 @@ constexpr std::string_view kEdges = R"sql(
   JOIN {schema}.transforms up
     ON up.target_schema = s.schema_name AND up.target_name = s.table_name)sql";
 
-std::vector<std::string> Column(const pg::Rows& rows) {
+std::vector<std::string> FirstColumn(const pg::Rows& rows) {
   std::vector<std::string> out;
   for (size_t r = 0; r < rows.size(); ++r) out.push_back(rows.text(r, 0));
   return out;
@@ -60,7 +60,7 @@ ORDER BY 1)sql",
                                          schema),
                          {std::to_string(transform_id)});
   if (!rows.ok()) return rows.status();
-  return Column(rows.value());
+  return FirstColumn(rows.value());
 }
 
 Result<std::vector<std::string>> ReadersOf(pg::Connection& conn, const std::string& schema,
@@ -73,7 +73,7 @@ WHERE e.up = $1::int AND e.down <> $1::int ORDER BY 1)sql",
                                          schema),
                          {std::to_string(transform_id)});
   if (!rows.ok()) return rows.status();
-  return Column(rows.value());
+  return FirstColumn(rows.value());
 }
 
 Result<std::set<int>> TransformsReadByOthers(pg::Connection& conn, const std::string& schema) {

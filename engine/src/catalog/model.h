@@ -2,6 +2,7 @@
 // it. Loaded fresh inside the transaction that acts on it.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -118,6 +119,11 @@ struct Transform {
 
   // The unqualified target name, which is the transform's name.
   const std::string& name() const { return target_name; }
+  // Whether `column` is one of the target key's columns.
+  bool IsKeyColumn(const std::string& column) const {
+    return std::any_of(key.begin(), key.end(),
+                       [&](const KeyColumn& k) { return k.name == column; });
+  }
 };
 
 // Loads every transform (with its inputs, key and columns), ordered by id.

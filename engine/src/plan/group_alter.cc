@@ -36,11 +36,6 @@ Result<grammar::TransformStmt> StoredStatement(const catalog::Transform& t) {
   return *stmt;
 }
 
-bool IsKey(const catalog::Transform& t, const std::string& name) {
-  return std::any_of(t.key.begin(), t.key.end(),
-                     [&](const catalog::KeyColumn& k) { return k.name == name; });
-}
-
 const catalog::Column* FindAggregate(const catalog::Transform& t, const std::string& name) {
   for (const auto& c : t.columns) {
     if (c.name == name && c.role == catalog::ColumnRole::kAggregate) return &c;
@@ -289,7 +284,7 @@ Status GroupPlan::LockForAlter(pg::Connection& conn, const std::string& schema,
 
 Status GroupPlan::AddColumn(pg::Connection& conn, const std::string& schema,
                             const catalog::Transform& t, const grammar::SelectItem& column) const {
-  if (IsKey(t, column.alias) ||
+  if (t.IsKeyColumn(column.alias) ||
       std::any_of(t.columns.begin(), t.columns.end(),
                   [&](const catalog::Column& c) { return c.name == column.alias; })) {
     return Status::AlreadyExists("transform " + sql::Ident(t.name()) + " already has a column " +
@@ -310,7 +305,7 @@ Status GroupPlan::AddColumn(pg::Connection& conn, const std::string& schema,
 
 Status GroupPlan::DropColumn(pg::Connection& conn, const std::string& schema,
                              const catalog::Transform& t, const std::string& column) const {
-  if (IsKey(t, column)) return RefuseKey(t, column);
+  if (t.IsKeyColumn(column)) return RefuseKey(t, column);
   const catalog::Column* c = FindAggregate(t, column);
   if (!c) {
     return Status::NotFound("transform " + sql::Ident(t.name()) + " has no column " +
@@ -339,7 +334,7 @@ Status GroupPlan::DropColumn(pg::Connection& conn, const std::string& schema,
 Status GroupPlan::AlterColumn(pg::Connection& conn, const std::string& schema,
                               const catalog::Transform& t,
                               const grammar::SelectItem& column) const {
-  if (IsKey(t, column.alias)) return RefuseKey(t, column.alias);
+  if (t.IsKeyColumn(column.alias)) return RefuseKey(t, column.alias);
   const catalog::Column* c = FindAggregate(t, column.alias);
   if (!c) {
     return Status::NotFound("transform " + sql::Ident(t.name()) + " has no column " +

@@ -26,11 +26,6 @@ bool HasColumn(const catalog::Transform& t, const std::string& name) {
                      [&](const catalog::Column& c) { return c.name == name; });
 }
 
-bool IsKey(const catalog::Transform& t, const std::string& name) {
-  return std::any_of(t.key.begin(), t.key.end(),
-                     [&](const catalog::KeyColumn& k) { return k.name == name; });
-}
-
 // Rewrites the stored definition so definitions/1 shows the statement that
 // would create the transform as it now is.
 Status StoreDefinition(pg::Connection& conn, const std::string& schema, int id,
@@ -52,7 +47,7 @@ Status ProjectionPlan::AddColumn(pg::Connection& conn, const std::string& schema
                                  const catalog::Transform& t,
                                  const grammar::SelectItem& column) const {
   const std::string& name = column.alias;
-  if (HasColumn(t, name) || IsKey(t, name)) {
+  if (HasColumn(t, name) || t.IsKeyColumn(name)) {
     return Status::AlreadyExists("transform " + sql::Ident(t.name()) + " already has a column " +
                                  sql::Ident(name));
   }
@@ -74,7 +69,7 @@ FROM {schema}.transform_columns WHERE transform_id = $1::int)sql",
 
 Status ProjectionPlan::DropColumn(pg::Connection& conn, const std::string& schema,
                                   const catalog::Transform& t, const std::string& column) const {
-  if (IsKey(t, column)) {
+  if (t.IsKeyColumn(column)) {
     return Status::Validation("column " + sql::Ident(column) + " is the key of transform " +
                               sql::Ident(t.name()) + " and cannot be dropped");
   }

@@ -9,7 +9,7 @@ namespace {
 // quote as the loading server reads them). A DO block's body is a plain
 // string literal here (%L), never a dollar quote, so no role or table name
 // can end it. $1: the quoted catalog schema.
-constexpr const char* kRenderSql = R"sql(
+constexpr const char* kRenderGrantsSql = R"sql(
 SELECT line FROM (
   SELECT 1 AS part, id, 0 AS ordinal, pg_catalog.format(
     'UPDATE %s.transforms SET readers = %L, without_row_security = %L WHERE id = %s;',
@@ -30,7 +30,7 @@ SELECT line FROM (
 }  // namespace
 
 Result<std::string> DumpTargetPrivilegesSql(pg::Connection& conn, const std::string& schema) {
-  auto lines = conn.Query(sql::WithSchema(kRenderSql, schema), {sql::Ident(schema)});
+  auto lines = conn.Query(sql::WithSchema(kRenderGrantsSql, schema), {sql::Ident(schema)});
   if (!lines.ok()) return lines.status();
   std::string out;
   for (size_t r = 0; r < lines->size(); ++r) out += lines->text(r, 0) + "\n";

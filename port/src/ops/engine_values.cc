@@ -1,15 +1,16 @@
 #include "ops/engine_values.h"
 
 namespace trellis::port {
+
+protocol::Value OptionalValue(const std::optional<std::string>& v) {
+  return v ? protocol::Value(*v) : protocol::Value();
+}
+
+protocol::Value OptionalValue(const std::optional<int64_t>& v) {
+  return v ? protocol::Value(*v) : protocol::Value();
+}
+
 namespace {
-
-protocol::Value Optional(const std::optional<std::string>& v) {
-  return v ? protocol::Value(*v) : protocol::Value();
-}
-
-protocol::Value Optional(const std::optional<int64_t>& v) {
-  return v ? protocol::Value(*v) : protocol::Value();
-}
 
 protocol::Value Strings(const std::vector<std::string>& items) {
   protocol::Array out;
@@ -19,7 +20,7 @@ protocol::Value Strings(const std::vector<std::string>& items) {
 
 protocol::Value OptionalStrings(const std::vector<std::optional<std::string>>& items) {
   protocol::Array out;
-  for (const auto& s : items) out.push_back(Optional(s));
+  for (const auto& s : items) out.push_back(OptionalValue(s));
   return out;
 }
 
@@ -30,7 +31,7 @@ protocol::Value DrainFailure(const std::optional<DrainFailureStatus>& f) {
       {"failure_class", f->failure_class},
       {"since", f->since_us},
       {"attempts", f->attempts},
-      {"sqlstate", Optional(f->sqlstate)},
+      {"sqlstate", OptionalValue(f->sqlstate)},
       {"message", f->message},
       {"parts", Strings(f->parts)},
   });
@@ -40,7 +41,7 @@ protocol::Value CaptureFailure(const std::optional<CaptureFailureStatus>& f) {
   if (!f) return protocol::Value();
   return protocol::MakeMap({
       {"kind", f->kind},
-      {"since", Optional(f->since_us)},
+      {"since", OptionalValue(f->since_us)},
       {"message", f->message},
   });
 }
@@ -64,20 +65,20 @@ protocol::Value CorrectingNodes(const std::vector<CorrectingNodeStatus>& nodes) 
   for (const auto& n : nodes) {
     out.push_back(protocol::MakeMap({
         {"node", n.node},
-        {"since", Optional(n.since_us)},
+        {"since", OptionalValue(n.since_us)},
         {"keys_remaining", n.keys_remaining},
     }));
   }
   return out;
 }
 
-protocol::Value ToValue(const Divergence& d) {
+protocol::Value DivergenceValue(const Divergence& d) {
   protocol::Array columns;
   for (const auto& c : d.columns) {
     columns.push_back(protocol::MakeMap({
         {"name", c.name},
-        {"target", Optional(c.target)},
-        {"recomputed", Optional(c.recomputed)},
+        {"target", OptionalValue(c.target)},
+        {"recomputed", OptionalValue(c.recomputed)},
     }));
   }
   return protocol::MakeMap({
@@ -88,9 +89,9 @@ protocol::Value ToValue(const Divergence& d) {
   });
 }
 
-protocol::Value ToValue(const SelfCheckReport& r) {
+protocol::Value ReportValue(const SelfCheckReport& r) {
   protocol::Array divergences;
-  for (const auto& d : r.divergences) divergences.push_back(ToValue(d));
+  for (const auto& d : r.divergences) divergences.push_back(DivergenceValue(d));
   protocol::Array failures;
   for (const auto& f : r.drain_failures) failures.push_back(DrainFailure(f));
   return protocol::MakeMap({
@@ -113,11 +114,11 @@ protocol::Value ToValue(const SelfCheckJob& job) {
       {"id", job.id},
       {"target", job.target},
       {"mode", job.mode},
-      {"sample_size", Optional(job.sample_size)},
+      {"sample_size", OptionalValue(job.sample_size)},
       {"state", job.state},
       {"rows_compared", job.rows_compared},
-      {"report", job.report ? ToValue(*job.report) : protocol::Value()},
-      {"error", Optional(job.error)},
+      {"report", job.report ? ReportValue(*job.report) : protocol::Value()},
+      {"error", OptionalValue(job.error)},
   });
 }
 
@@ -135,17 +136,17 @@ protocol::Value ToValue(const TransformStatus& s) {
     columns.emplace_back(protocol::MakeMap({
         {"name", c.name},
         {"state", c.state},
-        {"paused_kind", Optional(c.paused_kind)},
-        {"paused_reason", Optional(c.paused_reason)},
+        {"paused_kind", OptionalValue(c.paused_kind)},
+        {"paused_reason", OptionalValue(c.paused_reason)},
     }));
   }
   return protocol::MakeMap({
       {"name", s.name},
       {"target_table", s.target_table},
       {"status", s.status},
-      {"paused_kind", Optional(s.paused_kind)},
-      {"paused_reason", Optional(s.paused_reason)},
-      {"paused_at", Optional(s.paused_at_us)},
+      {"paused_kind", OptionalValue(s.paused_kind)},
+      {"paused_reason", OptionalValue(s.paused_reason)},
+      {"paused_at", OptionalValue(s.paused_at_us)},
       {"columns", std::move(columns)},
       {"backlog_pages", s.backlog_pages},
       {"backlog_keys", s.backlog_keys},
@@ -153,12 +154,12 @@ protocol::Value ToValue(const TransformStatus& s) {
       {"backfill",
        protocol::MakeMap({
            {"rows_done", s.backfill.rows_done},
-           {"rows_total", Optional(s.backfill.rows_total)},
-           {"started_at", Optional(s.backfill.started_at_us)},
-           {"finished_at", Optional(s.backfill.finished_at_us)},
+           {"rows_total", OptionalValue(s.backfill.rows_total)},
+           {"started_at", OptionalValue(s.backfill.started_at_us)},
+           {"finished_at", OptionalValue(s.backfill.finished_at_us)},
            {"columns", s.backfill.columns ? Strings(*s.backfill.columns) : protocol::Value()},
        })},
-      {"last_applied_at", Optional(s.last_applied_at_us)},
+      {"last_applied_at", OptionalValue(s.last_applied_at_us)},
       {"drain_failure", DrainFailure(s.drain_failure)},
       {"held_keys", s.held_keys},
       {"capture_failure", CaptureFailure(s.capture_failure)},
@@ -175,7 +176,35 @@ protocol::Value ToValue(const Definition& d) {
       {"target_table", d.target_table},
       {"statement", d.statement},
       {"status", d.status},
-      {"created_at", Optional(d.created_at_us)},
+      {"created_at", OptionalValue(d.created_at_us)},
+  });
+}
+
+protocol::Value ToValue(const QuarantineEntry& e) {
+  return protocol::MakeMap({
+      {"target", e.target},
+      {"transform", e.transform},
+      {"column", e.column},
+      {"reason", e.reason},
+      {"since", OptionalValue(e.since_us)},
+      {"rows", e.rows},
+  });
+}
+
+protocol::Value ToValue(const QuarantineSample& s) {
+  protocol::Array key;
+  for (const auto& k : s.key) key.emplace_back(k);
+  protocol::Array inputs;
+  for (const auto& [name, value] : s.inputs) {
+    inputs.push_back(protocol::MakeMap({{"name", name}, {"value", OptionalValue(value)}}));
+  }
+  return protocol::MakeMap({
+      {"target", s.target},
+      {"key", std::move(key)},
+      {"inputs", std::move(inputs)},
+      {"sqlstate", OptionalValue(s.sqlstate)},
+      {"error", s.error},
+      {"since", s.since_us},
   });
 }
 

@@ -2,48 +2,13 @@
 // (spec/protocol.md section 8).
 #include "args.h"
 #include "op_registry.h"
+#include "ops/engine_values.h"
 
 namespace trellis::port {
 namespace {
 
 // A bound on one key value's size: a key is a row's key, not a payload.
 constexpr size_t kMaxKeyValueBytes = 64 * 1024;
-
-protocol::Value Optional(const std::optional<std::string>& v) {
-  return v ? protocol::Value(*v) : protocol::Value();
-}
-
-protocol::Value Optional(const std::optional<int64_t>& v) {
-  return v ? protocol::Value(*v) : protocol::Value();
-}
-
-protocol::Value ToValue(const QuarantineEntry& e) {
-  return protocol::MakeMap({
-      {"target", e.target},
-      {"transform", e.transform},
-      {"column", e.column},
-      {"reason", e.reason},
-      {"since", Optional(e.since_us)},
-      {"rows", e.rows},
-  });
-}
-
-protocol::Value ToValue(const QuarantineSample& s) {
-  protocol::Array key;
-  for (const auto& k : s.key) key.emplace_back(k);
-  protocol::Array inputs;
-  for (const auto& [name, value] : s.inputs) {
-    inputs.push_back(protocol::MakeMap({{"name", name}, {"value", Optional(value)}}));
-  }
-  return protocol::MakeMap({
-      {"target", s.target},
-      {"key", std::move(key)},
-      {"inputs", std::move(inputs)},
-      {"sqlstate", Optional(s.sqlstate)},
-      {"error", s.error},
-      {"since", s.since_us},
-  });
-}
 
 Result<protocol::Value> QuarantinedOp(Session& session, const protocol::Map& args) {
   std::optional<std::string> target;
@@ -76,7 +41,7 @@ Result<protocol::Value> SampleQuarantinedOp(Session& session, const protocol::Ma
   for (const auto& s : page->samples) samples.push_back(ToValue(s));
   return protocol::Value(protocol::MakeMap({
       {"samples", std::move(samples)},
-      {"next_cursor", Optional(page->next_cursor)},
+      {"next_cursor", OptionalValue(page->next_cursor)},
   }));
 }
 

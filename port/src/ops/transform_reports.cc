@@ -7,7 +7,7 @@
 namespace trellis::port {
 namespace {
 
-protocol::Value ToValue(const TransformReport& r) {
+protocol::Value ReportValue(const TransformReport& r) {
   return protocol::MakeMap({
       {"name", r.name},
       {"transform", r.transform},
@@ -33,7 +33,7 @@ Result<protocol::Value> TransformReportsOp(Session& session, const protocol::Map
   auto reports = ReadTransformReportsNow(session.options());
   if (!reports.ok()) return reports.status();
   protocol::Array out;
-  for (const auto& r : reports.value()) out.push_back(ToValue(r));
+  for (const auto& r : reports.value()) out.push_back(ReportValue(r));
   return protocol::Value(std::move(out));
 }
 

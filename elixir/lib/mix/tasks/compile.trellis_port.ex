@@ -146,7 +146,14 @@ defmodule Mix.Tasks.Compile.TrellisPort do
 
     Mix.shell().info("trellis_pg: building trellis-port from source with CMake (a few minutes)")
     build_dir = Path.join(Mix.Project.app_path(), "cmake")
-    args = ["-DCMAKE_BUILD_TYPE=Release", "-DTRELLIS_TESTS=OFF", "-DTRELLIS_BENCH=OFF"]
+    # A unity build: one build, never edited, so batches cost nothing and
+    # the compile takes about a quarter of the time (RELEASING.md "Build time").
+    args = [
+      "-DCMAKE_BUILD_TYPE=Release",
+      "-DTRELLIS_TESTS=OFF",
+      "-DTRELLIS_BENCH=OFF",
+      "-DTRELLIS_UNITY_BUILD=ON"
+    ]
 
     case SourceBuild.build(source, build_dir, ["trellis-port"], args) do
       {:ok, _} ->
