@@ -15,6 +15,7 @@
 #include "pg/connection.h"
 #include "plan/bind.h"
 #include "reads/status.h"
+#include "sql/key_text.h"
 #include "sql/quote.h"
 #include "sql/row_reader.h"
 #include "trellis/engine.h"
@@ -49,11 +50,12 @@ Result<Target> ResolveTarget(pg::Connection& conn, const std::string& schema,
 // key index serves the lookup.
 std::string KeyInTarget(const catalog::Transform& t) {
   std::vector<std::string> target;
-  std::vector<std::string> recorded;
-  for (size_t i = 0; i < t.key.size(); ++i) {
-    target.push_back("x." + sql::Ident(t.key[i].name));
-    recorded.push_back("(q.key)[" + std::to_string(i + 1) + "]::" + t.key[i].sql_type);
+  std::vector<std::string> types;
+  for (const auto& k : t.key) {
+    target.push_back("x." + sql::Ident(k.name));
+    types.push_back(k.sql_type);
   }
+  const std::vector<std::string> recorded = sql::KeyValues("q.key", types);
   return "EXISTS (SELECT 1 FROM " + sql::Qualified(t.target_schema, t.target_name) +
          " x WHERE ROW(" + sql::Join(target, ", ") + ") = ROW(" + sql::Join(recorded, ", ") + "))";
 }
@@ -103,13 +105,12 @@ ORDER BY t.target_name, c.ordinal)sql",
   return out;
 }
 
-// $1, a text[] of key values, cast to the key's types and back to text.
+// The key literal $1 cast to the key's types and back to text: the key as
+// the plan renders it (1.0 and 1.00 are one key).
 std::string CanonicalKeySql(const catalog::Transform& t) {
-  std::vector<std::string> parts;
-  for (size_t i = 0; i < t.key.size(); ++i) {
-    parts.push_back("($1::text[])[" + std::to_string(i + 1) + "]::" + t.key[i].sql_type + "::text");
-  }
-  return "SELECT ARRAY[" + sql::Join(parts, ", ") + "]::text";
+  std::vector<std::string> types;
+  for (const auto& k : t.key) types.push_back(k.sql_type);
+  return "SELECT " + sql::KeyLiteralOf(sql::KeyText(sql::KeyValues("$1::text[]", types)));
 }
 
 }  // namespace
@@ -232,7 +233,8 @@ Status Session::ReleaseKey(const std::string& transform, const std::vector<std::
   auto bound = plan::Bind(t.value(), options_.schema);
   if (!bound.ok()) return bound.status();
   // The key as the plan renders it (1.0 and 1.00 are one key).
-  auto canonical = conn_->Query(CanonicalKeySql(t.value()), {sql::ArrayLiteral(key)});
+  auto canonical = conn_->Query(CanonicalKeySql(t.value()),
+                                {sql::KeyLiteral(sql::KeyValueList(key.begin(), key.end()))});
   if (!canonical.ok()) {
     return Status::Validation("the key given is not a key of transform " + name + ": " +
                               canonical.status().message());

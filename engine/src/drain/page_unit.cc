@@ -1,7 +1,7 @@
 #include "drain/page_unit.h"
 
 #include "catalog/states.h"
-#include "sql/flat_rows.h"
+#include "sql/key_text.h"
 #include "sql/quote.h"
 #include "sql/row_reader.h"
 
@@ -28,10 +28,8 @@ Result<long> Touched(const pg::Rows& rows) {
 // the pages' keys are not read. One statement rather than several: each
 // round trip is latency on every write.
 std::string CompleteSql(const std::string& schema, size_t n) {
-  std::vector<std::string> columns;
-  for (size_t i = 1; i <= n; ++i) columns.push_back("k.c" + std::to_string(i));
-  const std::string page_keys = "SELECT ARRAY[" + sql::Join(columns, ", ") + "] FROM done AS p, " +
-                                sql::FlatRows("p.keys", "p.id", n, n, "k");
+  const std::string page_keys = "SELECT " + sql::KeyOfRow("k", n) + " FROM done AS p, " +
+                                sql::KeyRows("p.keys", "p.id", n, "k");
   return sql::WithSchema(R"sql(
 WITH done AS (DELETE FROM {schema}.pages WHERE id = ANY($1::bigint[]) RETURNING id, keys),
 gone AS (DELETE FROM {schema}.delta_rows WHERE page_id = ANY($1::bigint[])),
@@ -85,13 +83,11 @@ Result<long> PagesUnit::Apply(pg::Connection& conn) {
 }
 
 Result<std::vector<std::unique_ptr<Unit>>> PagesUnit::Split(pg::Connection& conn) {
-  // The pages' distinct keys, each as a 1-D text[] literal.
+  // The pages' distinct keys, each a key literal.
   const size_t n = plan_.target_key().size();
-  std::vector<std::string> columns;
-  for (size_t i = 1; i <= n; ++i) columns.push_back("k.c" + std::to_string(i));
-  auto keys = conn.Query("SELECT DISTINCT ARRAY[" + sql::Join(columns, ", ") + "]::text FROM " +
+  auto keys = conn.Query("SELECT DISTINCT " + sql::KeyLiteralOf(sql::KeyOfRow("k", n)) + " FROM " +
                              sql::Ident(schema_) + ".pages AS p, " +
-                             sql::FlatRows("p.keys", "p.id", n, n, "k") +
+                             sql::KeyRows("p.keys", "p.id", n, "k") +
                              " WHERE p.id = ANY($1::bigint[]) ORDER BY 1",
                          {page_ids_});
   if (!keys.ok()) return keys.status();
@@ -132,7 +128,7 @@ std::string KeysUnit::Describe() const {
 }
 
 Result<long> KeysUnit::Apply(pg::Connection& conn) {
-  auto applied = conn.QueryPrepared(plan_.RecomputeKeysSql(), {"{" + sql::Join(keys_, ",") + "}"});
+  auto applied = conn.QueryPrepared(plan_.RecomputeKeysSql(), {sql::KeyRowsLiteral(keys_)});
   if (!applied.ok()) return applied.status();
   return Touched(applied.value());
 }

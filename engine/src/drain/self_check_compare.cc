@@ -1,7 +1,7 @@
 #include "drain/self_check_compare.h"
 
 #include "plan/key_sql.h"
-#include "sql/flat_rows.h"
+#include "sql/key_text.h"
 #include "sql/quote.h"
 #include "trellis/states.h"
 
@@ -20,14 +20,10 @@ std::string ValuesDiffer(const std::vector<std::string>& columns) {
   return "ROW(" + sql::Join(t, ", ") + ") IS DISTINCT FROM ROW(" + sql::Join(d, ", ") + ")";
 }
 
-// The key cast back to its types from a text[] expression.
+// The key cast back to its types from its text form `array`.
 std::vector<std::string> TypedKey(const std::vector<plan::KeyColumn>& key,
                                   const std::string& array) {
-  std::vector<std::string> out;
-  for (size_t i = 0; i < key.size(); ++i) {
-    out.push_back("(" + array + ")[" + std::to_string(i + 1) + "]::" + key[i].type);
-  }
-  return out;
+  return sql::KeyValues(array, plan::KeyTypes(key));
 }
 
 }  // namespace
@@ -45,11 +41,14 @@ SelfCheckStatements::SelfCheckStatements(const plan::TransformPlan& plan,
   }
   const std::string candidate = "c.key";
   recheck_ =
-      "WITH c AS (SELECT k::text[] AS key FROM unnest($1::text[]) k),\n"
+      "WITH c AS (" + sql::KeysOfList("$1") +
+      "),\n"
       "pending_all AS (" +
       AllPendingSql() + "),\npending AS (" + PendingKeysSql() +
       ")\n"
-      "SELECT c.key::text,\n"
+      "SELECT " +
+      sql::KeyLiteralOf("c.key") +
+      ",\n"
       "  (SELECT all_pending FROM pending_all) OR EXISTS (SELECT 1 FROM pending p WHERE " +
       plan::KeyEquals(key, TypedKey(key, "p.key"), TypedKey(key, candidate)) +
       "),\n  t.__t IS NOT NULL, d.__d IS NOT NULL,\n  EXISTS (SELECT 1 FROM " +
@@ -85,11 +84,9 @@ std::string SelfCheckStatements::PendingKeysSql() const {
   // dirty (the plan's own dirty-key SQL over every capture row, as staging
   // would consume them).
   const size_t n = plan_.target_key().size();
-  std::vector<std::string> cells;
-  for (size_t i = 1; i <= n; ++i) cells.push_back("k.c" + std::to_string(i));
-  std::string out = "SELECT ARRAY[" + sql::Join(cells, ", ") + "] AS key FROM " +
+  std::string out = "SELECT " + sql::KeyOfRow("k", n) + " AS key FROM " +
                     sql::WithSchema("{schema}", schema_) + ".pages p, " +
-                    sql::FlatRows("p.keys", "p.id", n, n, "k") +
+                    sql::KeyRows("p.keys", "p.id", n, "k") +
                     " WHERE p.transform_id = " + std::to_string(plan_.transform_id());
   for (const auto& dirty : plan_.DirtyKeySql()) {
     out +=
@@ -126,15 +123,14 @@ plan::Bound SelfCheckStatements::CompareRange(const plan::KeyRange& range) const
   pg::Params same;  // the same bounds again, as the same parameters
   const std::string definition_in_range =
       plan::InRange(key, plan::KeyNames(key, "d0"), range, same);
-  std::vector<std::string> key_text;
+  std::vector<std::string> either;  // the key of the row on whichever side has it
   for (const auto& k : key) {
-    key_text.push_back("coalesce(t." + sql::Ident(k.name) + ", d." + sql::Ident(k.name) +
-                       ")::text");
+    either.push_back("coalesce(t." + sql::Ident(k.name) + ", d." + sql::Ident(k.name) + ")");
   }
   const std::string selected = sql::Join(plan::KeyNames(key, ""), ", ") +
                                (columns_.empty() ? "" : ", " + sql::Join(columns_, ", "));
-  out.text = "SELECT count(*), coalesce(array_agg(ARRAY[" + sql::Join(key_text, ", ") +
-             "]::text) FILTER (WHERE t.__t IS NULL OR d.__d IS NULL OR " + ValuesDiffer(columns_) +
+  out.text = "SELECT count(*), coalesce(array_agg(" + sql::KeyLiteralOf(sql::KeyText(either)) +
+             ") FILTER (WHERE t.__t IS NULL OR d.__d IS NULL OR " + ValuesDiffer(columns_) +
              "), '{}')\nFROM (SELECT true AS __t, " + selected + " FROM " + plan_.target() +
              " t0 WHERE " + target_in_range + ") t\nFULL JOIN (SELECT true AS __d, " + selected +
              " FROM (" + plan_.DefinitionQuerySql() + ") d0 WHERE " + definition_in_range +
@@ -143,9 +139,8 @@ plan::Bound SelfCheckStatements::CompareRange(const plan::KeyRange& range) const
 }
 
 std::string SelfCheckStatements::SampleTargetKeysSql() const {
-  return "SELECT ARRAY[" + sql::Join(plan::KeyNames(plan_.target_key(), "t"), "::text, ") +
-         "::text]::text FROM " + plan_.target() +
-         " t TABLESAMPLE BERNOULLI ($1::float8) LIMIT $2::bigint";
+  return "SELECT " + sql::KeyLiteralOf(sql::KeyText(plan::KeyNames(plan_.target_key(), "t"))) +
+         " FROM " + plan_.target() + " t TABLESAMPLE BERNOULLI ($1::float8) LIMIT $2::bigint";
 }
 
 }  // namespace trellis::drain

@@ -5,6 +5,7 @@
 
 #include "grammar/address.h"
 #include "plan/bind.h"
+#include "sql/key_text.h"
 #include "sql/quote.h"
 #include "sql/row_reader.h"
 
@@ -192,7 +193,7 @@ Result<bool> SelfCheckRunner::Settle(pg::Connection& conn, const std::string& sc
   }
   if (!batch.empty()) {
     // One statement: one snapshot for the pending work and both sides.
-    auto rows = conn.QueryPrepared(a.statements->RecheckKeysSql(), {sql::ArrayLiteral(batch)});
+    auto rows = conn.QueryPrepared(a.statements->RecheckKeysSql(), {sql::KeyListLiteral(batch)});
     if (!rows.ok()) return rows.status();
     const auto& columns = a.statements->columns();
     for (size_t r = 0; r < rows->size(); ++r) {
@@ -215,7 +216,7 @@ Result<bool> SelfCheckRunner::Settle(pg::Connection& conn, const std::string& sc
       if (in_target && in_definition && d.columns.empty()) continue;  // it was lag
       ++a.report.divergence_count;
       if (a.report.divergences.size() < kSelfCheckReportLimit) {
-        d.key = sql::ParseNullableTextArray(key);
+        d.key = sql::ParseKeyLiteral(key);
         d.fix = FixFor(a.transform, d);
         a.report.divergences.push_back(std::move(d));
       } else {

@@ -1,5 +1,6 @@
 #include "drain/self_check_unit.h"
 
+#include "sql/key_text.h"
 #include "sql/quote.h"
 #include "sql/row_reader.h"
 
@@ -13,7 +14,7 @@ Result<long> SelfCheckRangeUnit::Apply(pg::Connection& conn) {
   const plan::Bound compare = statements_.CompareRange(range_);
   auto compared = conn.QueryPrepared(compare.text, compare.params);
   if (!compared.ok()) return compared.status();
-  for (auto& key : sql::ParseTextArray(compared->text(0, 1))) {
+  for (auto& key : sql::ParseKeyList(compared->text(0, 1))) {
     findings_.candidates.insert(std::move(key));
   }
   sql::RowReader row(compared.value(), 0);

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "plan/template.h"
+#include "sql/key_text.h"
 #include "sql/quote.h"
 
 namespace trellis::plan {
@@ -40,7 +41,7 @@ WHERE __trellis_s.source_id = {source_id} AND __trellis_s.op <> 'T')sql";
 // the row (json_populate_record runs each column type's input function), in
 // a subquery of its own so that no name around it can capture a reference.
 constexpr std::string_view kGroupOfVersion = R"sql(,
-LATERAL (SELECT ARRAY[{key_texts}]::text[] AS key
+LATERAL (SELECT {key_text}::text[] AS key
          FROM {rebuilt} AS {alias}) AS __trellis_g)sql";
 
 // Delta rows narrower than the routed columns were staged before an ALTER
@@ -121,10 +122,10 @@ std::string StageDeltaRowsSql(const DeltaInputs& in) {
     slots["key"] = "ARRAY['true']::text[]";
     slots["group"] = "";
   } else {
-    std::vector<std::string> key_texts;
-    for (const auto& k : in.shape.keys) key_texts.push_back("(" + k.expr + ")::text");
+    std::vector<std::string> key_exprs;
+    for (const auto& k : in.shape.keys) key_exprs.push_back("(" + k.expr + ")");
     slots["key"] = "__trellis_g.key";
-    slots["group"] = Render(kGroupOfVersion, {{"key_texts", sql::Join(key_texts, ", ")},
+    slots["group"] = Render(kGroupOfVersion, {{"key_text", sql::KeyText(key_exprs)},
                                               {"rebuilt", Rebuilt(in, "__trellis_v.row_values")},
                                               {"alias", sql::Ident(in.shape.alias)}});
   }

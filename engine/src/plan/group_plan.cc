@@ -10,7 +10,7 @@
 #include "plan/group_over_join.h"
 #include "plan/key_sql.h"
 #include "plan/quarantine_sql.h"
-#include "sql/flat_rows.h"
+#include "sql/key_text.h"
 #include "sql/quote.h"
 
 namespace trellis::plan {
@@ -25,7 +25,7 @@ namespace {
 constexpr std::string_view kDirtyGroups =
     R"sql(SELECT DISTINCT {transform_id} AS transform_id, __trellis_g.key
 FROM consumed AS __trellis_s, {routing_rows},
-LATERAL (SELECT ARRAY[{key_texts}] AS key
+LATERAL (SELECT {key_text} AS key
          FROM pg_catalog.json_populate_record(NULL::{source_table},
                 pg_catalog.json_object(ARRAY[{names}]::text[], ARRAY[{values}]::text[])) AS {alias}
 ) AS __trellis_g
@@ -108,7 +108,7 @@ Result<std::unique_ptr<TransformPlan>> GroupPlan::Bind(const catalog::Transform&
   for (const auto& k : t.key) plan->visible_.push_back(k.expr + " AS " + sql::Ident(k.name));
   // The group's key as text[], as pages and quarantined_rows hold it: over a
   // source row it is the row's group, over a group its key.
-  const std::string key_text = KeyAsText(GroupKeyExprs(plan->target_key()));
+  const std::string key_text = sql::KeyText(GroupKeyExprs(plan->target_key()));
   auto has_column = [&](const std::string& name) {
     return std::any_of(t.columns.begin(), t.columns.end(),
                        [&](const catalog::Column& c) { return c.name == name; });
@@ -421,8 +421,8 @@ std::vector<DirtyKeys> GroupPlan::DirtyKeySql() const {
   Slots slots{{"transform_id", std::to_string(transform_id())},
               {"source_id", std::to_string(source_id_)}};
   if (whole_table_) return {DirtyKeys{source_id_, Render(kDirtyWholeTable, slots)}};
-  std::vector<std::string> key_texts;
-  for (const auto& k : shape_.keys) key_texts.push_back("(" + k.expr + ")::text");
+  std::vector<std::string> key_exprs;
+  for (const auto& k : shape_.keys) key_exprs.push_back("(" + k.expr + ")");
   std::vector<std::string> names;
   std::vector<std::string> values;
   for (size_t i = 0; i < routed_columns_.size(); ++i) {
@@ -430,7 +430,7 @@ std::vector<DirtyKeys> GroupPlan::DirtyKeySql() const {
     values.push_back("__trellis_r.c" + std::to_string(i + 1));
   }
   slots["routing_rows"] = capture::RoutingRows("__trellis_s", routed_positions_, "__trellis_r");
-  slots["key_texts"] = sql::Join(key_texts, ", ");
+  slots["key_text"] = sql::KeyText(key_exprs);
   slots["source_table"] = source_table_;
   slots["names"] = sql::Join(names, ", ");
   slots["values"] = sql::Join(values, ", ");
@@ -452,17 +452,14 @@ std::vector<std::string> GroupPlan::ApplyPagesSql() const {
   // Then the groups the pages list without a delta row (pages staged before
   // the transform took deltas, corrections) and the held ones.
   const size_t n = target_key().size();
-  std::vector<std::string> columns;
-  for (size_t i = 1; i <= n; ++i) columns.push_back("k.c" + std::to_string(i));
   // Without GROUP BY, also the one row when it is missing (an operator
   // deleted it): deltas only update it, and the recompute makes it again.
   const std::string missing = whole_table_ ? " OR NOT EXISTS (SELECT 1 FROM " + target() + ")" : "";
   out.push_back(RecomputeKeysFrom(
-      sql::Ident(schema_) + ".pages AS p, " + sql::FlatRows("p.keys", "p.id", n, n, "k") +
+      sql::Ident(schema_) + ".pages AS p, " + sql::KeyRows("p.keys", "p.id", n, "k") +
       " WHERE p.id = ANY($1::bigint[]) AND (" +
-      RecomputedOnDeltaPage(deltas_, "p.id", "ARRAY[" + sql::Join(columns, ", ") + "]",
-                            "$1::bigint[]") +
-      missing + ")"));
+      RecomputedOnDeltaPage(deltas_, "p.id", sql::KeyOfRow("k", n), "$1::bigint[]") + missing +
+      ")"));
   return out;
 }
 
@@ -472,18 +469,15 @@ std::string GroupPlan::RecomputeKeysFrom(const std::string& keys_from) const {
     return aggregates::RecomputeGroupsSql(
         shape_, dirty, Record("NULL", "EXISTS (SELECT 1 FROM " + dirty + " AS d)"));
   }
-  std::vector<std::string> decoded;
-  std::vector<std::string> texts;
-  const auto& key = target_key();
-  for (size_t i = 0; i < key.size(); ++i) {
-    decoded.push_back("k.c" + std::to_string(i + 1) + "::" + key[i].type + " AS " +
-                      aggregates::DirtyKeyColumn(i + 1));
-    texts.push_back("k.c" + std::to_string(i + 1));
+  std::vector<std::string> decoded = sql::KeyRowValues("k", KeyTypes(target_key()));
+  for (size_t i = 0; i < decoded.size(); ++i) {
+    decoded[i] += " AS " + aggregates::DirtyKeyColumn(i + 1);
   }
-  // The keys' texts as the pages hold them, which is how delta rows name
+  // The keys' literals as the pages hold them, which is how delta rows name
   // their groups.
-  const std::string recorded =
-      "ARRAY(SELECT DISTINCT ARRAY[" + sql::Join(texts, ", ") + "]::text FROM " + keys_from + ")";
+  const std::string recorded = "ARRAY(SELECT DISTINCT " +
+                               sql::KeyLiteralOf(sql::KeyOfRow("k", target_key().size())) +
+                               " FROM " + keys_from + ")";
   return aggregates::RecomputeGroupsSql(
       shape_, "(SELECT DISTINCT " + sql::Join(decoded, ", ") + " FROM " + keys_from + ")",
       Record(recorded));
@@ -492,14 +486,14 @@ std::string GroupPlan::RecomputeKeysFrom(const std::string& keys_from) const {
 std::string GroupPlan::RecomputePagesSql() const {
   const size_t n = target_key().size();
   return RecomputeKeysFrom(sql::Ident(schema_) + ".pages AS p, " +
-                           sql::FlatRows("p.keys", "p.id", n, n, "k") +
+                           sql::KeyRows("p.keys", "p.id", n, "k") +
                            " WHERE p.id = ANY($1::bigint[])");
 }
 
 std::string GroupPlan::RecomputeKeysSql() const {
   const size_t n = target_key().size();
   return RecomputeKeysFrom("(SELECT 1 AS id, $1::text[] AS keys) AS p, " +
-                           sql::FlatRows("p.keys", "p.id", n, n, "k"));
+                           sql::KeyRows("p.keys", "p.id", n, "k"));
 }
 
 Bound GroupPlan::RecomputeRange(const KeyRange&,
@@ -546,7 +540,7 @@ std::string GroupPlan::AddKeySql() const {
 
 Bound GroupPlan::SampleBoundaries(double percent, long per_boundary, long count) const {
   return Bound{
-      Render(kSampleGroups, {{"key_text", KeyAsText(GroupKeyExprs(target_key()))},
+      Render(kSampleGroups, {{"key_text", sql::KeyText(GroupKeyExprs(target_key()))},
                              {"source_table", source_table_},
                              {"alias", sql::Ident(alias_)},
                              {"where", shape_.where ? "(" + *shape_.where + ")" : "true"}}),
@@ -557,7 +551,7 @@ std::string GroupPlan::KeyInputsSql() const {
   std::vector<std::string> pairs;
   const auto& key = target_key();
   for (size_t i = 0; i < key.size(); ++i) {
-    pairs.push_back(sql::Literal(key[i].name) + ", ($1::text[])[" + std::to_string(i + 1) + "]");
+    pairs.push_back(sql::Literal(key[i].name) + ", " + sql::KeyElement("$1::text[]", i));
   }
   return Render(kGroupInputs, {{"pairs", sql::Join(pairs, ", ")}});
 }

@@ -1,5 +1,6 @@
 #include "plan/key_sql.h"
 
+#include "sql/key_text.h"
 #include "sql/quote.h"
 
 namespace trellis::plan {
@@ -32,19 +33,16 @@ std::vector<std::string> KeyExprs(const std::vector<KeyColumn>& key) {
   return out;
 }
 
-std::string KeyAsText(const std::vector<std::string>& exprs) {
-  std::vector<std::string> parts;
-  for (const auto& e : exprs) parts.push_back(e + "::text");
-  return "ARRAY[" + sql::Join(parts, ", ") + "]";
+std::vector<std::string> KeyTypes(const std::vector<KeyColumn>& key) {
+  std::vector<std::string> out;
+  for (const auto& k : key) out.push_back(k.type);
+  return out;
 }
 
 std::string KeyFromParam(const std::vector<KeyColumn>& key, int param) {
-  std::vector<std::string> parts;
-  for (size_t i = 0; i < key.size(); ++i) {
-    parts.push_back("($" + std::to_string(param) + "::text[])[" + std::to_string(i + 1) +
-                    "]::" + key[i].type);
-  }
-  return "ROW(" + sql::Join(parts, ", ") + ")";
+  return "ROW(" +
+         sql::Join(sql::KeyValues("$" + std::to_string(param) + "::text[]", KeyTypes(key)), ", ") +
+         ")";
 }
 
 std::string InRange(const std::vector<KeyColumn>& key, const std::vector<std::string>& exprs,

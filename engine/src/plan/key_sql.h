@@ -1,5 +1,7 @@
-// SQL fragments over a target key that every plan kind renders the same
-// way: NULL-safe key matching, key ranges, keys to and from text[].
+// SQL fragments over a key (KeyColumn: a target or unit key) that every
+// plan kind renders the same way: NULL-safe key matching, key ranges, a key
+// parameter cast back to the key's types. The key's text form itself is
+// sql/key_text.h's, which these delegate to.
 #pragma once
 
 #include <string>
@@ -24,8 +26,8 @@ std::vector<std::string> KeyNames(const std::vector<KeyColumn>& key, const std::
 // The key's expressions over the FROM clause.
 std::vector<std::string> KeyExprs(const std::vector<KeyColumn>& key);
 
-// ARRAY[k1::text, k2::text]: a key as its text form.
-std::string KeyAsText(const std::vector<std::string>& exprs);
+// The key's types, in key-column order.
+std::vector<std::string> KeyTypes(const std::vector<KeyColumn>& key);
 
 // ROW(($n::text[])[1]::type1, ...): a key parameter cast back to the key's types.
 std::string KeyFromParam(const std::vector<KeyColumn>& key, int param);

@@ -6,7 +6,7 @@
 #include "grammar/render.h"
 #include "plan/key_sql.h"
 #include "plan/quarantine_sql.h"
-#include "sql/flat_rows.h"
+#include "sql/key_text.h"
 #include "sql/quote.h"
 
 namespace trellis::plan {
@@ -27,7 +27,7 @@ std::vector<KeyColumn> KeyOf(const catalog::Transform& t) {
 }
 
 // Recompute of a set of keys, read from `keys_from` (a FROM list whose rows
-// carry the keys as text in d.c1..cn, see sql::FlatRows). Each key is looked
+// carry the keys as text in k.c1..cn, sql::KeyRows). Each key is looked
 // up in the source once, in the keys CTE, to decide whether its target row
 // is kept (the source row exists and passes the WHERE) or deleted; the CASE
 // keeps the WHERE from running on a missing row. The value expressions run
@@ -117,7 +117,7 @@ constexpr std::string_view kCreateTarget =
 // the source key, the first routing values of every row version
 // (spec/engine.md "Capture").
 constexpr std::string_view kDirtyKeys =
-    R"sql(SELECT DISTINCT {transform_id} AS transform_id, ARRAY[{routed_key}] AS key
+    R"sql(SELECT DISTINCT {transform_id} AS transform_id, {key} AS key
 FROM consumed s, {routing_rows}
 WHERE s.source_id = {source_id} AND s.op <> 'T')sql";
 
@@ -155,7 +155,7 @@ ProjectionPlan::ProjectionPlan(const catalog::Transform& t, const std::string& s
       source_id_(t.source.id),
       source_table_(sql::Qualified(t.source.schema_name, t.source.table_name)),
       alias_(sql::Ident(t.source_alias)) {
-  const std::string key_text = KeyAsText(KeyExprs(target_key()));
+  const std::string key_text = sql::KeyText(KeyExprs(target_key()));
   for (const auto& c : t.columns) {
     if (!IsWritten(c)) continue;  // a paused column keeps what it has
     column_names_.push_back(c.name);
@@ -265,7 +265,7 @@ Slots ProjectionPlan::BaseSlots() const {
       {"where", where_},
       {"key_columns", sql::Join(KeyNames(key, ""), ", ")},
       {"source_key", sql::Join(key_exprs, ", ")},
-      {"key_text", KeyAsText(key_exprs)},
+      {"key_text", sql::KeyText(key_exprs)},
       {"target_columns", sql::Join(target_columns, ", ")},
       {"values", sql::Join(values, ", ")},
       {"source_is_target", KeyEquals(key, key_exprs, KeyNames(key, kTarget))},
@@ -288,12 +288,12 @@ static std::string OnConflict(const std::vector<KeyColumn>& key,
 std::string ProjectionPlan::RecomputeKeysFrom(const std::string& keys_from) const {
   const auto& key = target_key();
   Slots slots = BaseSlots();
-  std::vector<std::string> decoded;
+  std::vector<std::string> decoded = sql::KeyRowValues("k", KeyTypes(key));
   std::vector<std::string> typed;
   std::vector<std::string> source_key;
   for (size_t i = 0; i < key.size(); ++i) {
     const std::string name = sql::Ident("__k" + std::to_string(i + 1));
-    decoded.push_back("k.c" + std::to_string(i + 1) + "::" + key[i].type + " AS " + name);
+    decoded[i] += " AS " + name;
     typed.push_back("d." + name);
     source_key.push_back(key[i].expr);
   }
@@ -317,15 +317,11 @@ std::vector<DirtyKeys> ProjectionPlan::DirtyKeySql() const {
   // The key is the first routing values of every row version, each capture
   // row read by its own width (capture/routing.h).
   const size_t n = target_key().size();
-  std::vector<std::string> parts;
   std::vector<size_t> positions;
-  for (size_t i = 1; i <= n; ++i) {
-    parts.push_back("k.c" + std::to_string(i));
-    positions.push_back(i);
-  }
+  for (size_t i = 1; i <= n; ++i) positions.push_back(i);
   Slots slots{
       {"transform_id", std::to_string(transform_id())},
-      {"routed_key", sql::Join(parts, ", ")},
+      {"key", sql::KeyOfRow("k", n)},
       {"routing_rows", capture::RoutingRows("s", positions, "k")},
       {"source_id", std::to_string(source_id_)},
   };
@@ -335,14 +331,14 @@ std::vector<DirtyKeys> ProjectionPlan::DirtyKeySql() const {
 std::string ProjectionPlan::RecomputePagesSql() const {
   const size_t n = target_key().size();
   return RecomputeKeysFrom(sql::Ident(schema_) + ".pages AS p, " +
-                           sql::FlatRows("p.keys", "p.id", n, n, "k") +
+                           sql::KeyRows("p.keys", "p.id", n, "k") +
                            " WHERE p.id = ANY($1::bigint[])");
 }
 
 std::string ProjectionPlan::RecomputeKeysSql() const {
   const size_t n = target_key().size();
   return RecomputeKeysFrom("(SELECT 1 AS id, $1::text[] AS keys) AS p, " +
-                           sql::FlatRows("p.keys", "p.id", n, n, "k"));
+                           sql::KeyRows("p.keys", "p.id", n, "k"));
 }
 
 Bound ProjectionPlan::RecomputeRange(

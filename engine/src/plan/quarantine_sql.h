@@ -15,13 +15,13 @@ namespace trellis::plan {
 // Whether the plan writes `c`: a live column, or one in quarantine.
 bool IsWritten(const catalog::Column& c);
 
-// SQL true when `key_text` (a key as text[], KeyAsText) is recorded in
+// SQL true when `key_text` (a key's text form, sql::KeyText) is recorded in
 // quarantine for `column`.
 std::string IsQuarantinedKey(const std::string& schema, int transform_id, const std::string& column,
                              const std::string& key_text);
 
 // `CASE WHEN <key of this row is quarantined for column> THEN NULL ELSE expr
-// END`. `key_text` is the row's key as text[] (KeyAsText), `expr` the
+// END`. `key_text` is the row's key's text form (sql::KeyText), `expr` the
 // parenthesised value expression. CASE evaluates `expr` only for the other
 // rows, so the failing rows no longer fail the statement.
 std::string QuarantineGuarded(const std::string& schema, int transform_id,

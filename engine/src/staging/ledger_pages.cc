@@ -1,12 +1,12 @@
 #include "staging/ledger_pages.h"
 
+#include "sql/key_text.h"
 #include "sql/quote.h"
 #include "workers/locks.h"
 
 namespace trellis::staging {
 
 std::string PageDirtyKeysSql(const std::string& schema, int page_keys_param, bool delta_rows) {
-  const std::string buckets = std::to_string(workers::kBuckets);
   const std::string page_keys = "$" + std::to_string(page_keys_param) + "::int";
   const std::string pages = sql::Ident(schema) + ".pages";
   // With delta rows, `dirty` holds one row per change (a key repeats): keys
@@ -42,8 +42,9 @@ std::string PageDirtyKeysSql(const std::string& schema, int page_keys_param, boo
   // drains fell behind for good, and a self-check under those writes never
   // found its keys free of pending work.)
   const std::string out = R"sql(bucketed AS (
-  SELECT transform_id, key, abs(hashtext(key::text) % )sql" +
-                          buckets + R"sql() AS bucket)sql" + changes + R"sql( FROM dirty
+  SELECT transform_id, key, )sql" +
+                          sql::KeyBucket("key", workers::kBuckets) + R"sql( AS bucket)sql" +
+                          changes + R"sql( FROM dirty
 ), ranked AS (
   -- A key's rank among the distinct keys of its transform, in (bucket, key)
   -- order, and among those of its bucket: the difference is the number of

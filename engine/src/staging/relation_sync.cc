@@ -10,6 +10,7 @@
 #include "catalog/states.h"
 #include "log/component_log.h"
 #include "plan/bind.h"
+#include "sql/key_text.h"
 #include "sql/quote.h"
 #include "staging/ledger_pages.h"
 
@@ -42,11 +43,11 @@ std::string StaleKeysSql(const catalog::Transform& t, const plan::TransformPlan&
   std::vector<std::string> key, match;
   for (size_t i = 0; i < p.target_key().size(); ++i) {
     const std::string target_column = "t." + sql::Ident(p.target_key()[i].name);
-    key.push_back(target_column + "::text");
+    key.push_back(target_column);
     match.push_back("s." + sql::Ident(source.key_columns[i]) + " = " + target_column);
   }
-  return "SELECT " + std::to_string(t.id) + " AS transform_id, ARRAY[" + sql::Join(key, ", ") +
-         "] AS key FROM " + p.target() + " t WHERE NOT EXISTS (SELECT 1 FROM " +
+  return "SELECT " + std::to_string(t.id) + " AS transform_id, " + sql::KeyText(key) +
+         " AS key FROM " + p.target() + " t WHERE NOT EXISTS (SELECT 1 FROM " +
          sql::Qualified(source.schema_name, source.table_name) + " s WHERE " +
          sql::Join(match, " AND ") + ")";
 }
