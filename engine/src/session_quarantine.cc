@@ -14,6 +14,7 @@
 #include "grammar/render.h"
 #include "pg/connection.h"
 #include "plan/bind.h"
+#include "plan/key_sql.h"
 #include "reads/status.h"
 #include "sql/key_text.h"
 #include "sql/quote.h"
@@ -44,20 +45,17 @@ Result<Target> ResolveTarget(pg::Connection& conn, const std::string& schema,
   return catalog::ResolveAddress(conn, schema, parts, /*lock=*/false);
 }
 
-// The condition that the quarantined_rows row `q` is of a key the target
-// holds: a record of a key whose row was deleted since is not shown (it
-// fails nowhere now). The key is cast back to its types, so the target's
-// key index serves the lookup.
-std::string KeyInTarget(const catalog::Transform& t) {
-  std::vector<std::string> target;
-  std::vector<std::string> types;
-  for (const auto& k : t.key) {
-    target.push_back("x." + sql::Ident(k.name));
-    types.push_back(k.sql_type);
-  }
-  const std::vector<std::string> recorded = sql::KeyValues("q.key", types);
-  return "EXISTS (SELECT 1 FROM " + sql::Qualified(t.target_schema, t.target_name) +
-         " x WHERE ROW(" + sql::Join(target, ", ") + ") = ROW(" + sql::Join(recorded, ", ") + "))";
+// The condition that the quarantined_rows row `q` is of a unit key the
+// target holds rows under: a record of a key whose rows were deleted since
+// is not shown (it fails nowhere now). The key is cast back to its types,
+// so the target's key index serves the lookup.
+Result<std::string> KeyInTarget(const catalog::Transform& t, const std::string& schema) {
+  auto bound = plan::Bind(t, schema);
+  if (!bound.ok()) return bound.status();
+  const auto& unit = bound.value()->unit_key();
+  const std::vector<std::string> recorded = sql::KeyValues("q.key", plan::KeyTypes(unit));
+  return "EXISTS (SELECT 1 FROM " + bound.value()->target() + " x WHERE ROW(" +
+         sql::Join(plan::KeyNames(unit, "x"), ", ") + ") = ROW(" + sql::Join(recorded, ", ") + "))";
 }
 
 Result<std::vector<QuarantineEntry>> ReadEntries(pg::Connection& conn, const std::string& schema,
@@ -90,11 +88,13 @@ ORDER BY t.target_name, c.ordinal)sql",
     if (!row.status().ok()) return row.status();
     auto t = catalog::LoadTransformById(conn, schema, id);
     if (!t.ok()) return t.status();
+    auto in_target = KeyInTarget(t.value(), schema);
+    if (!in_target.ok()) return in_target.status();
     auto count = conn.Query(sql::WithSchema("SELECT count(*) FROM {schema}.quarantined_rows q "
                                             "WHERE q.transform_id = $1::int AND "
                                             "q.column_name = $2 AND ",
                                             schema) +
-                                KeyInTarget(t.value()),
+                                in_target.value(),
                             {std::to_string(id), e.column});
     if (!count.ok()) return count.status();
     auto rows_count = sql::ScalarInt64(count.value());
@@ -105,12 +105,11 @@ ORDER BY t.target_name, c.ordinal)sql",
   return out;
 }
 
-// The key literal $1 cast to the key's types and back to text: the key as
-// the plan renders it (1.0 and 1.00 are one key).
-std::string CanonicalKeySql(const catalog::Transform& t) {
-  std::vector<std::string> types;
-  for (const auto& k : t.key) types.push_back(k.sql_type);
-  return "SELECT " + sql::KeyLiteralOf(sql::KeyText(sql::KeyValues("$1::text[]", types)));
+// The unit key literal $1 cast to the key's types and back to text: the
+// key as the plan renders it (1.0 and 1.00 are one key).
+std::string CanonicalKeySql(const plan::TransformPlan& p) {
+  return "SELECT " + sql::KeyLiteralOf(
+                         sql::KeyText(sql::KeyValues("$1::text[]", plan::KeyTypes(p.unit_key()))));
 }
 
 }  // namespace
@@ -142,6 +141,8 @@ Result<SamplePage> Session::SampleQuarantined(const std::string& target, int64_t
   TRELLIS_RETURN_IF_ERROR(CheckMigrated());
   auto resolved = ResolveTarget(*conn_, options_.schema, target);
   if (!resolved.ok()) return resolved.status();
+  auto in_target = KeyInTarget(resolved->transform, options_.schema);
+  if (!in_target.ok()) return in_target.status();
   // The cursor is the last row's (column, key) as a text[]: opaque to the
   // caller, checked here so a wrong one is a validation error.
   if (cursor) {
@@ -168,7 +169,7 @@ WHERE q.transform_id = $1::int AND ($2::text IS NULL OR q.column_name = $2::text
   AND ($3::text IS NULL OR (q.column_name, q.key) > (($3::text[])[1], (($3::text[])[2])::text[]))
   AND )sql",
                       options_.schema) +
-          KeyInTarget(resolved->transform) + R"sql(
+          in_target.value() + R"sql(
 ORDER BY q.column_name, q.key
 LIMIT $4::int + 1)sql",
       {std::to_string(resolved->transform.id), resolved->column, cursor, std::to_string(limit)});
@@ -207,10 +208,14 @@ Status Session::ReleaseKey(const std::string& transform, const std::vector<std::
   auto t = reads::LoadNamedTransform(*conn_, options_.schema, transform);
   if (!t.ok()) return t.status();
   const std::string name = grammar::RenderTransformName(t->name());
-  if (key.size() != t->key.size()) {
-    return Status::Validation("transform " + name + " is keyed by " +
-                              std::to_string(t->key.size()) + " column(s); the key given has " +
-                              std::to_string(key.size()) + " value(s)");
+  // Keys are held by unit key (plan/transform_plan.h).
+  auto first = plan::Bind(t.value(), options_.schema);
+  if (!first.ok()) return first.status();
+  const size_t width = first.value()->unit_key().size();
+  if (key.size() != width) {
+    return Status::Validation("transform " + name + " is keyed by " + std::to_string(width) +
+                              " column(s); the key given has " + std::to_string(key.size()) +
+                              " value(s)");
   }
   if (t->state == TransformState::kPaused) {
     return Status::Validation("transform " + name + " is paused: RESUME TRANSFORM " + name +
@@ -233,7 +238,7 @@ Status Session::ReleaseKey(const std::string& transform, const std::vector<std::
   auto bound = plan::Bind(t.value(), options_.schema);
   if (!bound.ok()) return bound.status();
   // The key as the plan renders it (1.0 and 1.00 are one key).
-  auto canonical = conn_->Query(CanonicalKeySql(t.value()),
+  auto canonical = conn_->Query(CanonicalKeySql(*bound.value()),
                                 {sql::KeyLiteral(sql::KeyValueList(key.begin(), key.end()))});
   if (!canonical.ok()) {
     return Status::Validation("the key given is not a key of transform " + name + ": " +

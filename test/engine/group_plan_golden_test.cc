@@ -114,6 +114,16 @@ void CheckGolden(const Transform& t, const std::string& fixture) {
   REQUIRE(plan.ok());
   CHECK(plan.value()->kind() == trellis::catalog::TransformKind::kGroupBy);
   trellis::test::CheckGoldenStatements(plan.value()->Statements(), fixture);
+  // A group is the unit of its maintenance: its unit key is its target key
+  // (spec/engine.md "Unit keys").
+  const auto& unit = plan.value()->unit_key();
+  const auto& key = plan.value()->target_key();
+  REQUIRE(unit.size() == key.size());
+  for (size_t i = 0; i < key.size(); ++i) {
+    CHECK(unit[i].name == key[i].name);
+    CHECK(unit[i].expr == key[i].expr);
+    CHECK(unit[i].nullable == key[i].nullable);
+  }
 }
 
 }  // namespace

@@ -86,6 +86,17 @@ static void CheckGolden(const trellis::plan::TransformPlan& plan, const std::str
   size_t files = 0;
   for (const auto& entry : fs::directory_iterator(dir)) files += entry.path().extension() == ".sql";
   CHECK(files == statements.size());
+  // Every kind today has one target row per unit of work: its unit key is
+  // its target key (spec/engine.md "Unit keys").
+  const auto& unit = plan.unit_key();
+  const auto& key = plan.target_key();
+  REQUIRE(unit.size() == key.size());
+  for (size_t i = 0; i < key.size(); ++i) {
+    CHECK(unit[i].name == key[i].name);
+    CHECK(unit[i].type == key[i].type);
+    CHECK(unit[i].expr == key[i].expr);
+    CHECK(unit[i].nullable == key[i].nullable);
+  }
 }
 
 TEST_CASE("every statement of a projection plan matches its golden text", "[plan]") {

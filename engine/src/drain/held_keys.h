@@ -22,7 +22,7 @@ namespace trellis::drain {
 // take longer than fixing the cause and rebuilding.
 inline constexpr int kMaxHeldKeys = 1000;
 
-// Holds `key` (a text[] literal) of `t` for `error`, in the caller's
+// Holds `key` (a unit key literal, sql/key_text.h) of `t` for `error`, in the caller's
 // transaction; a key held already gets the new error and one more attempt.
 // Pauses `t` (kind failure) once it holds kMaxHeldKeys keys.
 Status HoldKey(pg::Connection& conn, const std::string& schema, const catalog::Transform& t,

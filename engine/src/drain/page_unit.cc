@@ -84,7 +84,7 @@ Result<long> PagesUnit::Apply(pg::Connection& conn) {
 
 Result<std::vector<std::unique_ptr<Unit>>> PagesUnit::Split(pg::Connection& conn) {
   // The pages' distinct keys, each a key literal.
-  const size_t n = plan_.target_key().size();
+  const size_t n = plan_.unit_key().size();
   auto keys = conn.Query("SELECT DISTINCT " + sql::KeyLiteralOf(sql::KeyOfRow("k", n)) + " FROM " +
                              sql::Ident(schema_) + ".pages AS p, " +
                              sql::KeyRows("p.keys", "p.id", n, "k") +
@@ -102,7 +102,7 @@ Result<std::vector<std::unique_ptr<Unit>>> PagesUnit::Split(pg::Connection& conn
 
 Status PagesUnit::Complete(pg::Connection& conn) {
   // Prepared: its text changes only with the schema and the key's width.
-  auto completed = conn.QueryPrepared(CompleteSql(schema_, plan_.target_key().size()),
+  auto completed = conn.QueryPrepared(CompleteSql(schema_, plan_.unit_key().size()),
                                       {page_ids_, std::to_string(plan_.transform_id())});
   if (!completed.ok()) return completed.status();
   quarantined_.clear();

@@ -1,5 +1,7 @@
 // Drain units: ledger pages of one transform, and the explicit key sets a
-// failing page is cut into while the executor narrows a data error.
+// failing page is cut into while the executor narrows a data error. Pages
+// carry unit keys (plan::PlanTarget::unit_key) in the form of
+// sql/key_text.h; recomputing a unit replaces every target row under it.
 #pragma once
 
 #include <string>
@@ -33,7 +35,7 @@ class PagesUnit final : public Unit {
   std::vector<std::string> quarantined_;
 };
 
-// Keys given explicitly, each a 1-D text[] literal in key-column order.
+// Unit keys given explicitly, each a key literal (sql::KeyLiteral).
 class KeysUnit final : public Unit {
  public:
   KeysUnit(const plan::TransformPlan& plan, std::vector<std::string> keys)

@@ -33,7 +33,7 @@ struct FailingKey {
   std::optional<std::string> inputs;
 };
 
-// Reads `key` (a text[] literal as the unit gave it) through the plan.
+// Reads `key` (a unit key literal as the unit gave it) through the plan.
 Result<FailingKey> ReadFailingKey(pg::Connection& conn, const plan::TransformPlan& plan,
                                   const std::string& key);
 
@@ -52,7 +52,7 @@ Result<std::optional<std::vector<std::string>>> ChargeToColumns(
     const FailingKey& key, const Status& error, Status& refusal,
     const std::set<std::string>& known = {});
 
-// Computes again the quarantined values of `keys` of `t` (text[] literals:
+// Computes again the quarantined values of `keys` of `t` (unit key literals:
 // keys a unit just recomputed, recorded in quarantine by an earlier
 // transaction), in the caller's transaction. A key whose values all compute
 // now (its row was fixed, or deleted) leaves the quarantine with its values

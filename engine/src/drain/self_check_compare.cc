@@ -26,6 +26,30 @@ std::vector<std::string> TypedKey(const std::vector<plan::KeyColumn>& key,
   return sql::KeyValues(array, plan::KeyTypes(key));
 }
 
+// The target and definition rows of one key, as a FULL JOIN condition. A
+// FULL JOIN needs a hash- or merge-joinable condition, which the NULL-safe
+// OR form of a nullable key (a group key) is not; one-element arrays are,
+// and their equality treats two NULLs as equal.
+std::string JoinableKeyEquals(const std::vector<plan::KeyColumn>& key) {
+  std::vector<std::string> parts;
+  for (const auto& k : key) {
+    const std::string t = "t." + sql::Ident(k.name);
+    const std::string d = "d." + sql::Ident(k.name);
+    parts.push_back(k.nullable ? "ARRAY[" + t + "] = ARRAY[" + d + "]" : t + " = " + d);
+  }
+  return sql::Join(parts, " AND ");
+}
+
+// The key columns of the row on whichever side of a FULL JOIN of the
+// target `t` and the definition `d` has it.
+std::vector<std::string> EitherSide(const std::vector<plan::KeyColumn>& key) {
+  std::vector<std::string> out;
+  for (const auto& k : key) {
+    out.push_back("coalesce(t." + sql::Ident(k.name) + ", d." + sql::Ident(k.name) + ")");
+  }
+  return out;
+}
+
 }  // namespace
 
 SelfCheckStatements::SelfCheckStatements(const plan::TransformPlan& plan,
@@ -33,33 +57,37 @@ SelfCheckStatements::SelfCheckStatements(const plan::TransformPlan& plan,
     : plan_(plan), names_(std::move(columns)), schema_(std::move(schema)) {
   for (const auto& c : names_) columns_.push_back(sql::Ident(c));
   const auto& key = plan_.target_key();
+  const auto& unit = plan_.unit_key();
+  // The unit key's columns are target key columns (plan/transform_plan.h),
+  // so the key names select them too.
   const std::string selected = sql::Join(plan::KeyNames(key, ""), ", ") +
                                (columns_.empty() ? "" : ", " + sql::Join(columns_, ", "));
   std::vector<std::string> triples;
   for (const auto& c : columns_) {
     triples.push_back("t." + c + "::text, d." + c + "::text, t." + c + " IS DISTINCT FROM d." + c);
   }
-  const std::string candidate = "c.key";
+  const std::vector<std::string> candidate = TypedKey(unit, "c.key");
+  // The rows of either side under a candidate unit, paired by target key:
+  // a unit may hold many rows, and each is compared with its counterpart.
+  auto under_candidate = [&](const std::string& alias) {
+    return "EXISTS (SELECT 1 FROM c WHERE " +
+           plan::KeyEquals(unit, plan::KeyNames(unit, alias), candidate) + ")";
+  };
   recheck_ =
-      "WITH c AS (" + sql::KeysOfList("$1") +
-      "),\n"
-      "pending_all AS (" +
-      AllPendingSql() + "),\npending AS (" + PendingKeysSql() +
-      ")\n"
-      "SELECT " +
-      sql::KeyLiteralOf("c.key") +
-      ",\n"
-      "  (SELECT all_pending FROM pending_all) OR EXISTS (SELECT 1 FROM pending p WHERE " +
-      plan::KeyEquals(key, TypedKey(key, "p.key"), TypedKey(key, candidate)) +
+      "WITH c AS (" + sql::KeysOfList("$1") + "),\npending_all AS (" + AllPendingSql() +
+      "),\npending AS (" + PendingKeysSql() + ")\nSELECT " + sql::KeyLiteralOf("c.key") +
+      ",\n  (SELECT all_pending FROM pending_all) OR EXISTS (SELECT 1 FROM pending p WHERE " +
+      plan::KeyEquals(unit, TypedKey(unit, "p.key"), candidate) +
       "),\n  t.__t IS NOT NULL, d.__d IS NOT NULL,\n  EXISTS (SELECT 1 FROM " +
       sql::WithSchema("{schema}", schema_) +
       ".held_keys h WHERE h.transform_id = " + std::to_string(plan_.transform_id()) +
-      " AND h.key = c.key)" + (triples.empty() ? "" : ",\n  " + sql::Join(triples, ",\n  ")) +
-      "\nFROM c\nLEFT JOIN (SELECT true AS __t, " + selected + " FROM " + plan_.target() +
-      ") t ON " + plan::KeyEquals(key, plan::KeyNames(key, "t"), TypedKey(key, candidate)) +
-      "\nLEFT JOIN (SELECT true AS __d, " + selected + " FROM (" + plan_.DefinitionQuerySql() +
-      ") d0) d ON " + plan::KeyEquals(key, plan::KeyNames(key, "d"), TypedKey(key, candidate)) +
-      "\nORDER BY c.key";
+      " AND h.key = c.key),\n  " + sql::KeyLiteralOf(sql::KeyText(EitherSide(key))) +
+      (triples.empty() ? "" : ",\n  " + sql::Join(triples, ",\n  ")) +
+      "\nFROM c\nLEFT JOIN ((SELECT true AS __t, " + selected + " FROM " + plan_.target() +
+      " t0 WHERE " + under_candidate("t0") + ") t\n  FULL JOIN (SELECT true AS __d, " + selected +
+      " FROM (" + plan_.DefinitionQuerySql() + ") d0 WHERE " + under_candidate("d0") +
+      ") d\n  ON " + JoinableKeyEquals(key) + ")\n  ON " +
+      plan::KeyEquals(unit, EitherSide(unit), candidate) + "\nORDER BY c.key";
 }
 
 std::string SelfCheckStatements::AllPendingSql() const {
@@ -83,7 +111,7 @@ std::string SelfCheckStatements::PendingKeysSql() const {
   // Keys with ledger pages, and keys the capture rows not staged yet will
   // dirty (the plan's own dirty-key SQL over every capture row, as staging
   // would consume them).
-  const size_t n = plan_.target_key().size();
+  const size_t n = plan_.unit_key().size();
   std::string out = "SELECT " + sql::KeyOfRow("k", n) + " AS key FROM " +
                     sql::WithSchema("{schema}", schema_) + ".pages p, " +
                     sql::KeyRows("p.keys", "p.id", n, "k") +
@@ -97,24 +125,6 @@ std::string SelfCheckStatements::PendingKeysSql() const {
   return out;
 }
 
-namespace {
-
-// The target and definition rows of one key, as a FULL JOIN condition. A
-// FULL JOIN needs a hash- or merge-joinable condition, which the NULL-safe
-// OR form of a nullable key (a group key) is not; one-element arrays are,
-// and their equality treats two NULLs as equal.
-std::string JoinableKeyEquals(const std::vector<plan::KeyColumn>& key) {
-  std::vector<std::string> parts;
-  for (const auto& k : key) {
-    const std::string t = "t." + sql::Ident(k.name);
-    const std::string d = "d." + sql::Ident(k.name);
-    parts.push_back(k.nullable ? "ARRAY[" + t + "] = ARRAY[" + d + "]" : t + " = " + d);
-  }
-  return sql::Join(parts, " AND ");
-}
-
-}  // namespace
-
 plan::Bound SelfCheckStatements::CompareRange(const plan::KeyRange& range) const {
   const auto& key = plan_.target_key();
   plan::Bound out;
@@ -123,13 +133,10 @@ plan::Bound SelfCheckStatements::CompareRange(const plan::KeyRange& range) const
   pg::Params same;  // the same bounds again, as the same parameters
   const std::string definition_in_range =
       plan::InRange(key, plan::KeyNames(key, "d0"), range, same);
-  std::vector<std::string> either;  // the key of the row on whichever side has it
-  for (const auto& k : key) {
-    either.push_back("coalesce(t." + sql::Ident(k.name) + ", d." + sql::Ident(k.name) + ")");
-  }
   const std::string selected = sql::Join(plan::KeyNames(key, ""), ", ") +
                                (columns_.empty() ? "" : ", " + sql::Join(columns_, ", "));
-  out.text = "SELECT count(*), coalesce(array_agg(" + sql::KeyLiteralOf(sql::KeyText(either)) +
+  out.text = "SELECT count(*), coalesce(array_agg(" +
+             sql::KeyLiteralOf(sql::KeyText(EitherSide(plan_.unit_key()))) +
              ") FILTER (WHERE t.__t IS NULL OR d.__d IS NULL OR " + ValuesDiffer(columns_) +
              "), '{}')\nFROM (SELECT true AS __t, " + selected + " FROM " + plan_.target() +
              " t0 WHERE " + target_in_range + ") t\nFULL JOIN (SELECT true AS __d, " + selected +
@@ -139,7 +146,7 @@ plan::Bound SelfCheckStatements::CompareRange(const plan::KeyRange& range) const
 }
 
 std::string SelfCheckStatements::SampleTargetKeysSql() const {
-  return "SELECT " + sql::KeyLiteralOf(sql::KeyText(plan::KeyNames(plan_.target_key(), "t"))) +
+  return "SELECT " + sql::KeyLiteralOf(sql::KeyText(plan::KeyNames(plan_.unit_key(), "t"))) +
          " FROM " + plan_.target() + " t TABLESAMPLE BERNOULLI ($1::float8) LIMIT $2::bigint";
 }
 

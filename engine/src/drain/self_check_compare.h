@@ -1,6 +1,8 @@
 // The statements of a self-check (spec/engine.md "Self-check"), rendered
 // from a transform's plan and therefore the same for every transform kind:
-// the target against the plan's definition query, matched on the target key.
+// the target against the plan's definition query, its rows matched on the
+// target key; the keys it reports and re-checks (its candidates) are unit
+// keys (plan/transform_plan.h), each a key literal (sql/key_text.h).
 #pragma once
 
 #include <string>
@@ -17,27 +19,30 @@ class SelfCheckStatements {
                       std::string schema);
 
   // Compares `range` of the target key in one snapshot. One row: the number
-  // of keys on either side, and the keys whose rows differ (missing, extra or
-  // with a different value) as text[] literals, in a text[].
+  // of rows on either side, and the unit keys of the rows that differ
+  // (missing, extra or with a different value), as a key list
+  // (sql::KeyListLiteral).
   plan::Bound CompareRange(const plan::KeyRange& range) const;
 
-  // Re-checks the keys given as $1 (text[] of text[] literals) in one
-  // snapshot. One row per key: the key literal; whether work that may
-  // change it is pending (ledger pages, capture rows, a build or a pause of
-  // the transform); whether the target and the recompute hold a row for it;
-  // whether the key is held (drain/held_keys.h); then for every value column: the target's value,
-  // the recomputed value, and whether they differ.
+  // Re-checks the unit keys given as $1 (a key list) in one snapshot. One
+  // row per target row under each unit, on either side (one row, with
+  // neither, for a unit that has none): the unit key literal; whether work
+  // that may change it is pending (ledger pages, capture rows, a build or a
+  // pause of the transform); whether the target and the recompute hold the
+  // row; whether the unit is held (drain/held_keys.h); the row's target key
+  // literal; then for every value column: the target's value, the
+  // recomputed value, and whether they differ.
   const std::string& RecheckKeysSql() const { return recheck_; }
 
-  // Up to $2 keys of a sample of the target: a TABLESAMPLE BERNOULLI of $1
-  // percent of its rows, as text[] literals.
+  // The unit keys of up to $2 rows of a sample of the target: a TABLESAMPLE
+  // BERNOULLI of $1 percent of its rows, as key literals.
   std::string SampleTargetKeysSql() const;
 
   // The compared value columns, unquoted, in RecheckKeysSql's order.
   const std::vector<std::string>& columns() const { return names_; }
 
   // Columns of RecheckKeysSql before the value triples.
-  static constexpr size_t kRecheckLeading = 5;
+  static constexpr size_t kRecheckLeading = 6;
 
  private:
   std::string AllPendingSql() const;

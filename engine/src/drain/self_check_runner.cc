@@ -165,7 +165,7 @@ Result<bool> SelfCheckRunner::Sample(pg::Connection& conn, const std::string& sc
   auto target = conn.Query(a.statements->SampleTargetKeysSql(), {std::to_string(percent), size});
   if (!target.ok()) return target.status();
   for (size_t r = 0; r < target->size(); ++r) a.findings.candidates.insert(target->text(r, 0));
-  const plan::Bound source = a.plan->SampleBoundaries(percent, 1, a.job.sample_size);
+  const plan::Bound source = a.plan->SampleUnitKeys(percent, a.job.sample_size);
   auto definition = conn.Query(source.text, source.params);
   if (!definition.ok()) return definition.status();
   for (size_t r = 0; r < definition->size(); ++r) {
@@ -216,7 +216,7 @@ Result<bool> SelfCheckRunner::Settle(pg::Connection& conn, const std::string& sc
       if (in_target && in_definition && d.columns.empty()) continue;  // it was lag
       ++a.report.divergence_count;
       if (a.report.divergences.size() < kSelfCheckReportLimit) {
-        d.key = sql::ParseKeyLiteral(key);
+        d.key = sql::ParseKeyLiteral(rows->text(r, 5));  // the row's own key
         d.fix = FixFor(a.transform, d);
         a.report.divergences.push_back(std::move(d));
       } else {

@@ -17,7 +17,7 @@
 namespace trellis::drain {
 
 struct SelfCheckFindings {
-  std::set<std::string> candidates;        // keys whose rows differed (text[] literals)
+  std::set<std::string> candidates;        // unit keys whose rows differed (key literals)
   std::vector<std::string> failed_ranges;  // ranges that could not be compared
 };
 

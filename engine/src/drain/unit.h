@@ -43,14 +43,15 @@ class Unit {
                        const Status& error) = 0;
 
   // Failure charging (charging.h) of a part the executor narrowed to:
-  // the one target key it covers, as a text[] literal in key-column order
-  // (nullopt when it covers no single key, or the kind cannot say).
+  // the one unit key it covers (plan::PlanTarget::unit_key), as a key
+  // literal (sql/key_text.h) (nullopt when it covers no single key, or the
+  // kind cannot say).
   virtual Result<std::optional<std::string>> OneKey(pg::Connection&) const {
     return std::optional<std::string>();
   }
   // After Complete: the keys the unit recomputed that hold quarantined
-  // values recorded by an earlier transaction (quarantine.h), each a text[]
-  // literal, for the charging hook to compute again (a write may have fixed
+  // values recorded by an earlier transaction (quarantine.h), each a unit
+  // key literal, for the charging hook to compute again (a write may have fixed
   // or deleted their rows). None by default: a build's rebuild clears the
   // records before it runs.
   virtual std::vector<std::string> QuarantinedKeys() const { return {}; }

@@ -108,7 +108,7 @@ Result<std::unique_ptr<TransformPlan>> GroupPlan::Bind(const catalog::Transform&
   for (const auto& k : t.key) plan->visible_.push_back(k.expr + " AS " + sql::Ident(k.name));
   // The group's key as text[], as pages and quarantined_rows hold it: over a
   // source row it is the row's group, over a group its key.
-  const std::string key_text = sql::KeyText(GroupKeyExprs(plan->target_key()));
+  const std::string key_text = sql::KeyText(GroupKeyExprs(plan->unit_key()));
   auto has_column = [&](const std::string& name) {
     return std::any_of(t.columns.begin(), t.columns.end(),
                        [&](const catalog::Column& c) { return c.name == name; });
@@ -451,7 +451,7 @@ std::vector<std::string> GroupPlan::ApplyPagesSql() const {
   std::vector<std::string> out = ApplyDeltaRowsSql(deltas_);
   // Then the groups the pages list without a delta row (pages staged before
   // the transform took deltas, corrections) and the held ones.
-  const size_t n = target_key().size();
+  const size_t n = unit_key().size();
   // Without GROUP BY, also the one row when it is missing (an operator
   // deleted it): deltas only update it, and the recompute makes it again.
   const std::string missing = whole_table_ ? " OR NOT EXISTS (SELECT 1 FROM " + target() + ")" : "";
@@ -469,29 +469,29 @@ std::string GroupPlan::RecomputeKeysFrom(const std::string& keys_from) const {
     return aggregates::RecomputeGroupsSql(
         shape_, dirty, Record("NULL", "EXISTS (SELECT 1 FROM " + dirty + " AS d)"));
   }
-  std::vector<std::string> decoded = sql::KeyRowValues("k", KeyTypes(target_key()));
+  std::vector<std::string> decoded = sql::KeyRowValues("k", KeyTypes(unit_key()));
   for (size_t i = 0; i < decoded.size(); ++i) {
     decoded[i] += " AS " + aggregates::DirtyKeyColumn(i + 1);
   }
   // The keys' literals as the pages hold them, which is how delta rows name
   // their groups.
   const std::string recorded = "ARRAY(SELECT DISTINCT " +
-                               sql::KeyLiteralOf(sql::KeyOfRow("k", target_key().size())) +
-                               " FROM " + keys_from + ")";
+                               sql::KeyLiteralOf(sql::KeyOfRow("k", unit_key().size())) + " FROM " +
+                               keys_from + ")";
   return aggregates::RecomputeGroupsSql(
       shape_, "(SELECT DISTINCT " + sql::Join(decoded, ", ") + " FROM " + keys_from + ")",
       Record(recorded));
 }
 
 std::string GroupPlan::RecomputePagesSql() const {
-  const size_t n = target_key().size();
+  const size_t n = unit_key().size();
   return RecomputeKeysFrom(sql::Ident(schema_) + ".pages AS p, " +
                            sql::KeyRows("p.keys", "p.id", n, "k") +
                            " WHERE p.id = ANY($1::bigint[])");
 }
 
 std::string GroupPlan::RecomputeKeysSql() const {
-  const size_t n = target_key().size();
+  const size_t n = unit_key().size();
   return RecomputeKeysFrom("(SELECT 1 AS id, $1::text[] AS keys) AS p, " +
                            sql::KeyRows("p.keys", "p.id", n, "k"));
 }
@@ -549,7 +549,7 @@ Bound GroupPlan::SampleBoundaries(double percent, long per_boundary, long count)
 
 std::string GroupPlan::KeyInputsSql() const {
   std::vector<std::string> pairs;
-  const auto& key = target_key();
+  const auto& key = unit_key();
   for (size_t i = 0; i < key.size(); ++i) {
     pairs.push_back(sql::Literal(key[i].name) + ", " + sql::KeyElement("$1::text[]", i));
   }

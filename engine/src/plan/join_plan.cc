@@ -135,7 +135,7 @@ std::string JoinPlan::FromClause() const { return from_; }
 
 std::vector<DirtyKeys> JoinPlan::DirtyKeySql() const {
   std::vector<DirtyKeys> out = ProjectionPlan::DirtyKeySql();  // the FROM table's own keys
-  const std::string key_text = sql::KeyText(KeyExprs(target_key()));
+  const std::string key_text = sql::KeyText(KeyExprs(unit_key()));
   for (size_t i = 1; i < inputs_.size(); ++i) {
     const catalog::Input& input = inputs_[i];
     const catalog::Input& to = inputs_[IndexOfOrdinal(inputs_, *input.joined_to)];

@@ -40,7 +40,7 @@ struct Bound {
 
 // The dirty-key SQL of one input table: a SELECT over the CTE `consumed`
 // (capture rows: id, source_id, op, routing) yielding
-// (transform_id int, key text[]) for every target key the rows may change.
+// (transform_id int, key text[]) for every unit key the rows may change.
 struct DirtyKeys {
   int source_id = 0;
   std::string sql;

@@ -155,7 +155,8 @@ ProjectionPlan::ProjectionPlan(const catalog::Transform& t, const std::string& s
       source_id_(t.source.id),
       source_table_(sql::Qualified(t.source.schema_name, t.source.table_name)),
       alias_(sql::Ident(t.source_alias)) {
-  const std::string key_text = sql::KeyText(KeyExprs(target_key()));
+  // Quarantine records are kept by unit key.
+  const std::string key_text = sql::KeyText(KeyExprs(unit_key()));
   for (const auto& c : t.columns) {
     if (!IsWritten(c)) continue;  // a paused column keeps what it has
     column_names_.push_back(c.name);
@@ -286,7 +287,9 @@ static std::string OnConflict(const std::vector<KeyColumn>& key,
 }
 
 std::string ProjectionPlan::RecomputeKeysFrom(const std::string& keys_from) const {
-  const auto& key = target_key();
+  // The unit keys read, decoded and looked up in the source; the row of a
+  // unit (a row kind has one per unit) upserted on the target key.
+  const auto& key = unit_key();
   Slots slots = BaseSlots();
   std::vector<std::string> decoded = sql::KeyRowValues("k", KeyTypes(key));
   std::vector<std::string> typed;
@@ -309,7 +312,7 @@ std::string ProjectionPlan::RecomputeKeysFrom(const std::string& keys_from) cons
   slots["source_is_key"] = KeyEquals(key, source_key, typed);
   slots["source_is_kept_key"] = KeyEquals(key, source_key, cte_keys);
   slots["target_is_kept_key"] = KeyEquals(key, KeyNames(key, kTarget), cte_keys);
-  slots["on_conflict"] = OnConflict(key, columns_);
+  slots["on_conflict"] = OnConflict(target_key(), columns_);
   return Render(kRecomputeKeys, slots);
 }
 
@@ -329,14 +332,14 @@ std::vector<DirtyKeys> ProjectionPlan::DirtyKeySql() const {
 }
 
 std::string ProjectionPlan::RecomputePagesSql() const {
-  const size_t n = target_key().size();
+  const size_t n = unit_key().size();
   return RecomputeKeysFrom(sql::Ident(schema_) + ".pages AS p, " +
                            sql::KeyRows("p.keys", "p.id", n, "k") +
                            " WHERE p.id = ANY($1::bigint[])");
 }
 
 std::string ProjectionPlan::RecomputeKeysSql() const {
-  const size_t n = target_key().size();
+  const size_t n = unit_key().size();
   return RecomputeKeysFrom("(SELECT 1 AS id, $1::text[] AS keys) AS p, " +
                            sql::KeyRows("p.keys", "p.id", n, "k"));
 }
@@ -411,7 +414,10 @@ std::string ProjectionPlan::EstimateKeysSql() const { return Render(kEstimateKey
 
 std::string ProjectionPlan::KeyInputsSql() const {
   Slots slots = BaseSlots();
-  slots["key_param"] = KeyFromParam(target_key(), 1);
+  const std::vector<std::string> unit = KeyExprs(unit_key());
+  slots["key_text"] = sql::KeyText(unit);
+  slots["source_key"] = sql::Join(unit, ", ");
+  slots["key_param"] = KeyFromParam(unit_key(), 1);
   return Render(kKeyInputs, slots);
 }
 

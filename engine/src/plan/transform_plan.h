@@ -49,7 +49,19 @@ class PlanTarget {
   virtual const std::string& name() const = 0;
   // The quoted, qualified target table.
   virtual const std::string& target() const = 0;
+  // The target's row key: one row per value of it.
   virtual const std::vector<KeyColumn>& target_key() const = 0;
+  // The unit key (spec/engine.md "Unit keys"): the key one unit of
+  // maintenance recomputes, which pages, held keys, quarantine records and
+  // self-check's candidates carry, in the text form of sql/key_text.h. Each
+  // of its columns is a column of the target's key (`name`) computed over
+  // the FROM clause (`expr`), so the target rows under a unit are the rows
+  // whose columns hold the unit's values, and one unit may select many
+  // target rows (a one-to-many join keyed by (c.id, o.id) whose unit is
+  // c.id). The recompute of a unit replaces every target row under it. For
+  // a kind with one target row per unit (every kind today) it is the
+  // target key itself, the default.
+  virtual const std::vector<KeyColumn>& unit_key() const { return target_key(); }
 };
 
 // Staging and the drain of ledger pages (spec/engine.md "Staging", "Drain").
@@ -57,7 +69,7 @@ class MaintainPlan : public virtual PlanTarget {
  public:
   // The FROM clause every statement reads the inputs through.
   virtual std::string FromClause() const = 0;
-  // Staging: one entry per input table.
+  // Staging: one entry per input table, yielding unit keys.
   virtual std::vector<DirtyKeys> DirtyKeySql() const = 0;
   // Staging of the delta path (spec/engine.md "Deltas"): a SELECT over the
   // CTE `consumed` (capture rows: id, source_id, op, xid, routing, width)
@@ -67,18 +79,23 @@ class MaintainPlan : public virtual PlanTarget {
   // only, from DirtyKeySql).
   virtual std::string DeltaRowsSql() const { return {}; }
 
-  // Recomputes the keys of the ledger pages whose ids are $1 (bigint[]).
-  // Returns one row: (written, deleted).
+  // Recomputes the unit keys of the ledger pages whose ids are $1
+  // (bigint[]): every target row under each unit is replaced by the rows
+  // the unit computes now (none: its rows are deleted). A kind with one row
+  // per unit does it as an upsert of the row that is kept and a delete of
+  // the one that is not, leaving unchanged rows unwritten. Returns one row:
+  // (written, deleted).
   virtual std::string RecomputePagesSql() const = 0;
-  // Recomputes the keys given explicitly as $1, a 2-D text[] (one row per
-  // key, in key-column order). Returns (written, deleted).
+  // Recomputes the unit keys given explicitly as $1, a 2-D text[] (one row
+  // per key, in key-column order: sql::KeyRowsLiteral), the same way.
+  // Returns (written, deleted).
   virtual std::string RecomputeKeysSql() const = 0;
   // The drain of ledger pages $1 (bigint[]): statements run in order in one
   // transaction, each taking $1 only; the rows each affects are the work
   // done. By default the recompute of the pages' keys.
   virtual std::vector<std::string> ApplyPagesSql() const { return {RecomputePagesSql()}; }
 
-  // Failure charging (drain/quarantine.h): one row for the one target key
+  // Failure charging (drain/quarantine.h): one row for the one unit key
   // $1 (text[]): the key as the plan renders it (text[]), and the input
   // values it is computed from (jsonb: column -> value). Empty when the
   // kind cannot say; failing rows are then recorded without their inputs.
@@ -218,23 +235,38 @@ class TransformPlan : public MaintainPlan,
   const std::string& name() const final { return name_; }
   const std::string& target() const final { return target_; }
   const std::vector<KeyColumn>& target_key() const final { return key_; }
+  const std::vector<KeyColumn>& unit_key() const final { return unit_key_; }
+
+  // Self-check's sample of the definition side (drain/self_check_runner.h):
+  // up to `count` unit keys from a sample of `percent` of the input, as key
+  // literals. By default the sampled boundaries, which are unit keys when
+  // the unit is the target row; a kind whose unit selects many rows samples
+  // its units here.
+  virtual Bound SampleUnitKeys(double percent, long count) const {
+    return SampleBoundaries(percent, 1, count);
+  }
 
   // Every statement this plan renders, named, including each range variant:
   // what the golden tests compare.
   virtual std::vector<NamedStatement> Statements() const = 0;
 
  protected:
-  TransformPlan(int transform_id, std::string name, std::string target, std::vector<KeyColumn> key)
+  // `unit_key`: nullopt for a kind whose unit is its target row (the unit
+  // key is then the target key).
+  TransformPlan(int transform_id, std::string name, std::string target, std::vector<KeyColumn> key,
+                std::optional<std::vector<KeyColumn>> unit_key = std::nullopt)
       : transform_id_(transform_id),
         name_(std::move(name)),
         target_(std::move(target)),
-        key_(std::move(key)) {}
+        key_(std::move(key)),
+        unit_key_(unit_key ? std::move(*unit_key) : key_) {}
 
  private:
   int transform_id_;
   std::string name_;
   std::string target_;
   std::vector<KeyColumn> key_;
+  std::vector<KeyColumn> unit_key_;
 };
 
 }  // namespace trellis::plan

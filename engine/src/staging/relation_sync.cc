@@ -10,6 +10,7 @@
 #include "catalog/states.h"
 #include "log/component_log.h"
 #include "plan/bind.h"
+#include "plan/key_sql.h"
 #include "sql/key_text.h"
 #include "sql/quote.h"
 #include "staging/ledger_pages.h"
@@ -40,14 +41,15 @@ bool KeyedBySource(const catalog::Transform& t, const plan::TransformPlan& p,
 // The target keys of `t` whose row in `source` is gone.
 std::string StaleKeysSql(const catalog::Transform& t, const plan::TransformPlan& p,
                          const catalog::Source& source) {
-  std::vector<std::string> key, match;
+  std::vector<std::string> match;
   for (size_t i = 0; i < p.target_key().size(); ++i) {
     const std::string target_column = "t." + sql::Ident(p.target_key()[i].name);
-    key.push_back(target_column);
     match.push_back("s." + sql::Ident(source.key_columns[i]) + " = " + target_column);
   }
-  return "SELECT " + std::to_string(t.id) + " AS transform_id, " + sql::KeyText(key) +
-         " AS key FROM " + p.target() + " t WHERE NOT EXISTS (SELECT 1 FROM " +
+  // Staging dirties unit keys: those of the rows whose source row is gone.
+  return "SELECT " + std::to_string(t.id) + " AS transform_id, " +
+         sql::KeyText(plan::KeyNames(p.unit_key(), "t")) + " AS key FROM " + p.target() +
+         " t WHERE NOT EXISTS (SELECT 1 FROM " +
          sql::Qualified(source.schema_name, source.table_name) + " s WHERE " +
          sql::Join(match, " AND ") + ")";
 }
