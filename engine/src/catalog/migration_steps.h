@@ -68,4 +68,8 @@ extern const std::string_view kV14Privileges;
 // that transform's stages (migration_v15_stages.cc).
 extern const std::string_view kV15Stages;
 
+// 15 -> 16: the number of delta rows each ledger page carries, which caps a
+// drain's claim (migration_v16_page_deltas.cc).
+extern const std::string_view kV16PageDeltas;
+
 }  // namespace trellis::catalog::steps

@@ -33,6 +33,7 @@ const std::vector<std::vector<std::string_view>>& Steps() {
       {steps::kV13CaptureTruncate},                            // capture kept whole
       {steps::kV14Privileges},                                 // target readers, RLS
       {steps::kV15Stages},                                     // stages and owners
+      {steps::kV16PageDeltas},                                 // delta rows per page
   };
   return steps;
 }

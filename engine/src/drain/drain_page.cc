@@ -24,7 +24,15 @@ std::string IntArray(const std::set<int>& ids) {
 // claim's pages) holds more keys than a page, the claim takes about half of
 // it (pages whose running key count stays within half, and always the
 // oldest), so another idle drain takes the rest side by side; a stream of
-// small pages stays under that and still goes out in few transactions. Only
+// small pages stays under that and still goes out in few transactions. The
+// pages taken are also capped by the delta rows they carry (the running
+// count in id order, as staging recorded it; the oldest page always goes,
+// even alone over the cap), so one delta statement never folds an unbounded
+// backlog of a few hot groups. A page staged before catalog step 16 has no
+// count and counts as the whole cap, so it goes with no other page that
+// carries delta rows: its count is unknown and may be the very backlog the
+// cap is for. Such pages exist only across the upgrade; the price is one
+// drain transaction per old page until they are gone. Only
 // the pages taken are locked (SKIP LOCKED: other drains take others); the
 // backlog is read unlocked so the pages left are free for them.
 //
@@ -50,25 +58,29 @@ WITH head AS (
   ORDER BY p.id LIMIT 1
   FOR UPDATE OF p SKIP LOCKED
 ), backlog AS (
-  SELECT q.id, sum(q.key_count) OVER (ORDER BY q.id) AS keys_through
-  FROM (SELECT p.id, p.key_count FROM {schema}.pages p, head h
+  SELECT q.id, sum(q.key_count) OVER w AS keys_through,
+         sum(coalesce(q.delta_count, $6::int)) OVER w AS deltas_through
+  FROM (SELECT p.id, p.key_count, p.delta_count FROM {schema}.pages p, head h
         WHERE p.transform_id = h.transform_id AND p.id >= h.id
           AND (p.retry_at IS NULL OR p.retry_at <= now())
         ORDER BY p.id LIMIT 2 * $3::int) AS q
+  WINDOW w AS (ORDER BY q.id)
 ), share AS (
   SELECT CASE WHEN max(keys_through) > $5::int
               THEN least($4::int, ceil(max(keys_through) / 2.0)) ELSE $4::int END AS keys
   FROM backlog
 ), claimed AS (
-  SELECT p.id, p.transform_id, p.buckets, p.key_count, p.attempts FROM {schema}.pages p
+  SELECT p.id, p.transform_id, p.buckets, p.key_count, coalesce(p.delta_count, 0) AS delta_count,
+         p.attempts FROM {schema}.pages p
   WHERE p.id IN (SELECT b.id FROM backlog b, share s
-                 WHERE b.id = (SELECT id FROM head) OR b.keys_through <= s.keys
+                 WHERE b.id = (SELECT id FROM head)
+                    OR (b.keys_through <= s.keys AND b.deltas_through <= $6::int)
                  ORDER BY b.id LIMIT $3::int)
     AND (p.retry_at IS NULL OR p.retry_at <= now())
   FOR UPDATE OF p SKIP LOCKED
 ), picked AS (
   SELECT transform_id, array_agg(id ORDER BY id) AS ids, count(*) AS pages,
-         sum(key_count) AS keys,
+         sum(key_count) AS keys, sum(delta_count) AS delta_rows,
          ARRAY(SELECT DISTINCT b FROM claimed, unnest(buckets) AS b ORDER BY b) AS buckets,
          max(attempts) AS attempts
   FROM claimed GROUP BY transform_id
@@ -78,7 +90,7 @@ WITH head AS (
                                workers::TransformLockSpace() + R"sql(, transform_id) AS free
   FROM picked
 )
-SELECT transform_id, ids, pages, keys, attempts, free,
+SELECT transform_id, ids, pages, keys, attempts, free, delta_rows,
        CASE WHEN free THEN
          (SELECT coalesce(bool_and(pg_try_advisory_xact_lock()sql" +
                                workers::BucketLockSpace() + ", s.transform_id * " +
@@ -97,7 +109,7 @@ Result<PageResult> DrainPages(pg::Connection& conn, const std::string& schema,
   auto tx = pg::Transaction::BeginWith(
       conn, ClaimSql(schema),
       {schema, IntArray(skip), std::to_string(kMaxPagesPerClaim), std::to_string(kKeysPerClaim),
-       std::to_string(kSplitClaimAboveKeys)},
+       std::to_string(kSplitClaimAboveKeys), std::to_string(kDeltaRowsPerClaim)},
       &claim);
   if (!tx.ok()) return tx.status();
   if (claim.empty()) {
@@ -107,9 +119,10 @@ Result<PageResult> DrainPages(pg::Connection& conn, const std::string& schema,
   sql::RowReader claimed(claim, 0);
   const int tid = claimed.Int(0);
   const std::string page_ids = claimed.Text(1);
-  PageResult result{PageOutcome::kDrained, tid, claimed.Int64(2), claimed.Int64(3)};
+  PageResult result{PageOutcome::kDrained, tid, claimed.Int64(2), claimed.Int64(3),
+                    claimed.Int64(6)};
   const bool retrying = claimed.Int64(4) != 0;
-  const bool free = claimed.Bool(5) && claimed.OptionalText(6) == std::optional<std::string>("t");
+  const bool free = claimed.Bool(5) && claimed.OptionalText(7) == std::optional<std::string>("t");
   if (!claimed.status().ok()) return claimed.status();
   // A rebuild's range holds the transform, or another drain one of the
   // pages' buckets: the pages wait (rolled back).

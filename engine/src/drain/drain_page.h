@@ -25,12 +25,21 @@ struct PageResult {
   int transform_id = 0;
   long pages = 0;
   long keys = 0;
+  long delta_rows = 0;  // as the pages record them (none for pages staged before catalog step 16)
 };
 
-// Pages claimed together: at most this many, and at most this many keys
-// (or the one oldest page, when it alone holds more).
+// Pages claimed together: at most this many, at most this many keys, and at
+// most this many delta rows (or the one oldest page, when it alone holds
+// more: a page is never split, and the oldest always goes). Keys bound a
+// recompute; a delta statement's work is its delta rows, which a GROUP BY
+// with few groups gets without bound under few keys (bench/README.md "Fleet
+// soak", finding 3: a claim of a backlog of 202,253 delta rows of 3 groups
+// ran one statement for minutes under a bucket lock). 10,000 is ten staging
+// batches of single-row updates (each at most 1,000 delta rows), so a
+// steady stream of small pages still goes out in few transactions.
 inline constexpr int kMaxPagesPerClaim = 32;
 inline constexpr int kKeysPerClaim = 2000;
+inline constexpr int kDeltaRowsPerClaim = 10000;
 // A transform's claimable backlog above this many keys (a page's worth: the
 // staging worker cuts pages of about 1000 keys) is split: a claim takes
 // about half of it and leaves the rest to another drain.

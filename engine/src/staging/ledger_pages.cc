@@ -80,9 +80,9 @@ std::string PageDirtyKeysSql(const std::string& schema, int page_keys_param, boo
     // keys in one batch.)
     return out + R"sql(, paged AS (
   INSERT INTO )sql" +
-           pages + R"sql( (transform_id, buckets, keys, key_count)
+           pages + R"sql( (transform_id, buckets, keys, key_count, delta_count)
   SELECT n.transform_id, )sql" +
-           aggregates + R"sql(
+           aggregates + R"sql(, 0
   FROM numbered AS n GROUP BY n.transform_id, n.stretch, n.part
   ORDER BY n.transform_id, n.part, n.stretch
   RETURNING id, key_count
@@ -96,9 +96,12 @@ std::string PageDirtyKeysSql(const std::string& schema, int page_keys_param, boo
   ORDER BY transform_id, part, stretch
 ), paged AS (
   INSERT INTO )sql" +
-         pages + R"sql( (id, transform_id, buckets, keys, key_count)
+         pages + R"sql( (id, transform_id, buckets, keys, key_count, delta_count)
   SELECT c.page_id, n.transform_id, )sql" +
-         aggregates + R"sql(
+         aggregates + R"sql(,
+         -- The rows delta_paged writes for this page: a drain's claim is
+         -- capped by them (drain/drain_page.h).
+         count(*) FILTER (WHERE NOT n.recomputed)
   FROM numbered AS n
   JOIN chunks AS c ON c.transform_id = n.transform_id AND c.stretch = n.stretch AND c.part = n.part
   GROUP BY c.page_id, n.transform_id

@@ -17,7 +17,9 @@ namespace trellis::staging {
 // bucket. With `delta_rows`, `dirty` also has columns sign, xid and
 // row_values, a key may repeat, and each row whose sign is not NULL
 // (plan::TransformPlan::DeltaRowsSql) goes to the page of its key as a
-// delta row (spec/engine.md "Deltas").
+// delta row (spec/engine.md "Deltas"). Every page records how many delta
+// rows it carries (`delta_count`, 0 without them), which caps a drain's
+// claim (drain/drain_page.h).
 std::string PageDirtyKeysSql(const std::string& schema, int page_keys_param,
                              bool delta_rows = false);
 
