@@ -323,7 +323,7 @@ TEST_CASE("catalog v15 records a grouped join's hidden join as the group's stage
   // the engine did before it (the group's FROM is a target in the catalog
   // schema) and records it.
   f.Sql("ALTER TABLE " + q + ".transforms DROP COLUMN owner_id, DROP COLUMN stage_order; " +
-        "UPDATE " + q + ".catalog_version SET version = 14");
+        "DROP TABLE " + q + ".pending_detaches; UPDATE " + q + ".catalog_version SET version = 14");
   REQUIRE(trellis::catalog::Migrate(f.conn(), schema).ok());
   CHECK(f.Scalar(stages) == defined);
   // Definitions still show the user one transform per statement.

@@ -65,6 +65,14 @@ WITH RECURSIVE tree(source_id, relid, parent_relid, attachment) AS (
     AND NOT EXISTS (SELECT 1 FROM tree t
                     WHERE t.source_id = k.source_id AND t.relid = k.relid
                       AND t.parent_relid = k.parent_relid AND t.attachment = k.attachment)
+  UNION ALL
+  -- A detach seen pending that is final now (its link gone, or replaced by
+  -- a new attachment): its second transaction has committed, after every
+  -- writer that could still change the relation's rows through the source.
+  SELECT d.source_id, d.relid, NULL::oid, d.node, 'detach finished'
+  FROM {schema}.pending_detaches d
+  WHERE NOT EXISTS (SELECT 1 FROM pg_catalog.pg_inherits i
+                    WHERE i.inhrelid = d.relid AND i.inhdetachpending)
 ))sql";
 }
 
@@ -80,6 +88,8 @@ std::string_view ChangeName(RelationChange change) {
       return "dropped";
     case RelationChange::kRelinked:
       return "re-attached";
+    case RelationChange::kDetachFinished:
+      return "detach finished";
   }
   return "added";
 }
@@ -99,10 +109,11 @@ SELECT source_id, relid, parent_relid, node, change FROM changes ORDER BY source
     e.parent_relid = row.Text(2);
     e.node = row.Text(3);
     const std::string change = row.Text(4);
-    e.change = change == "added"      ? RelationChange::kAdded
-               : change == "detached" ? RelationChange::kDetached
-               : change == "relinked" ? RelationChange::kRelinked
-                                      : RelationChange::kDropped;
+    e.change = change == "added"             ? RelationChange::kAdded
+               : change == "detached"        ? RelationChange::kDetached
+               : change == "relinked"        ? RelationChange::kRelinked
+               : change == "detach finished" ? RelationChange::kDetachFinished
+                                             : RelationChange::kDropped;
     TRELLIS_RETURN_IF_ERROR(row.status());
     out.push_back(std::move(e));
   }
@@ -183,6 +194,33 @@ Status ForgetRelation(pg::Connection& conn, const std::string& schema, int sourc
   return conn.Exec(
       sql::WithSchema(
           "DELETE FROM {schema}.source_relations WHERE source_id = $1::int AND relid = $2::oid",
+          schema),
+      {std::to_string(source_id), relid});
+}
+
+Result<bool> DetachPending(pg::Connection& conn, const std::string& relid) {
+  auto pending = conn.Query(
+      "SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_inherits "
+      "WHERE inhrelid = $1::oid AND inhdetachpending)",
+      {relid});
+  if (!pending.ok()) return pending.status();
+  return pending->text(0, 0) == "t";
+}
+
+Status RecordPendingDetach(pg::Connection& conn, const std::string& schema, int source_id,
+                           const std::string& relid, const std::string& node) {
+  return conn.Exec(sql::WithSchema(R"sql(
+INSERT INTO {schema}.pending_detaches (source_id, relid, node) VALUES ($1::int, $2::oid, $3)
+ON CONFLICT (source_id, relid) DO NOTHING)sql",
+                                   schema),
+                   {std::to_string(source_id), relid, node});
+}
+
+Status ForgetPendingDetach(pg::Connection& conn, const std::string& schema, int source_id,
+                           const std::string& relid) {
+  return conn.Exec(
+      sql::WithSchema(
+          "DELETE FROM {schema}.pending_detaches WHERE source_id = $1::int AND relid = $2::oid",
           schema),
       {std::to_string(source_id), relid});
 }

@@ -27,11 +27,16 @@ enum class RelationChange {
   // saw (detached and attached again, NO INHERIT then INHERIT, or moved to
   // another parent): applied as detached, then added
   kRelinked,
+  // a partition whose detach capture saw pending (DETACH ... CONCURRENTLY,
+  // pending_detaches) and which is final now: no longer linked pending to
+  // any parent. Nothing of capture changes (it was forgotten when seen
+  // pending); the targets that take deltas from the source are rebuilt.
+  kDetachFinished,
 };
 
 // The name of a change in logs and the catalog's `corrections`: "added",
 // "detached", "dropped"; "re-attached" (logs only: its corrections are
-// those of its two halves).
+// those of its two halves); "detach finished" (logs only: it rebuilds).
 std::string_view ChangeName(RelationChange change);
 
 struct RelationEvent {
@@ -84,5 +89,24 @@ Status CaptureRelationsUnder(pg::Connection& conn, const std::string& schema,
 // REQUIRES: inside a transaction.
 Status ForgetRelation(pg::Connection& conn, const std::string& schema, int source_id,
                       const std::string& relid);
+
+// Whether `relid` is linked to a parent by a link being detached
+// CONCURRENTLY (between the detach's two transactions, or left so by an
+// interrupted one). REQUIRES: the relation locked, when the answer must
+// hold until the transaction ends (a lock that conflicts with the detach's
+// second transaction, such as the relation sync's).
+Result<bool> DetachPending(pg::Connection& conn, const std::string& relid);
+
+// Records that the detach of `relid` from `source_id`'s tree was seen
+// pending (pending_detaches): FindRelationChanges reports it as
+// kDetachFinished once its link is gone. Idempotent.
+// REQUIRES: inside the transaction that forgets the relation.
+Status RecordPendingDetach(pg::Connection& conn, const std::string& schema, int source_id,
+                           const std::string& relid, const std::string& node);
+
+// Forgets a detach recorded by RecordPendingDetach (applied, or its source
+// released).
+Status ForgetPendingDetach(pg::Connection& conn, const std::string& schema, int source_id,
+                           const std::string& relid);
 
 }  // namespace trellis::capture

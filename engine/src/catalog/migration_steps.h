@@ -72,4 +72,9 @@ extern const std::string_view kV15Stages;
 // drain's claim (migration_v16_page_deltas.cc).
 extern const std::string_view kV16PageDeltas;
 
+// 16 -> 17: the partitions the relation sync saw half detached (DETACH ...
+// CONCURRENTLY), until their detach is final
+// (migration_v17_pending_detaches.cc).
+extern const std::string_view kV17PendingDetaches;
+
 }  // namespace trellis::catalog::steps

@@ -34,6 +34,7 @@ const std::vector<std::vector<std::string_view>>& Steps() {
       {steps::kV14Privileges},                                 // target readers, RLS
       {steps::kV15Stages},                                     // stages and owners
       {steps::kV16PageDeltas},                                 // delta rows per page
+      {steps::kV17PendingDetaches},                            // detaches seen pending
   };
   return steps;
 }

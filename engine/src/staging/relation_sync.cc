@@ -38,6 +38,17 @@ bool KeyedBySource(const catalog::Transform& t, const plan::TransformPlan& p,
   return true;
 }
 
+// True when `p` reads `source` and stages its changes as delta rows (a
+// group transform on the delta path): a -1 it applies assumes the row was
+// counted, which a writer still changing a half-detached partition through
+// the source can break (spec/engine.md "A detach that is final").
+bool TakesDeltasFrom(const catalog::Transform& t, const plan::TransformPlan& p,
+                     const catalog::Source& source) {
+  bool reads = false;
+  for (const auto& input : t.inputs) reads = reads || input.source.id == source.id;
+  return reads && !p.DeltaRowsSql().empty();
+}
+
 // The target keys of `t` whose row in `source` is gone.
 std::string StaleKeysSql(const catalog::Transform& t, const plan::TransformPlan& p,
                          const catalog::Source& source) {
@@ -111,8 +122,30 @@ VALUES ($1::int, $2, $3, $4::bigint[], $5::bigint))sql",
        paged->text(0, 0), paged->text(0, 1)});
 }
 
+// A detach seen pending is final: rebuild every target that takes deltas
+// from the source, and forget the record. Reads no user table, so it takes
+// no lock but the catalog's.
+Status ApplyDetachFinished(pg::Connection& conn, const std::string& schema,
+                           const std::vector<catalog::Transform>& transforms,
+                           const std::optional<catalog::Source>& source,
+                           const capture::RelationEvent& event) {
+  if (source) {
+    for (const auto& t : transforms) {
+      bool reads = false;
+      for (const auto& input : t.inputs) reads = reads || input.source.id == source->id;
+      if (!reads) continue;
+      auto p = plan::Bind(t, schema);
+      if (!p.ok()) return p.status();
+      if (!TakesDeltasFrom(t, *p.value(), *source)) continue;
+      TRELLIS_RETURN_IF_ERROR(catalog::RequestRebuild(conn, schema, t.id, std::nullopt));
+    }
+  }
+  return capture::ForgetPendingDetach(conn, schema, event.source_id, event.relid);
+}
+
 // One change's capture and corrections: `event` is added, detached or
 // dropped (a re-attach is applied as added, with `subtree`, once forgotten).
+// REQUIRES: the relation locked, unless dropped.
 Status ApplyChange(pg::Connection& conn, const std::string& schema,
                    const std::vector<catalog::Transform>& transforms,
                    const std::optional<catalog::Source>& source,
@@ -121,6 +154,15 @@ Status ApplyChange(pg::Connection& conn, const std::string& schema,
     if (!source) return Status::OK();  // no reader left: released meanwhile
     TRELLIS_RETURN_IF_ERROR(
         capture::AddRelation(conn, schema, *source, event.relid, event.parent_relid, event.node));
+  }
+  // A detach is final unless its link is still pending (CONCURRENTLY, between
+  // its two transactions or interrupted); the lock holds the answer, since
+  // the detach's second transaction needs the relation's ACCESS EXCLUSIVE.
+  bool pending = false;
+  if (event.change == capture::RelationChange::kDetached) {
+    auto found = capture::DetachPending(conn, event.relid);
+    if (!found.ok()) return found.status();
+    pending = found.value();
   }
   std::string rows;
   if (source && event.change != capture::RelationChange::kDropped) {
@@ -138,7 +180,14 @@ Status ApplyChange(pg::Connection& conn, const std::string& schema,
       auto p = plan::Bind(t, schema);
       if (!p.ok()) return p.status();
       const bool keyed = KeyedBySource(t, *p.value(), *source);
-      if (!keyed && event.change != capture::RelationChange::kDetached) {
+      // A final detach rebuilds the targets that take deltas from the source
+      // (a writer that began before a CONCURRENTLY detach may have changed
+      // the relation's rows after a recompute left them out; the detach
+      // waited for it, so the rebuild reads what it did). A pending one is
+      // corrected now and rebuilds once final (pending_detaches).
+      const bool final_detach = event.change == capture::RelationChange::kDetached && !pending;
+      if ((!keyed && event.change != capture::RelationChange::kDetached) ||
+          (final_detach && TakesDeltasFrom(t, *p.value(), *source))) {
         TRELLIS_RETURN_IF_ERROR(catalog::RequestRebuild(conn, schema, t.id, std::nullopt));
         continue;
       }
@@ -149,6 +198,10 @@ Status ApplyChange(pg::Connection& conn, const std::string& schema,
   if (event.change != capture::RelationChange::kAdded) {
     TRELLIS_RETURN_IF_ERROR(capture::ForgetRelation(conn, schema, event.source_id, event.relid));
   }
+  if (pending && source) {
+    TRELLIS_RETURN_IF_ERROR(
+        capture::RecordPendingDetach(conn, schema, event.source_id, event.relid, event.node));
+  }
   return Status::OK();
 }
 
@@ -156,7 +209,8 @@ Status Apply(pg::Connection& conn, const std::string& schema, const capture::Rel
   TRELLIS_RETURN_IF_ERROR(
       conn.Exec("SET LOCAL lock_timeout = '" + std::string(kLockTimeout) + "'"));
   const bool relinked = event.change == capture::RelationChange::kRelinked;
-  if (event.change != capture::RelationChange::kDropped) {
+  const bool finished = event.change == capture::RelationChange::kDetachFinished;
+  if (event.change != capture::RelationChange::kDropped && !finished) {
     // Writers in flight on the relation finish first, so what it holds
     // below is everything written before its capture changed; the lock also
     // keeps its link as it is until the commit (capture/attachment.h). A
@@ -180,6 +234,7 @@ Status Apply(pg::Connection& conn, const std::string& schema, const capture::Rel
       if (input.source.id == event.source_id) source = input.source;
     }
   }
+  if (finished) return ApplyDetachFinished(conn, schema, transforms.value(), source, event);
   if (!relinked) return ApplyChange(conn, schema, transforms.value(), source, event, false);
   // Detached and then added again, in this one transaction: the relation
   // and every relation under it were out of the source for a while, so a

@@ -18,7 +18,14 @@
 // A target computed from the source's rows in any other way (one reading it
 // as a joined table, or grouping it) is rebuilt for an added or dropped
 // relation instead: the rows a write naming the relation removed before
-// capture covered it are not there to be read.
+// capture covered it are not there to be read. A target that takes deltas
+// from the source (a group transform on the delta path) is rebuilt for a
+// detach once it is final too: a writer that began before a DETACH ...
+// CONCURRENTLY can change the partition's rows after a recompute left them
+// out, and only a read after the detach's end sees what it did. A detach
+// seen pending is corrected at once, recorded (pending_detaches), and
+// rebuilds when the sync finds it final (spec/engine.md "A detach that is
+// final").
 #pragma once
 
 #include <string>
