@@ -12,9 +12,11 @@ namespace trellis::catalog::steps {
 // final. One row per such partition, kept until the sync sees its link gone
 // and rebuilds the delta-path targets over the source; kept in the catalog
 // so that a port that dies in between leaves the rebuild to the next one.
-// The rows go with their source.
+// The rows go with their source. IF NOT EXISTS: a test that rewinds a
+// catalog to an earlier version to run that version's step again leaves
+// this table in place (drain_claim_test.cc, the v16 step).
 const std::string_view kV17PendingDetaches = R"sql(
-CREATE TABLE {schema}.pending_detaches (
+CREATE TABLE IF NOT EXISTS {schema}.pending_detaches (
   source_id  int NOT NULL REFERENCES {schema}.sources(id) ON DELETE CASCADE,
   relid      oid NOT NULL,
   node       text NOT NULL,
