@@ -245,6 +245,59 @@ defmodule Trellis.MetricsTest do
       assert Trellis.Test.SimplePG.scalar!(pg, "SELECT n::text FROM gadget_count") == "5"
     end
 
+    @tag timeout: 120_000
+    test "the self-check divergences gauge keeps its count while a newer check waits to run" do
+      url = Trellis.Test.Database.create!("metrics_check_gauge")
+      pg = Trellis.Test.SimplePG.connect!(url)
+      on_exit(fn -> Trellis.Test.SimplePG.close(pg) end)
+
+      Trellis.Test.SimplePG.query!(pg, """
+      CREATE TABLE widgets (id int PRIMARY KEY, price numeric);
+      INSERT INTO widgets SELECT g, g FROM generate_series(1, 20) g;
+      """)
+
+      # The reporter publishes the transform reports (its staging worker is
+      # elected) and runs no check: with the checker gone, a check waits.
+      :ok = Trellis.migrate(connect!(url, []))
+      reporter = connect!(url, staging: true, drain_threads: 0)
+
+      {:ok, _} =
+        Trellis.define(reporter, "TRANSFORM widget_prices FROM widgets SELECT price AS p")
+
+      series = ~s(#{label(reporter.instance)},transform="widget_prices")
+
+      gauge = fn ->
+        :ok = Metrics.flush(reporter)
+        sample(scrape(), "trellis_transform_self_check_divergences", series)
+      end
+
+      Trellis.Test.Handles.with_handle(url, [drain_threads: 1], fn checker ->
+        :ok = Trellis.await_converged(checker, Trellis.watermark_token!(checker))
+        # A target row written by hand: the first check finds it.
+        Trellis.Test.SimplePG.query!(pg, "UPDATE widget_prices SET p = -1 WHERE id = 1")
+        {:ok, job} = Trellis.self_check(checker, "widget_prices")
+        assert wait_for(fn -> Trellis.self_check_job!(checker, job.id).state == :done end)
+      end)
+
+      assert wait_for(fn -> gauge.() == "1" end)
+
+      # A newer check replaces the finished job; no drain worker runs it.
+      {:ok, newer} = Trellis.self_check(reporter, "widget_prices")
+      assert newer.state == :queued
+      # Two report rounds (every 5 s) later the series is still there.
+      Process.sleep(11_000)
+      assert gauge.() == "1"
+      assert Trellis.self_check_job!(reporter, newer.id).state == :queued
+    end
+
+    defp wait_for(ready?, tries \\ 600) do
+      cond do
+        ready?.() -> true
+        tries == 0 -> false
+        true -> Process.sleep(50) && wait_for(ready?, tries - 1)
+      end
+    end
+
     test "a scrape during a port that is blocked returns at once, with its last values",
          %{url: url} do
       stuck = connect!(url, schema: "metrics_stuck")

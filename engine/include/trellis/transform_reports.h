@@ -37,6 +37,10 @@ struct TransformReport {
   bool capture_disrupted = false;  // capture of a table it reads was changed outside Trellis
   // Divergences the latest finished self-check found; unset when none finished.
   std::optional<int64_t> self_check_divergences;
+  // A newer check is queued or running. Starting one replaces the finished
+  // job and its report, so the read finds no count then; the published
+  // reports keep the last one they had until the newer check finishes.
+  bool self_check_pending = false;
 };
 
 // Thread-safe; the process's one instance.

@@ -1,6 +1,7 @@
 #include "reads/transform_reports.h"
 
 #include <chrono>
+#include <map>
 
 #include "catalog/migrations.h"
 #include "catalog/transform_names.h"
@@ -37,24 +38,22 @@ TransformReport FromStatus(std::string transform, const TransformStatus& s) {
 Result<std::vector<TransformReport>> ReadTransformReports(pg::Connection& conn,
                                                           const std::string& schema) {
   TRELLIS_RETURN_IF_ERROR(catalog::CheckMigrated(conn, schema));
-  // Lag: the server's now() less the oldest page of the transform, or of
-  // the hidden join part a grouped join reads (its status folds the pair),
-  // whose target is in the catalog schema.
+  // Lag: the server's now() less the oldest page of the transform or of any
+  // of its stages (its status folds them; catalog/composite.h). Only the
+  // transforms users named: a stage has an owner.
   auto rows = conn.Query(sql::WithSchema(R"sql(
 SELECT u.target_name,
        (SELECT (j.report->>'divergence_count')::bigint FROM {schema}.self_check_jobs j
         WHERE j.transform_id = u.id AND j.state = 'done'),
        greatest(0, coalesce((extract(epoch FROM now() - (
          SELECT min(p.created_at) FROM {schema}.pages p
-         WHERE p.transform_id = u.id OR p.transform_id = h.id)) * 1000)::bigint, 0))
+         WHERE p.transform_id = u.id OR p.transform_id IN (
+           SELECT s.id FROM {schema}.transforms s WHERE s.owner_id = u.id))) * 1000)::bigint, 0)),
+       EXISTS (SELECT 1 FROM {schema}.self_check_jobs j
+               WHERE j.transform_id = u.id AND j.state IN ('queued', 'running'))
 FROM {schema}.transforms u
-LEFT JOIN {schema}.transform_inputs i ON i.transform_id = u.id AND i.ordinal = 1
-LEFT JOIN {schema}.sources src ON src.id = i.source_id AND src.schema_name = $1
-LEFT JOIN {schema}.transforms h
-  ON h.target_schema = src.schema_name AND h.target_name = src.table_name
-WHERE u.target_schema <> $1 ORDER BY u.target_name)sql",
-                                         schema),
-                         {schema});
+WHERE u.owner_id IS NULL ORDER BY u.target_name)sql",
+                                         schema));
   if (!rows.ok()) return rows.status();
   std::vector<TransformReport> out;
   for (size_t r = 0; r < rows->size(); ++r) {
@@ -62,6 +61,7 @@ WHERE u.target_schema <> $1 ORDER BY u.target_name)sql",
     std::string name = row.Text(0);
     std::optional<int64_t> divergences = row.OptionalInt64(1);
     const int64_t lag_ms = row.Int64(2);
+    const bool check_pending = row.Bool(3);
     if (!row.status().ok()) return row.status();
     std::string rendered = grammar::RenderTransformName(name);
     auto status = ReadStatus(conn, schema, rendered);
@@ -73,6 +73,7 @@ WHERE u.target_schema <> $1 ORDER BY u.target_name)sql",
     out.back().name = std::move(rendered);
     out.back().lag_seconds = static_cast<double>(lag_ms) / 1000.0;
     out.back().self_check_divergences = divergences;
+    out.back().self_check_pending = check_pending;
   }
   return out;
 }
@@ -89,6 +90,19 @@ Status PublishTransformReports(pg::Connection& conn, const std::string& schema) 
               std::chrono::duration_cast<std::chrono::milliseconds>(
                   std::chrono::steady_clock::now() - started)
                   .count());
+  // A check started since the last read replaced the finished job: the
+  // gauge keeps the count it had until the new check finishes, rather than
+  // lose its series (an alert on it would resolve for nothing).
+  std::map<std::string, int64_t> last_counts;
+  for (const auto& old : TransformReports::Get().Snapshot()) {
+    if (old.self_check_divergences) last_counts[old.transform] = *old.self_check_divergences;
+  }
+  for (auto& report : reports.value()) {
+    if (report.self_check_divergences || !report.self_check_pending) continue;
+    if (auto last = last_counts.find(report.transform); last != last_counts.end()) {
+      report.self_check_divergences = last->second;
+    }
+  }
   const auto now = std::chrono::system_clock::now().time_since_epoch();
   TransformReports::Get().Publish(std::move(reports.value()),
                                   std::chrono::duration<double>(now).count());
