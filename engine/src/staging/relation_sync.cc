@@ -1,5 +1,6 @@
 #include "staging/relation_sync.h"
 
+#include <algorithm>
 #include <optional>
 #include <set>
 #include <vector>
@@ -38,16 +39,17 @@ bool KeyedBySource(const catalog::Transform& t, const plan::TransformPlan& p,
   return true;
 }
 
-// True when `p` reads `source` and stages its changes as delta rows (a
-// group transform on the delta path): a -1 it applies assumes the row was
+// True when one of `t`'s inputs is `source`.
+bool Reads(const catalog::Transform& t, const catalog::Source& source) {
+  return std::any_of(t.inputs.begin(), t.inputs.end(),
+                     [&](const catalog::Input& input) { return input.source.id == source.id; });
+}
+
+// True when `p` stages its sources' changes as delta rows (a group
+// transform on the delta path): a -1 it applies assumes the row was
 // counted, which a writer still changing a half-detached partition through
 // the source can break (spec/engine.md "A detach that is final").
-bool TakesDeltasFrom(const catalog::Transform& t, const plan::TransformPlan& p,
-                     const catalog::Source& source) {
-  bool reads = false;
-  for (const auto& input : t.inputs) reads = reads || input.source.id == source.id;
-  return reads && !p.DeltaRowsSql().empty();
-}
+bool TakesDeltas(const plan::TransformPlan& p) { return !p.DeltaRowsSql().empty(); }
 
 // The target keys of `t` whose row in `source` is gone.
 std::string StaleKeysSql(const catalog::Transform& t, const plan::TransformPlan& p,
@@ -131,12 +133,10 @@ Status ApplyDetachFinished(pg::Connection& conn, const std::string& schema,
                            const capture::RelationEvent& event) {
   if (source) {
     for (const auto& t : transforms) {
-      bool reads = false;
-      for (const auto& input : t.inputs) reads = reads || input.source.id == source->id;
-      if (!reads) continue;
+      if (!Reads(t, *source)) continue;
       auto p = plan::Bind(t, schema);
       if (!p.ok()) return p.status();
-      if (!TakesDeltasFrom(t, *p.value(), *source)) continue;
+      if (!TakesDeltas(*p.value())) continue;
       TRELLIS_RETURN_IF_ERROR(catalog::RequestRebuild(conn, schema, t.id, std::nullopt));
     }
   }
@@ -174,9 +174,7 @@ Status ApplyChange(pg::Connection& conn, const std::string& schema,
   }
   if (source) {
     for (const auto& t : transforms) {
-      bool reads = false;
-      for (const auto& input : t.inputs) reads = reads || input.source.id == source->id;
-      if (!reads) continue;
+      if (!Reads(t, *source)) continue;
       auto p = plan::Bind(t, schema);
       if (!p.ok()) return p.status();
       const bool keyed = KeyedBySource(t, *p.value(), *source);
@@ -187,7 +185,7 @@ Status ApplyChange(pg::Connection& conn, const std::string& schema,
       // corrected now and rebuilds once final (pending_detaches).
       const bool final_detach = event.change == capture::RelationChange::kDetached && !pending;
       if ((!keyed && event.change != capture::RelationChange::kDetached) ||
-          (final_detach && TakesDeltasFrom(t, *p.value(), *source))) {
+          (final_detach && TakesDeltas(*p.value()))) {
         TRELLIS_RETURN_IF_ERROR(catalog::RequestRebuild(conn, schema, t.id, std::nullopt));
         continue;
       }
