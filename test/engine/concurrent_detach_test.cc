@@ -26,17 +26,6 @@ long Differences(EngineFixture& f) {
   return SelectDifferences(f, "SELECT g, n, total, top FROM totals", kTotalsQuery);
 }
 
-// The relation sync's findings now, as "node:change" in order.
-std::string Changes(pg::Connection& conn) {
-  auto changes = capture::FindRelationChanges(conn, "trellis");
-  REQUIRE(changes.ok());
-  std::string out;
-  for (const auto& c : changes.value()) {
-    out += (out.empty() ? "" : ",") + c.node + ":" + std::string(capture::ChangeName(c.change));
-  }
-  return out;
-}
-
 constexpr const char* kPending =
     "SELECT count(*) FROM pg_inherits WHERE inhrelid = 'orders_p1'::regclass AND "
     "inhdetachpending";

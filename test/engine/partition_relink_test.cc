@@ -44,17 +44,6 @@ std::string AttachmentOf(EngineFixture& f, const std::string& relation) {
       relation + "'::regclass");
 }
 
-// The relation sync's findings now, as "node:change" in order.
-std::string Changes(pg::Connection& conn) {
-  auto changes = capture::FindRelationChanges(conn, "trellis");
-  REQUIRE(changes.ok());
-  std::string out;
-  for (const auto& c : changes.value()) {
-    out += (out.empty() ? "" : ",") + c.node + ":" + std::string(capture::ChangeName(c.change));
-  }
-  return out;
-}
-
 // `totals`, on the delta path: orders_p1 leaves (`leave`) and comes back
 // (`back`) with no sync in between. While it is out, a recompute of groups
 // 1 and 7 reads the source without its rows and a write naming it deletes

@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include "build_steps.h"
+#include "capture/relations.h"
 #include "catalog/model.h"
 #include "pipeline_steps.h"
 #include "plan/bind.h"
@@ -23,6 +24,16 @@ std::unique_ptr<plan::TransformPlan> TotalsPlan(pg::Connection& conn) {
   auto plan = plan::Bind(t.value(), "trellis");
   REQUIRE(plan.ok());
   return std::move(plan.value());
+}
+
+std::string Changes(pg::Connection& conn) {
+  auto changes = capture::FindRelationChanges(conn, "trellis");
+  REQUIRE(changes.ok());
+  std::string out;
+  for (const auto& c : changes.value()) {
+    out += (out.empty() ? "" : ",") + c.node + ":" + std::string(capture::ChangeName(c.change));
+  }
+  return out;
 }
 
 }  // namespace trellis::test

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <memory>
+#include <string>
 
 #include "engine_fixture.h"
 #include "plan/transform_plan.h"
@@ -42,5 +43,8 @@ std::unique_ptr<Session> BuiltTotals(EngineFixture& f, const char* setup);
 
 // The plan of `totals` as the catalog holds it now.
 std::unique_ptr<plan::TransformPlan> TotalsPlan(pg::Connection& conn);
+
+// The relation sync's findings now, as "node:change" in order.
+std::string Changes(pg::Connection& conn);
 
 }  // namespace trellis::test
