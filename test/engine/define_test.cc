@@ -42,7 +42,7 @@ TEST_CASE("define refuses bad definitions and creates nothing", "[engine][define
       {"TRANSFORM t FROM widgets SELECT price AS id", Code::kValidation, "key"},
       {"TRANSFORM t FROM widgets SELECT price AS p GROUP BY name", Code::kValidation, "GROUP BY"},
       {"TRANSFORM t FROM widgets AS w JOIN keyless AS k ON w.id = k.a SELECT w.price AS p",
-       Code::kValidation, "which is not unique in public.keyless"},
+       Code::kValidation, "add a primary key to public.keyless"},
       {"TRANSFORM t FORM widgets SELECT price AS p", Code::kValidation, "position 12"},
   };
   for (const auto& c : cases) {

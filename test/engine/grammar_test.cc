@@ -222,6 +222,21 @@ TEST_CASE("joins chain: INNER and LEFT [OUTER], each matched to one earlier tabl
   CHECK(s.where == "r.vat > 0");
 }
 
+TEST_CASE("RIGHT and FULL [OUTER] joins parse; which shapes a plan keeps is the plan's question",
+          "[grammar]") {
+  auto s = ParseAs<TransformStmt>(
+      "TRANSFORM t FROM orders o RIGHT JOIN customers c ON o.customer_id = c.id "
+      "FULL OUTER JOIN regions r ON r.id = c.region_id RIGHT OUTER JOIN shops s ON s.r = r.id "
+      "SELECT o.id");
+  REQUIRE(s.joins.size() == 3);
+  CHECK(s.joins[0].kind == JoinKind::kRight);
+  CHECK(s.joins[1].kind == JoinKind::kFull);
+  CHECK(s.joins[2].kind == JoinKind::kRight);
+  CHECK(s.joins[2].to == "r");
+  const auto e = ParseFails("TRANSFORM t FROM o RIGHT c ON o.c = c.id SELECT 1");
+  CHECK(e.message.find("JOIN after RIGHT") != std::string::npos);
+}
+
 TEST_CASE("JOIN without aliases qualifies by table name, schema left out", "[grammar]") {
   auto s = ParseAs<TransformStmt>(
       "TRANSFORM t FROM app.widgets JOIN app.makers ON makers.id = widgets.maker_id "
@@ -292,8 +307,6 @@ TEST_CASE("unsupported join forms are refused by name with the fix", "[grammar]"
     const char* says;
   };
   const Case cases[] = {
-      {"TRANSFORM t FROM w RIGHT JOIN m ON w.a = m.b SELECT 1", "RIGHT JOIN is not supported"},
-      {"TRANSFORM t FROM w FULL OUTER JOIN m ON w.a = m.b SELECT 1", "FULL JOIN is not supported"},
       {"TRANSFORM t FROM w CROSS JOIN m SELECT 1", "a cross join (CROSS JOIN or a comma"},
       {"TRANSFORM t FROM w, m SELECT 1", "a cross join (CROSS JOIN or a comma"},
       {"TRANSFORM t FROM w NATURAL JOIN m SELECT 1", "NATURAL JOIN is not supported"},
@@ -1026,6 +1039,8 @@ TEST_CASE("Parse(Render(x)) == x for every kind of TRANSFORM", "[grammar][render
       "SELECT widgets.id AS id",
       "TRANSFORM t FROM o INNER JOIN c ON o.c = c.id LEFT OUTER JOIN r ON c.r = r.id AND r.x = "
       "c.x SELECT r.label WHERE o.a",
+      "TRANSFORM t FROM o RIGHT OUTER JOIN c ON o.c = c.id FULL JOIN r ON c.r = r.id JOIN s ON "
+      "s.id = r.s SELECT r.label",
       "TRANSFORM t FROM s SELECT a -- note\n + 1 AS x, $$ ; $$ AS y WHERE (b) GROUP BY a, b "
       "WITHOUT SOURCE INDEX",
       "TRANSFORM Größen FROM Maße SELECT Länge AS Länge",

@@ -160,8 +160,10 @@ TEST_CASE("templates fill named slots and refuse a missing one", "[plan]") {
 
 TEST_CASE("a transform kind has one catalog name and no other name is a kind", "[plan]") {
   using trellis::catalog::TransformKind;
-  // The names transforms.kind accepts (catalog step 1's CHECK), in enum order.
-  const std::vector<std::string_view> stored = {"projection", "group_by", "join"};
+  // The names transforms.kind holds (catalog step 1's, and the fan-out join
+  // since catalog step 18), in enum order.
+  const std::vector<std::string_view> stored = {"projection", "group_by", "join",
+                                                "fan_out_join"};
   for (size_t i = 0; i < stored.size(); ++i) {
     const auto kind = static_cast<TransformKind>(i);
     CHECK(trellis::WireName(kind) == stored[i]);

@@ -77,4 +77,8 @@ extern const std::string_view kV16PageDeltas;
 // (migration_v17_pending_detaches.cc).
 extern const std::string_view kV17PendingDetaches;
 
+// 17 -> 18: RIGHT and FULL joins among a transform's inputs
+// (migration_v18_outer_roles.cc).
+extern const std::string_view kV18OuterRoles;
+
 }  // namespace trellis::catalog::steps

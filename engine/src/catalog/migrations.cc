@@ -35,6 +35,7 @@ const std::vector<std::vector<std::string_view>>& Steps() {
       {steps::kV15Stages},                                     // stages and owners
       {steps::kV16PageDeltas},                                 // delta rows per page
       {steps::kV17PendingDetaches},                            // detaches seen pending
+      {steps::kV18OuterRoles},                                 // RIGHT and FULL joins
   };
   return steps;
 }

@@ -50,7 +50,8 @@ FROM {schema}.transform_columns WHERE transform_id = ANY($1::int[])
 ORDER BY 2, 1, 3)sql";
 
 // Names the catalog stores for the catalog-internal enums, in enum order.
-constexpr std::array<std::string_view, 3> kInputRoles = {"from", "inner_join", "left_join"};
+constexpr std::array<std::string_view, 5> kInputRoles = {"from", "inner_join", "left_join",
+                                                         "right_join", "full_join"};
 constexpr std::array<std::string_view, 3> kColumnRoles = {"value", "aggregate", "hidden"};
 
 }  // namespace

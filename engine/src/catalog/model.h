@@ -26,7 +26,7 @@ struct Source {
 
 // How a transform reads one of its inputs: the FROM table, or a table joined
 // to an earlier input.
-enum class InputRole { kFrom, kInnerJoin, kLeftJoin };
+enum class InputRole { kFrom, kInnerJoin, kLeftJoin, kRightJoin, kFullJoin };
 // The name transform_inputs.role stores.
 std::string_view InputRoleName(InputRole role);
 

@@ -19,6 +19,7 @@ enum class TransformKind {
   kProjection,  // one target row per source row
   kGroupBy,     // one target row per group (GROUP BY, DISTINCT, whole-table aggregates)
   kJoin,        // one target row per FROM row, joined many-to-one
+  kFanOutJoin,  // a join of any other shape: rows under one row of a root input
 };
 
 }  // namespace trellis::catalog
@@ -27,7 +28,8 @@ namespace trellis {
 
 template <>
 struct WireNames<catalog::TransformKind> {
-  static constexpr std::array<std::string_view, 3> kNames = {"projection", "group_by", "join"};
+  static constexpr std::array<std::string_view, 4> kNames = {"projection", "group_by", "join",
+                                                             "fan_out_join"};
 };
 
 }  // namespace trellis

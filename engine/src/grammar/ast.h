@@ -37,10 +37,26 @@ struct TableRef {
   bool operator==(const TableRef&) const = default;
 };
 
-// INNER JOIN (the default) or LEFT [OUTER] JOIN.
-enum class JoinKind { kInner, kLeft };
+// INNER JOIN (the default), LEFT, RIGHT or FULL [OUTER] JOIN.
+enum class JoinKind { kInner, kLeft, kRight, kFull };
 
-// `[INNER | LEFT] JOIN table [AS alias] ON x.a = j.b AND ...`: the joined
+// The join's keywords with a space either side: " JOIN ", " LEFT JOIN ",
+// " RIGHT JOIN ", " FULL JOIN ".
+inline const char* JoinKeyword(JoinKind kind) {
+  switch (kind) {
+    case JoinKind::kInner:
+      return " JOIN ";
+    case JoinKind::kLeft:
+      return " LEFT JOIN ";
+    case JoinKind::kRight:
+      return " RIGHT JOIN ";
+    case JoinKind::kFull:
+      return " FULL JOIN ";
+  }
+  return " JOIN ";
+}
+
+// `[INNER | LEFT | RIGHT | FULL] JOIN table [AS alias] ON x.a = j.b AND ...`: the joined
 // table matched to ONE earlier table of the statement (the FROM table or a
 // table joined before it), whose qualifier is `to`. Each pair of `on` is
 // (column of `to`, column of the joined table), whatever order the equality

@@ -1,5 +1,6 @@
 #include "grammar/join.h"
 
+#include <cctype>
 #include <cstddef>
 #include <string>
 
@@ -17,12 +18,10 @@ struct ColumnRef {
 
 std::string Quoted(const std::string& name) { return "\"" + name + "\""; }
 
-// What each refused form would have to be instead: a transform keeps one
-// target row per row of its FROM table, each joined to at most one row of
-// every joined table.
+// What each refused form would have to be instead: every table is joined
+// by equalities of its columns with one table before it.
 constexpr std::string_view kKeepsFromRows =
-    "a transform keeps one row per row of its FROM table, joined to at most one row of each "
-    "joined table";
+    "each joined table is matched by equalities with one table before it";
 
 class JoinParser {
  public:
@@ -37,11 +36,12 @@ class JoinParser {
       if (cursor_.AtKeyword("inner")) {
         cursor_.Advance();
         if (!cursor_.AtKeyword("join")) return cursor_.Expected("JOIN after INNER");
-      } else if (cursor_.AtKeyword("left")) {
+      } else if (auto outer = OuterKind()) {
+        const std::string word = cursor_.Peek().value;
         cursor_.Advance();
         if (cursor_.AtKeyword("outer")) cursor_.Advance();
-        if (!cursor_.AtKeyword("join")) return cursor_.Expected("JOIN after LEFT");
-        join.kind = JoinKind::kLeft;
+        if (!cursor_.AtKeyword("join")) return cursor_.Expected("JOIN after " + Upper(word));
+        join.kind = *outer;
       } else if (!cursor_.AtKeyword("join")) {
         return joins_;
       }
@@ -53,21 +53,28 @@ class JoinParser {
   }
 
  private:
+  // LEFT, RIGHT or FULL at the cursor: an outer join's first word.
+  std::optional<JoinKind> OuterKind() const {
+    if (cursor_.AtKeyword("left")) return JoinKind::kLeft;
+    if (cursor_.AtKeyword("right")) return JoinKind::kRight;
+    if (cursor_.AtKeyword("full")) return JoinKind::kFull;
+    return std::nullopt;
+  }
+
+  static std::string Upper(std::string word) {
+    for (char& c : word) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    return word;
+  }
+
   // The ways of reading more than one table that are valid SQL but that
   // Trellis does not maintain, each refused with what would be valid.
   std::optional<ParseError> RefuseOtherFroms() const {
     const std::size_t at = cursor_.Peek().begin;
-    if (cursor_.AtKeyword("right") || cursor_.AtKeyword("full")) {
-      const std::string word = cursor_.AtKeyword("right") ? "RIGHT" : "FULL";
-      return cursor_.UnsupportedAt(
-          at, word + " JOIN is not supported: " + std::string(kKeepsFromRows) +
-                  "; put the table whose rows the target keeps in FROM and LEFT JOIN the other");
-    }
     if (cursor_.AtKeyword("cross") || cursor_.AtPunctuation(",")) {
       return cursor_.UnsupportedAt(
           at, "a cross join (CROSS JOIN or a comma between tables) is not supported: " +
                   std::string(kKeepsFromRows) +
-                  "; write JOIN t ON x.c = t.key with a unique key of t");
+                  "; write JOIN t ON x.c = t.c");
     }
     if (cursor_.AtKeyword("natural")) {
       return cursor_.UnsupportedAt(at,
@@ -110,8 +117,8 @@ class JoinParser {
       if (cursor_.AtKeyword("or")) {
         return cursor_.UnsupportedAt(
             cursor_.Peek().begin,
-            "OR in a JOIN condition is not supported: the condition is an AND of equalities "
-            "with a unique key of the joined table; filter rows with WHERE");
+            "OR in a JOIN condition is not supported: the condition is an AND of column "
+            "equalities; filter rows with WHERE");
       }
       if (!cursor_.AtKeyword("and")) return std::nullopt;
       cursor_.Advance();
@@ -155,8 +162,8 @@ class JoinParser {
     if (op.kind == TokenKind::kOperator && op.value != "=") {
       return cursor_.UnsupportedAt(
           op.begin, "the JOIN condition operator " + Quoted(op.value) +
-                        " is not supported: a join matches columns with \"=\" on a unique key "
-                        "of the joined table; filter rows with WHERE");
+                        " is not supported: a join matches columns with \"=\"; filter rows with "
+                        "WHERE");
     }
     if (op.kind != TokenKind::kOperator) {
       return cursor_.Expected("\"=\" between the two columns of the JOIN condition");

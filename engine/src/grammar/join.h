@@ -1,6 +1,8 @@
-// Parsing of the joins after FROM: `[INNER | LEFT [OUTER]] JOIN table
-// [AS alias] ON x.a = j.b [AND ...]`, repeated (spec/grammar.md, "JOIN").
-// The join forms a transform cannot maintain (RIGHT, FULL, CROSS, NATURAL,
+// Parsing of the joins after FROM: `[INNER | {LEFT | RIGHT | FULL}
+// [OUTER]] JOIN table [AS alias] ON x.a = j.b [AND ...]`, repeated
+// (spec/grammar.md, "JOIN"). Whether the joins have a table whose rows every
+// target row holds (plan/join_tree.h) is the plan's question, not the
+// grammar's. The join forms a transform cannot maintain (CROSS, NATURAL,
 // USING, a comma list, a subquery, a condition that is not an AND of column
 // equalities with one earlier table) are refused here by name.
 #pragma once

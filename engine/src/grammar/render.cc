@@ -23,8 +23,7 @@ std::string RenderTableRef(const TableRef& ref) {
 }
 
 std::string RenderJoin(const JoinClause& join) {
-  std::string text = std::string(join.kind == JoinKind::kLeft ? " LEFT JOIN " : " JOIN ") +
-                     RenderTableRef(join.table) + " ON ";
+  std::string text = JoinKeyword(join.kind) + RenderTableRef(join.table) + " ON ";
   const std::string from_qualifier = RenderName(join.to);
   const std::string join_qualifier = RenderName(join.table.Qualifier());
   for (std::size_t i = 0; i < join.on.size(); ++i) {

@@ -1,5 +1,6 @@
 #include "plan/bind.h"
 
+#include "plan/fan_out_join_plan.h"
 #include "plan/group_plan.h"
 #include "plan/join_plan.h"
 #include "plan/projection_plan.h"
@@ -27,6 +28,8 @@ Result<std::unique_ptr<TransformPlan>> Bind(const catalog::Transform& t,
       return GroupPlan::Bind(t, schema);
     case TransformKind::kJoin:
       return std::unique_ptr<TransformPlan>(std::make_unique<JoinPlan>(t, schema));
+    case TransformKind::kFanOutJoin:
+      return std::unique_ptr<TransformPlan>(std::make_unique<FanOutJoinPlan>(t, schema));
   }
   // Only a value outside the enum reaches here (the catalog loader refuses
   // any name it does not know).
@@ -39,6 +42,7 @@ bool MayRouteColumns(TransformKind kind) {
       return false;                // its capture rows carry the source key only
     case TransformKind::kGroupBy:  // the group expressions, and the values of deltas
     case TransformKind::kJoin:     // each joined input's join columns
+    case TransformKind::kFanOutJoin:
       return true;
   }
   return true;
@@ -52,7 +56,8 @@ char KeyConstraintType(TransformKind kind) {
     case TransformKind::kJoin:
       return 'p';  // PRIMARY KEY (ProjectionPlan::AddKeySql)
     case TransformKind::kGroupBy:
-      return 'u';  // UNIQUE NULLS NOT DISTINCT (GroupPlan::AddKeySql)
+    case TransformKind::kFanOutJoin:
+      return 'u';  // UNIQUE NULLS NOT DISTINCT (GroupPlan's and FanOutJoinPlan's AddKeySql)
   }
   return 'p';
 }

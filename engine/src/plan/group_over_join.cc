@@ -149,8 +149,7 @@ std::string DefinitionOverJoinSql(const grammar::TransformStmt& stmt,
       on.push_back(sql::Ident(join.to) + "." + sql::Ident(to_column) + " = " +
                    sql::Ident(join.table.Qualifier()) + "." + sql::Ident(column));
     }
-    from += std::string(join.kind == grammar::JoinKind::kLeft ? " LEFT JOIN " : " JOIN ") +
-            table(join.table) + " ON " + sql::Join(on, " AND ");
+    from += grammar::JoinKeyword(join.kind) + table(join.table) + " ON " + sql::Join(on, " AND ");
   }
   std::vector<std::string> select;
   std::vector<std::string> keys;  // for a SELECT DISTINCT: every item

@@ -5,6 +5,8 @@
 
 #include "capture/routing.h"
 #include "grammar/render.h"
+#include "plan/fan_out_join_plan.h"
+#include "plan/join_tree.h"
 #include "plan/key_sql.h"
 #include "sql/key_text.h"
 #include "sql/quote.h"
@@ -37,70 +39,61 @@ FROM (SELECT DISTINCT {typed_values}
       WHERE __trellis_s.source_id = {source_id} AND __trellis_s.op <> 'T') AS __trellis_j,
 LATERAL (SELECT {key_text} AS key FROM {path} WHERE {matches} OFFSET 0) AS __trellis_k)sql";
 
-// A unique key of the joined table among the join columns: a unique, valid,
-// non-partial index on plain columns whose key columns (INCLUDE columns
-// aside) are all join columns. Equality on a unique key already picks at
-// most one row, so any further equality only narrows it: a superset of a
-// unique key is unique.
-constexpr std::string_view kUniqueOn = R"sql(SELECT EXISTS (
-  SELECT 1 FROM pg_catalog.pg_index i
-  WHERE i.indrelid = $1::regclass AND i.indisunique AND i.indisvalid
-    AND i.indpred IS NULL AND i.indexprs IS NULL
-    AND ARRAY(SELECT a.attname::text
-              FROM unnest(i.indkey::int2[]) WITH ORDINALITY AS k(attnum, n)
-              JOIN pg_catalog.pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = k.attnum
-              WHERE k.n <= i.indnkeyatts)
-        <@ $2::text[]))sql";
-
 std::string Table(const catalog::Input& input) {
   return sql::Qualified(input.source.schema_name, input.source.table_name);
 }
 
-size_t IndexOfOrdinal(const std::vector<catalog::Input>& inputs, int ordinal) {
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    if (inputs[i].ordinal == ordinal) return i;
+const char* JoinKeyword(catalog::InputRole role) {
+  switch (role) {
+    case catalog::InputRole::kFrom:
+    case catalog::InputRole::kInnerJoin:
+      return " JOIN ";
+    case catalog::InputRole::kLeftJoin:
+      return " LEFT JOIN ";
+    case catalog::InputRole::kRightJoin:
+      return " RIGHT JOIN ";
+    case catalog::InputRole::kFullJoin:
+      return " FULL JOIN ";
   }
-  return 0;
+  return " JOIN ";
 }
 
-// "to.a = me.b AND ...": the equalities of a joined input.
-std::string JoinCondition(const std::vector<catalog::Input>& inputs, const catalog::Input& me) {
-  const std::string to = sql::Ident(inputs[IndexOfOrdinal(inputs, *me.joined_to)].alias);
-  std::vector<std::string> parts;
-  for (size_t i = 0; i < me.join_columns.size(); ++i) {
-    parts.push_back(to + "." + sql::Ident(me.joined_columns[i]) + " = " + sql::Ident(me.alias) +
-                    "." + sql::Ident(me.join_columns[i]));
+catalog::InputRole RoleOf(grammar::JoinKind kind) {
+  switch (kind) {
+    case grammar::JoinKind::kInner:
+      return catalog::InputRole::kInnerJoin;
+    case grammar::JoinKind::kLeft:
+      return catalog::InputRole::kLeftJoin;
+    case grammar::JoinKind::kRight:
+      return catalog::InputRole::kRightJoin;
+    case grammar::JoinKind::kFull:
+      return catalog::InputRole::kFullJoin;
   }
-  return sql::Join(parts, " AND ");
-}
-
-std::string Shown(const catalog::Input& input) {
-  return grammar::RenderQualified(
-      grammar::QualifiedName{input.source.schema_name, input.source.table_name});
+  return catalog::InputRole::kInnerJoin;
 }
 
 }  // namespace
 
-std::string JoinedFrom(const std::vector<catalog::Input>& inputs, size_t last, bool only_path) {
-  std::set<size_t> on_path;
-  if (only_path) {
-    for (size_t i = last; i != 0; i = IndexOfOrdinal(inputs, *inputs[i].joined_to)) {
-      on_path.insert(i);
-    }
-  }
+std::string JoinedFrom(const std::vector<catalog::Input>& inputs) {
   std::string text = Table(inputs.front()) + " AS " + sql::Ident(inputs.front().alias);
-  for (size_t i = 1; i <= last; ++i) {
-    if (only_path && !on_path.count(i)) continue;
-    const bool left = !only_path && inputs[i].role == catalog::InputRole::kLeftJoin;
-    text += std::string(left ? " LEFT JOIN " : " JOIN ") + Table(inputs[i]) + " AS " +
-            sql::Ident(inputs[i].alias) + " ON " + JoinCondition(inputs, inputs[i]);
+  for (size_t i = 1; i < inputs.size(); ++i) {
+    text += JoinKeyword(inputs[i].role) + Table(inputs[i]) + " AS " + sql::Ident(inputs[i].alias) +
+            " ON " + JoinCondition(inputs, i);
   }
   return text;
 }
 
 JoinPlan::JoinPlan(const catalog::Transform& t, const std::string& schema)
-    : ProjectionPlan(t, schema), inputs_(t.inputs) {
-  from_ = "(" + JoinedFrom(inputs_, inputs_.size() - 1, false) + ")";
+    : ProjectionPlan(t, schema), inputs_(t.inputs), root_(0) {
+  from_ = "(" + JoinedFrom(inputs_) + ")";
+}
+
+JoinPlan::JoinPlan(const catalog::Transform& t, const std::string& schema, size_t root,
+                   std::vector<KeyColumn> target_key, std::vector<KeyColumn> unit)
+    : ProjectionPlan(t, schema, t.inputs[root], std::move(target_key), std::move(unit)),
+      inputs_(t.inputs),
+      root_(root) {
+  from_ = "(" + JoinedFrom(inputs_) + ")";
 }
 
 Result<catalog::Transform> JoinPlan::Draft(const grammar::TransformStmt& stmt,
@@ -117,8 +110,7 @@ Result<catalog::Transform> JoinPlan::Draft(const grammar::TransformStmt& stmt,
     input.source = catalog::Source{
         0, table.schema_name, table.table_name, table.key_columns, table.key_types, {}};
     input.alias = join.table.Qualifier();
-    input.role = join.kind == grammar::JoinKind::kLeft ? catalog::InputRole::kLeftJoin
-                                                       : catalog::InputRole::kInnerJoin;
+    input.role = RoleOf(join.kind);
     for (const auto& earlier : t->inputs) {
       if (earlier.alias == join.to) input.joined_to = earlier.ordinal;
     }
@@ -134,31 +126,37 @@ Result<catalog::Transform> JoinPlan::Draft(const grammar::TransformStmt& stmt,
 std::string JoinPlan::FromClause() const { return from_; }
 
 std::vector<DirtyKeys> JoinPlan::DirtyKeySql() const {
-  std::vector<DirtyKeys> out = ProjectionPlan::DirtyKeySql();  // the FROM table's own keys
+  std::vector<DirtyKeys> out = ProjectionPlan::DirtyKeySql();  // the root's own keys
   const std::string key_text = sql::KeyText(KeyExprs(unit_key()));
-  for (size_t i = 1; i < inputs_.size(); ++i) {
+  for (size_t i = 0; i < inputs_.size(); ++i) {
+    if (i == root_) continue;
     const catalog::Input& input = inputs_[i];
-    const catalog::Input& to = inputs_[IndexOfOrdinal(inputs_, *input.joined_to)];
+    // The path from the root to this input's neighbour toward it, and the
+    // columns the two match on.
+    std::vector<size_t> path = PathBetween(inputs_, root_, i);
+    path.pop_back();
+    const catalog::Input& to = inputs_[path.back()];
+    const JoinEdge edge = EdgeBetween(inputs_, i, path.back());
     std::vector<size_t> positions;
     std::vector<std::string> names;
     std::vector<std::string> values;
     std::vector<std::string> matches;
     std::vector<std::string> typed;
-    for (size_t c = 0; c < input.join_columns.size(); ++c) {
-      typed.push_back("__trellis_p." + sql::Ident(input.join_columns[c]));
+    for (size_t c = 0; c < edge.near_columns.size(); ++c) {
+      const std::string& column = edge.near_columns[c];
+      typed.push_back("__trellis_p." + sql::Ident(column));
       const auto& layout = input.source.routing_columns;
-      const auto at = std::find(layout.begin(), layout.end(), input.join_columns[c]);
+      const auto at = std::find(layout.begin(), layout.end(), column);
       // Define routes every join column (RoutedColumns) before it stores
       // the transform, so the layout always has it; a catalog that lacks it
       // is damaged, and staging fails naming it rather than miss keys.
       positions.push_back(at == layout.end() ? 0 : static_cast<size_t>(at - layout.begin()) + 1);
-      names.push_back(sql::Literal(input.join_columns[c]));
-      values.push_back(at == layout.end() ? sql::Literal("join column " + input.join_columns[c] +
-                                                         " is not routed") +
-                                                "::int::text"
-                                          : "__trellis_r.c" + std::to_string(c + 1));
-      matches.push_back(sql::Ident(to.alias) + "." + sql::Ident(input.joined_columns[c]) + " = " +
-                        "__trellis_j." + sql::Ident(input.join_columns[c]));
+      names.push_back(sql::Literal(column));
+      values.push_back(at == layout.end()
+                           ? sql::Literal("join column " + column + " is not routed") + "::int::text"
+                           : "__trellis_r.c" + std::to_string(c + 1));
+      matches.push_back(sql::Ident(to.alias) + "." + sql::Ident(edge.far_columns[c]) + " = " +
+                        "__trellis_j." + sql::Ident(column));
     }
     std::replace(positions.begin(), positions.end(), size_t{0}, size_t{1});
     Slots slots{
@@ -169,7 +167,7 @@ std::vector<DirtyKeys> JoinPlan::DirtyKeySql() const {
         {"names", sql::Join(names, ", ")},
         {"typed_values", sql::Join(typed, ", ")},
         {"values", sql::Join(values, ", ")},
-        {"path", JoinedFrom(inputs_, IndexOfOrdinal(inputs_, to.ordinal), true)},
+        {"path", InnerPathFrom(inputs_, path)},
         {"source_id", std::to_string(input.source.id)},
         {"matches", sql::Join(matches, " AND ")},
     };
@@ -179,41 +177,29 @@ std::vector<DirtyKeys> JoinPlan::DirtyKeySql() const {
 }
 
 Status JoinPlan::CheckDefinition(pg::Connection& conn, const ExpressionCheck& check) const {
-  TRELLIS_RETURN_IF_ERROR(ProjectionPlan::CheckDefinition(conn, check));
-  for (size_t i = 1; i < inputs_.size(); ++i) {
-    const catalog::Input& input = inputs_[i];
-    const std::set<std::string> on(input.join_columns.begin(), input.join_columns.end());
-    // Its key (the primary key, or the key a transform's target will have)
-    // among the join columns.
-    const auto& key = input.source.key_columns;
-    if (!key.empty() &&
-        std::all_of(key.begin(), key.end(), [&](const auto& c) { return on.count(c) > 0; })) {
-      continue;
-    }
-    auto unique =
-        conn.Query(std::string(kUniqueOn), {Table(input), sql::ArrayLiteral(input.join_columns)});
-    if (!unique.ok()) return unique.status();
-    if (unique->text(0, 0) == "t") continue;
-    std::vector<std::string> columns;
-    for (const auto& c : input.join_columns) columns.push_back(sql::Ident(c));
-    const std::string listed = sql::Join(columns, ", ");
-    return Status::Validation(
-        "transform " + sql::Ident(name()) + " joins " + Shown(input) + " on (" + listed +
-        "), which is not unique in " + Shown(input) +
-        ": a join matches each row of the FROM table with at most one row of a joined table; "
-        "join on columns that include its primary key or every key column of a unique index, or "
-        "make the columns unique: CREATE UNIQUE "
-        "INDEX ON " +
-        Table(input) + " (" + listed + ")");
-  }
-  return Status::OK();
+  return ProjectionPlan::CheckDefinition(conn, check);
+}
+
+Result<std::optional<catalog::Transform>> JoinPlan::CompleteDraft(
+    pg::Connection& conn, const grammar::TransformStmt& stmt,
+    const std::vector<capture::ResolvedTable>& inputs) const {
+  auto shape = ChooseJoinShape(conn, name(), inputs_);
+  if (!shape.ok()) return shape.status();
+  if (shape->root == 0 && shape->KeyedCount() == 0) return std::optional<catalog::Transform>();
+  auto drafted = Draft(stmt, inputs);
+  if (!drafted.ok()) return drafted.status();
+  auto fanned = FanOutJoinPlan::Draft(stmt, std::move(drafted.value()), shape.value());
+  if (!fanned.ok()) return fanned.status();
+  return std::optional<catalog::Transform>(std::move(fanned.value()));
 }
 
 Result<std::vector<std::vector<std::string>>> JoinPlan::RoutedColumns(pg::Connection&) const {
   std::vector<std::vector<std::string>> out(inputs_.size());
-  for (size_t i = 1; i < inputs_.size(); ++i) {
+  for (size_t i = 0; i < inputs_.size(); ++i) {
+    if (i == root_) continue;
     const auto& key = inputs_[i].source.key_columns;
-    for (const auto& c : inputs_[i].join_columns) {
+    std::vector<size_t> path = PathBetween(inputs_, root_, i);
+    for (const auto& c : EdgeBetween(inputs_, i, path[path.size() - 2]).near_columns) {
       const bool routed = std::find(out[i].begin(), out[i].end(), c) != out[i].end();
       if (!routed && std::find(key.begin(), key.end(), c) == key.end()) out[i].push_back(c);
     }

@@ -5,9 +5,12 @@
 // projection's with the parenthesised join as its FROM clause
 // (`(orders AS o JOIN customers AS c ON o.customer_id = c.id LEFT JOIN ...)`
 // is valid wherever a table is). What a join adds is one dirty-keys path per
-// joined input: a captured row of a joined table reaches the FROM keys of
-// the rows that join to it, through its join columns (routed in its capture
-// rows) and the joins from the FROM table to the table it joins.
+// joined input: a captured row of a joined table reaches the keys of the
+// root rows that join to it, through its join columns (routed in its capture
+// rows) and the joins from the root to the table it joins (join_tree.h).
+// Here the root is the FROM table; a join of any other shape is a
+// FanOutJoinPlan (fan_out_join_plan.h), which is this plan over another
+// root and a wider target key.
 #pragma once
 
 #include <string>
@@ -17,7 +20,7 @@
 
 namespace trellis::plan {
 
-class JoinPlan final : public ProjectionPlan {
+class JoinPlan : public ProjectionPlan {
  public:
   JoinPlan(const catalog::Transform& t, const std::string& schema);
 
@@ -31,11 +34,15 @@ class JoinPlan final : public ProjectionPlan {
   catalog::TransformKind kind() const override { return catalog::TransformKind::kJoin; }
   std::string FromClause() const override;
   std::vector<DirtyKeys> DirtyKeySql() const override;
-  // The projection's checks, then each joined table's uniqueness on its join
-  // columns: its primary key, or a unique, non-partial index on exactly
-  // those columns. A refusal names the index that would make it valid.
   Status CheckDefinition(pg::Connection& conn, const ExpressionCheck& check) const override;
-  // Each joined input routes its join columns that are not its key.
+  // The shape of the joins, read with the server (join_tree.h): when the
+  // FROM table is the root and no input repeats under it, the draft as it
+  // is (this kind); otherwise a fan-out join's draft (fan_out_join_plan.h).
+  Result<std::optional<catalog::Transform>> CompleteDraft(
+      pg::Connection& conn, const grammar::TransformStmt& stmt,
+      const std::vector<capture::ResolvedTable>& inputs) const override;
+  // Each input but the root routes the columns that match it with its
+  // neighbour toward the root, when they are not its key.
   Result<std::vector<std::vector<std::string>>> RoutedColumns(pg::Connection&) const override;
   // Two lookups per joined input: the table it joins, by that side's join
   // columns (role "join_from": which FROM keys a joined row's change
@@ -45,16 +52,19 @@ class JoinPlan final : public ProjectionPlan {
   Result<std::vector<SourceIndexGapStatus>> SourceIndexGaps(
       pg::Connection& conn, const catalog::Transform& t) const override;
 
+ protected:
+  // A join whose units are the rows of input `root`, keyed by `unit`, the
+  // first columns of `target_key` (fan_out_join_plan.h).
+  JoinPlan(const catalog::Transform& t, const std::string& schema, size_t root,
+           std::vector<KeyColumn> target_key, std::vector<KeyColumn> unit);
+
  private:
   std::vector<catalog::Input> inputs_;
+  size_t root_;       // the input whose rows are the units (join_tree.h)
   std::string from_;  // the parenthesised join
 };
 
-// The FROM clause of the inputs up to and including `last` (an index into
-// `inputs`), joined as the definition joins them: the whole definition's
-// when `last` is the last input. With `only_path`, only the inputs on the
-// way from the FROM table to `last`, all as inner joins (what a joined
-// row's dirty keys are found through).
-std::string JoinedFrom(const std::vector<catalog::Input>& inputs, size_t last, bool only_path);
+// The FROM clause of the inputs, joined as the definition joins them.
+std::string JoinedFrom(const std::vector<catalog::Input>& inputs);
 
 }  // namespace trellis::plan

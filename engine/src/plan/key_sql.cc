@@ -19,6 +19,23 @@ std::string KeyEquals(const std::vector<KeyColumn>& key, const std::vector<std::
   return sql::Join(parts, " AND ");
 }
 
+std::string OnConflictUpdate(const std::vector<KeyColumn>& key,
+                             const std::vector<std::string>& update_columns,
+                             const std::string& target_alias) {
+  std::string out = "ON CONFLICT (" + sql::Join(KeyNames(key, ""), ", ") + ") DO ";
+  if (update_columns.empty()) return out + "NOTHING";
+  std::vector<std::string> sets;
+  std::vector<std::string> mine;
+  std::vector<std::string> theirs;
+  for (const auto& c : update_columns) {
+    sets.push_back(c + " = EXCLUDED." + c);
+    mine.push_back(target_alias + "." + c);
+    theirs.push_back("EXCLUDED." + c);
+  }
+  return out + "UPDATE SET " + sql::Join(sets, ", ") + "\n  WHERE ROW(" + sql::Join(mine, ", ") +
+         ")::text IS DISTINCT FROM ROW(" + sql::Join(theirs, ", ") + ")::text";
+}
+
 std::vector<std::string> KeyNames(const std::vector<KeyColumn>& key, const std::string& qualifier) {
   std::vector<std::string> out;
   for (const auto& k : key) {

@@ -19,6 +19,14 @@ namespace trellis::plan {
 std::string KeyEquals(const std::vector<KeyColumn>& key, const std::vector<std::string>& lhs,
                       const std::vector<std::string>& rhs);
 
+// ON CONFLICT of the target key `key`: update `update_columns` (quoted) of
+// the target row (aliased `target_alias`) when their values changed, as
+// text so that types without equality (json) compare, or DO NOTHING when
+// there are none. A row whose values did not change is not rewritten.
+std::string OnConflictUpdate(const std::vector<KeyColumn>& key,
+                             const std::vector<std::string>& update_columns,
+                             const std::string& target_alias);
+
 // The key's expressions, each prefixed with "<qualifier>." when the
 // qualifier is not empty.
 std::vector<std::string> KeyNames(const std::vector<KeyColumn>& key, const std::string& qualifier);

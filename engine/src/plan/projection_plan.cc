@@ -26,6 +26,15 @@ std::vector<KeyColumn> KeyOf(const catalog::Transform& t) {
   return key;
 }
 
+// The input a plan's units are rows of: the FROM table (t.source and
+// t.source_alias), unless a kind names another (plan/join_tree.h).
+catalog::Input FromInput(const catalog::Transform& t) {
+  catalog::Input from;
+  from.source = t.source;
+  from.alias = t.source_alias;
+  return from;
+}
+
 // Recompute of a set of keys, read from `keys_from` (a FROM list whose rows
 // carry the keys as text in k.c1..cn, sql::KeyRows). Each key is looked
 // up in the source once, in the keys CTE, to decide whether its target row
@@ -121,9 +130,13 @@ constexpr std::string_view kDirtyKeys =
 FROM consumed s, {routing_rows}
 WHERE s.source_id = {source_id} AND s.op <> 'T')sql";
 
-// True when `expr` is nothing but a reference to `column` (bare, quoted, or
-// qualified by the source's qualifier): a SELECT item that merely repeats a
-// key column, which the target carries anyway.
+
+// An expression or the predicate as written: the plan keeps them in
+// parentheses; this is a view inside them.
+std::string_view Unparenthesised(std::string_view e) { return e.substr(1, e.size() - 2); }
+
+}  // namespace
+
 bool IsColumnReference(const std::string& expr, const std::string& column,
                        const std::string& qualifier) {
   auto matches = [&](const std::string& text) {
@@ -137,24 +150,18 @@ bool IsColumnReference(const std::string& expr, const std::string& column,
   return false;
 }
 
-// An expression or the predicate as written: the plan keeps them in
-// parentheses; this is a view inside them.
-std::string_view Unparenthesised(std::string_view e) { return e.substr(1, e.size() - 2); }
-
-std::string Qualify(const std::string& qualifier, const std::vector<std::string>& names) {
-  std::vector<std::string> out;
-  for (const auto& n : names) out.push_back(qualifier + "." + n);
-  return sql::Join(out, ", ");
-}
-
-}  // namespace
-
 ProjectionPlan::ProjectionPlan(const catalog::Transform& t, const std::string& schema)
-    : TransformPlan(t.id, t.name(), sql::Qualified(t.target_schema, t.target_name), KeyOf(t)),
+    : ProjectionPlan(t, schema, FromInput(t), KeyOf(t), std::nullopt) {}
+
+ProjectionPlan::ProjectionPlan(const catalog::Transform& t, const std::string& schema,
+                               const catalog::Input& root, std::vector<KeyColumn> target_key,
+                               std::optional<std::vector<KeyColumn>> unit)
+    : TransformPlan(t.id, t.name(), sql::Qualified(t.target_schema, t.target_name),
+                    std::move(target_key), std::move(unit)),
       schema_(schema),
-      source_id_(t.source.id),
-      source_table_(sql::Qualified(t.source.schema_name, t.source.table_name)),
-      alias_(sql::Ident(t.source_alias)) {
+      source_id_(root.source.id),
+      source_table_(sql::Qualified(root.source.schema_name, root.source.table_name)),
+      alias_(sql::Ident(root.alias)) {
   // Quarantine records are kept by unit key.
   const std::string key_text = sql::KeyText(KeyExprs(unit_key()));
   for (const auto& c : t.columns) {
@@ -253,6 +260,9 @@ std::string ProjectionPlan::FromClause() const { return source_table_ + " AS " +
 Slots ProjectionPlan::BaseSlots() const {
   const auto& key = target_key();
   const std::vector<std::string> key_exprs = KeyExprs(target_key());
+  // Ranges, samples and their order cut the unit key (the target key, for
+  // a kind with one row per unit).
+  const std::vector<std::string> unit_exprs = KeyExprs(unit_key());
   std::vector<std::string> target_columns = KeyNames(key, "");
   target_columns.insert(target_columns.end(), columns_.begin(), columns_.end());
   std::vector<std::string> values = key_exprs;
@@ -265,25 +275,12 @@ Slots ProjectionPlan::BaseSlots() const {
       {"alias", alias_},
       {"where", where_},
       {"key_columns", sql::Join(KeyNames(key, ""), ", ")},
-      {"source_key", sql::Join(key_exprs, ", ")},
-      {"key_text", sql::KeyText(key_exprs)},
+      {"source_key", sql::Join(unit_exprs, ", ")},
+      {"key_text", sql::KeyText(unit_exprs)},
       {"target_columns", sql::Join(target_columns, ", ")},
       {"values", sql::Join(values, ", ")},
       {"source_is_target", KeyEquals(key, key_exprs, KeyNames(key, kTarget))},
   };
-}
-
-// ON CONFLICT of the target key: update the given columns when their values
-// changed, or nothing when there are none.
-static std::string OnConflict(const std::vector<KeyColumn>& key,
-                              const std::vector<std::string>& update_columns) {
-  std::string out = "ON CONFLICT (" + sql::Join(KeyNames(key, ""), ", ") + ") DO ";
-  if (update_columns.empty()) return out + "NOTHING";
-  std::vector<std::string> sets;
-  for (const auto& c : update_columns) sets.push_back(c + " = EXCLUDED." + c);
-  return out + "UPDATE SET " + sql::Join(sets, ", ") + "\n  WHERE ROW(" +
-         Qualify(kTarget, update_columns) + ")::text IS DISTINCT FROM ROW(" +
-         Qualify("EXCLUDED", update_columns) + ")::text";
 }
 
 std::string ProjectionPlan::RecomputeKeysFrom(const std::string& keys_from) const {
@@ -312,14 +309,14 @@ std::string ProjectionPlan::RecomputeKeysFrom(const std::string& keys_from) cons
   slots["source_is_key"] = KeyEquals(key, source_key, typed);
   slots["source_is_kept_key"] = KeyEquals(key, source_key, cte_keys);
   slots["target_is_kept_key"] = KeyEquals(key, KeyNames(key, kTarget), cte_keys);
-  slots["on_conflict"] = OnConflict(target_key(), columns_);
+  slots["on_conflict"] = OnConflictUpdate(target_key(), columns_, kTarget);
   return Render(kRecomputeKeys, slots);
 }
 
 std::vector<DirtyKeys> ProjectionPlan::DirtyKeySql() const {
   // The key is the first routing values of every row version, each capture
   // row read by its own width (capture/routing.h).
-  const size_t n = target_key().size();
+  const size_t n = unit_key().size();
   std::vector<size_t> positions;
   for (size_t i = 1; i <= n; ++i) positions.push_back(i);
   Slots slots{
@@ -359,13 +356,12 @@ Bound ProjectionPlan::RecomputeRange(
   }
   Bound out;
   Slots slots = BaseSlots();
-  const std::vector<std::string> key_exprs = KeyExprs(target_key());
-  slots["source_in_range"] = InRange(key, key_exprs, range, out.params);
-  // The same bounds again, as the same parameters, over the target's key.
+  const auto& unit = unit_key();
+  slots["source_in_range"] = InRange(unit, KeyExprs(unit), range, out.params);
+  // The same bounds again, as the same parameters, over the target's columns.
   pg::Params unused;
-  std::string target_in_range = InRange(key, KeyNames(key, kTarget), range, unused);
-  slots["target_in_range"] = target_in_range;
-  slots["on_conflict"] = OnConflict(key, update);
+  slots["target_in_range"] = InRange(unit, KeyNames(unit, kTarget), range, unused);
+  slots["on_conflict"] = OnConflictUpdate(key, update, kTarget);
   out.text = Render(kRecomputeRange, slots);
   return out;
 }
@@ -373,8 +369,7 @@ Bound ProjectionPlan::RecomputeRange(
 Bound ProjectionPlan::AppendRange(const KeyRange& range) const {
   Bound out;
   Slots slots = BaseSlots();
-  const std::vector<std::string> key_exprs = KeyExprs(target_key());
-  slots["source_in_range"] = InRange(target_key(), key_exprs, range, out.params);
+  slots["source_in_range"] = InRange(unit_key(), KeyExprs(unit_key()), range, out.params);
   out.text = Render(kAppendRange, slots);
   return out;
 }
@@ -384,8 +379,8 @@ std::string ProjectionPlan::AddKeySql() const { return Render(kAddKey, BaseSlots
 Bound ProjectionPlan::KeyAfter(const std::optional<std::string>& after, long offset) const {
   Bound out;
   Slots slots = BaseSlots();
-  const std::vector<std::string> key_exprs = KeyExprs(target_key());
-  slots["source_in_range"] = InRange(target_key(), key_exprs, KeyRange{after, {}}, out.params);
+  slots["source_in_range"] =
+      InRange(unit_key(), KeyExprs(unit_key()), KeyRange{after, {}}, out.params);
   out.params.push_back(std::to_string(offset));
   slots["offset"] = "$" + std::to_string(out.params.size()) + "::bigint";
   out.text = Render(kKeyAfter, slots);
@@ -395,8 +390,7 @@ Bound ProjectionPlan::KeyAfter(const std::optional<std::string>& after, long off
 Bound ProjectionPlan::MiddleKey(const KeyRange& range) const {
   Bound out;
   Slots slots = BaseSlots();
-  const std::vector<std::string> key_exprs = KeyExprs(target_key());
-  slots["source_in_range"] = InRange(target_key(), key_exprs, range, out.params);
+  slots["source_in_range"] = InRange(unit_key(), KeyExprs(unit_key()), range, out.params);
   out.text = Render(kMiddleKey, slots);
   return out;
 }

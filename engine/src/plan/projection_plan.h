@@ -14,6 +14,12 @@
 
 namespace trellis::plan {
 
+// True when `expr` is nothing but a reference to `column` (bare, quoted, or
+// qualified by `qualifier`): a SELECT item that merely repeats a key
+// column, which the target carries anyway.
+bool IsColumnReference(const std::string& expr, const std::string& column,
+                       const std::string& qualifier);
+
 class ProjectionPlan : public TransformPlan, public RangePlan {
  public:
   // `schema` is the catalog schema (the ledger's pages table lives there).
@@ -68,12 +74,30 @@ class ProjectionPlan : public TransformPlan, public RangePlan {
 
   std::vector<NamedStatement> Statements() const override;
 
- private:
+ protected:
+  // A plan whose units are the rows of `root` (an input of `t`): its key is
+  // `unit` (nullopt: the target key), the first columns of `target_key`.
+  // The FROM table and its key, for the public constructor.
+  ProjectionPlan(const catalog::Transform& t, const std::string& schema,
+                 const catalog::Input& root, std::vector<KeyColumn> target_key,
+                 std::optional<std::vector<KeyColumn>> unit);
+
   // The slots every template may use.
   Slots BaseSlots() const;
-  std::string RecomputeKeysFrom(const std::string& keys_from) const;
+  // The recompute of the unit keys read from `keys_from` (a FROM list whose
+  // rows carry the keys as text in k.c1..cn, sql::KeyRows): what
+  // RecomputePagesSql and RecomputeKeysSql run. One target row per unit
+  // here; a kind whose unit selects many rows renders its own.
+  virtual std::string RecomputeKeysFrom(const std::string& keys_from) const;
   // The key and value columns as "expr AS name", in target column order.
   std::string NamedValues() const;
+  const std::string& schema() const { return schema_; }
+  const std::vector<std::string>& quoted_columns() const { return columns_; }
+  const std::string& where() const { return where_; }
+  const std::string& root_table() const { return source_table_; }
+  const std::string& root_alias() const { return alias_; }
+
+ private:
 
   std::string schema_;
   int source_id_;
