@@ -81,6 +81,7 @@ defmodule Trellis.Joins.RefusalsTest do
     # Names may repeat, so a customer's key joins the order's in the target's.
     assert {:ok, {:transform_defined, "t"}} = Trellis.define(t, statement)
     assert key.() == "o.id,cid"
+    assert {:ok, _} = Trellis.apply(t, "PAUSE TRANSFORM t")
     assert {:ok, _} = Trellis.apply(t, "DROP TRANSFORM t")
     SimplePG.query!(pg, "CREATE UNIQUE INDEX ON customers (name)")
     assert {:ok, {:transform_defined, "t"}} = Trellis.define(t, statement)
