@@ -164,8 +164,12 @@ defmodule Trellis.Joins.FanOutLifecycleTest do
 
     converge!(t)
     # The live column and the key follow; the paused column does not.
-    equal!(pg, ~s{SELECT "c.id", "o.id", name FROM customer_orders},
-           "SELECT c.id, o.id, c.name #{@join}", "paused")
+    equal!(
+      pg,
+      ~s{SELECT "c.id", "o.id", name FROM customer_orders},
+      "SELECT c.id, o.id, c.name #{@join}",
+      "paused"
+    )
 
     equal!(
       pg,
@@ -194,5 +198,248 @@ defmodule Trellis.Joins.FanOutLifecycleTest do
     equal!(pg, "TABLE customer_orders", @query, context)
     equal!(pg, "TABLE orders_right", @orders_right_query, context)
     assert status!(t, "customer_orders").columns |> Enum.all?(&(&1.state == :live))
+  end
+
+  # Every recorded quarantine sample of `target`, keys only, sorted.
+  defp quarantined_keys(t, target) do
+    {:ok, %Trellis.SamplePage{samples: samples, next_cursor: nil}} =
+      Trellis.sample_quarantined(t, target, limit: 100)
+
+    samples |> Enum.map(& &1.key) |> Enum.sort()
+  end
+
+  defp column(t, name, column), do: Enum.find(status!(t, name).columns, &(&1.name == column))
+
+  test "a failing value quarantines its root unit's rows; a refused row holds its unit; " <>
+         "both are released once the data is fixed",
+       %{url: url, pg: pg} do
+    # No order starts with a zero amount: the first build is clean.
+    SimplePG.query!(pg, "UPDATE orders SET amount = 1 WHERE amount = 0")
+    t = start!(url)
+    define!(t, "TRANSFORM unit_prices #{@join} SELECT c.name, 1000 / o.amount AS per")
+    converge!(t)
+    assert %{state: :live} = column(t, "unit_prices", "per")
+
+    # Orders 10 and 11 belong to customers 11 and 12 (1 + id % 170), who
+    # have about a dozen orders each: every row of those two units holds
+    # NULL in the failing column, every other row its value.
+    SimplePG.query!(pg, "UPDATE orders SET amount = 0 WHERE id IN (10, 11)")
+    SimplePG.query!(pg, "UPDATE customers SET name = 'renamed' WHERE id IN (11, 40)")
+    converge!(t)
+
+    quarantined = fn units ->
+      "SELECT c.id, o.id, c.name, CASE WHEN c.id IN (#{units}) THEN NULL " <>
+        "ELSE 1000 / o.amount END #{@join}"
+    end
+
+    assert %{state: :paused, paused_kind: :quarantine} = column(t, "unit_prices", "per")
+    assert %{state: :live} = column(t, "unit_prices", "name")
+    assert quarantined_keys(t, "unit_prices.per") == [["11"], ["12"]]
+
+    assert {:ok, [%Trellis.QuarantineEntry{target: "unit_prices.per", rows: 2, reason: why}]} =
+             Trellis.quarantined(t)
+
+    assert why =~ "division by zero"
+    equal!(pg, "TABLE unit_prices", quarantined.("11, 12"), "quarantined")
+
+    assert SimplePG.scalar!(
+             pg,
+             ~s{SELECT count(*) > 10 FROM unit_prices WHERE "c.id" IN (11, 12) AND per IS NULL}
+           ) == "t"
+
+    # Other units keep flowing; a new write under a quarantined unit keeps
+    # it there.
+    SimplePG.query!(pg, """
+    UPDATE orders SET amount = amount + 2 WHERE customer_id IN (12, 50, 51);
+    INSERT INTO orders VALUES (900001, 60, NULL, 4, 'new');
+    """)
+
+    converge!(t)
+    equal!(pg, "TABLE unit_prices", quarantined.("11"), "one fixed by a write")
+    assert quarantined_keys(t, "unit_prices.per") == [["11"]]
+
+    # The last one fixed: the column is live again without a RESUME.
+    SimplePG.query!(pg, "UPDATE orders SET amount = 3 WHERE id = 10")
+    converge!(t)
+    assert eventually(fn -> column(t, "unit_prices", "per").state == :live end)
+    assert {:ok, []} = Trellis.quarantined(t)
+    equal!(pg, "TABLE unit_prices", "SELECT c.id, o.id, c.name, 1000 / o.amount #{@join}", "live")
+
+    # A row the target refuses holds its unit (its rows stay as they were,
+    # the unit's key is the root's); release_key/4 takes the root key.
+    SimplePG.query!(
+      pg,
+      "ALTER TABLE unit_prices ADD CONSTRAINT not_held CHECK (name <> 'held') NOT VALID"
+    )
+
+    SimplePG.query!(pg, "UPDATE customers SET name = 'held' WHERE id = 20")
+    SimplePG.query!(pg, "UPDATE customers SET name = 'flows' WHERE id = 21")
+    converge!(t)
+
+    assert %{status: :live, held_keys: 1, drain_failure: nil} = status!(t, "unit_prices")
+    assert SimplePG.query!(pg, "SELECT key FROM trellis.held_keys") == [["{20}"]]
+
+    held =
+      "SELECT c.id, o.id, CASE WHEN c.id = 20 THEN 'customer 20' ELSE c.name END, " <>
+        "1000 / o.amount #{@join}"
+
+    equal!(pg, "TABLE unit_prices", held, "held")
+
+    assert {:error, %Trellis.Error{code: :database, message: message}} =
+             Trellis.release_key(t, "unit_prices", [20], [])
+
+    assert message =~ "stays held" and message =~ "not_held"
+
+    assert {:error, %Trellis.Error{code: :validation}} =
+             Trellis.release_key(t, "unit_prices", [20, 1])
+
+    assert {:error, %Trellis.Error{code: :not_found}} =
+             Trellis.release_key(t, "unit_prices", [21])
+
+    SimplePG.query!(pg, "ALTER TABLE unit_prices DROP CONSTRAINT not_held")
+    assert :ok = Trellis.release_key(t, "unit_prices", ["20"], [])
+    assert %{held_keys: 0} = status!(t, "unit_prices")
+
+    equal!(
+      pg,
+      "TABLE unit_prices",
+      "SELECT c.id, o.id, c.name, 1000 / o.amount #{@join}",
+      "released"
+    )
+  end
+
+  # Runs a self-check of `name` with `opts` and returns its report.
+  defp self_check!(t, name, opts) do
+    {:ok, %Trellis.SelfCheckJob{id: id}} = Trellis.self_check(t, name, opts)
+    assert %{state: :done, report: report} = await_self_check!(t, id)
+    report
+  end
+
+  test "self-check, full and sample, is clean on a converged fan-out target and finds a " <>
+         "changed, a deleted and an added row among the many rows of their units",
+       %{url: url, pg: pg, seed: seed} do
+    t = start!(url)
+    define!(t, @customer_orders)
+    define!(t, @neighbours)
+    writers = start_writers(url, seed, 2, 300)
+    assert finish_writers(writers) > 400
+    converge!(t, 240_000)
+    equal!(pg, "TABLE customer_orders", @query, "seed #{seed}")
+
+    for name <- ["customer_orders", "neighbours"],
+        opts <- [[mode: :full], [mode: :sample, sample_size: 25]] do
+      report = self_check!(t, name, opts)
+      assert %{outcome: :clean, divergence_count: 0} = report, "#{name} #{inspect(opts)}"
+      assert report.rows_compared > 0
+    end
+
+    # One order of each of three customers who have many: a value changed,
+    # a row deleted, a row no order computes added.
+    [[changed_c, changed_o], [deleted_c, deleted_o], [added_c, _]] =
+      SimplePG.query!(pg, """
+      SELECT "c.id", min("o.id") FROM customer_orders
+      WHERE "o.id" IS NOT NULL GROUP BY "c.id" HAVING count(*) > 3 ORDER BY "c.id" LIMIT 3
+      """)
+
+    SimplePG.query!(pg, """
+    UPDATE customer_orders SET amount = -1 WHERE "o.id" = #{changed_o};
+    DELETE FROM customer_orders WHERE "o.id" = #{deleted_o};
+    INSERT INTO customer_orders VALUES (#{added_c}, 99999999, 'ghost', 1);
+    """)
+
+    # (a changed row differs both ways)
+    assert differences(pg, "TABLE customer_orders", @query) == "4"
+
+    expected = [
+      {:differs, [changed_c, changed_o]},
+      {:missing, [deleted_c, deleted_o]},
+      {:extra, [added_c, "99999999"]}
+    ]
+
+    # A sample larger than the 220 or so units draws every one.
+    for opts <- [[mode: :full], [mode: :sample, sample_size: 1000]] do
+      report = self_check!(t, "customer_orders", opts)
+      assert %{outcome: :diverged, divergence_count: 3} = report, inspect(opts)
+
+      assert report.divergences |> Enum.map(&{&1.kind, &1.key}) |> Enum.sort() ==
+               Enum.sort(expected),
+             inspect(opts)
+    end
+
+    # A self-join row changed by hand is found too.
+    SimplePG.query!(pg, ~s{UPDATE neighbours SET other = 'nobody' WHERE ctid =
+                           (SELECT min(ctid) FROM neighbours)})
+
+    assert %{outcome: :diverged, divergence_count: 1} = self_check!(t, "neighbours", mode: :full)
+
+    # The check repairs nothing; a rebuild does.
+    :ok = Trellis.request_backfill(t, "customer_orders")
+    converge!(t)
+    assert eventually(fn -> status!(t, "customer_orders").status == :live end)
+    equal!(pg, "TABLE customer_orders", @query, "rebuilt")
+    assert %{outcome: :clean} = self_check!(t, "customer_orders", mode: :full)
+  end
+
+  test "a missing index for the join lookup is a gap with its CREATE INDEX; it closes once " <>
+         "the index exists, and maintenance is exact meanwhile",
+       %{url: url, pg: pg} do
+    SimplePG.query!(pg, "DROP INDEX orders_customer_id_idx")
+    t = start!(url)
+    define!(t, @customer_orders)
+    define!(t, @orders_right)
+
+    fix = ~s{CREATE INDEX CONCURRENTLY ON "public"."orders" ("customer_id")}
+
+    # orders is joined in one and the FROM table of the other: a recompute
+    # of a customer's unit looks its orders up by customer_id in both.
+    for {name, role} <- [{"customer_orders", :join_joined}, {"orders_right", :join_from}] do
+      assert [
+               %Trellis.SourceIndexGap{
+                 table: "public.orders",
+                 columns: [~s("customer_id")],
+                 role: ^role,
+                 opted_out: false,
+                 fix: ^fix
+               }
+             ] = status!(t, name).source_index_gaps
+    end
+
+    SimplePG.query!(pg, """
+    UPDATE customers SET name = 'renamed' WHERE id < 30;
+    UPDATE orders SET customer_id = 3 WHERE id BETWEEN 100 AND 140;
+    DELETE FROM orders WHERE customer_id = 4;
+    """)
+
+    converge!(t)
+    equal!(pg, "TABLE customer_orders", @query, "with the gap")
+    equal!(pg, "TABLE orders_right", @orders_right_query, "with the gap")
+
+    SimplePG.query!(pg, fix)
+    assert status!(t, "customer_orders").source_index_gaps == []
+    assert status!(t, "orders_right").source_index_gaps == []
+
+    # Opted out: listed as such. Joined on a column no index has on either
+    # side, both lookups lack one: customers by name (which units an order's
+    # change reaches) and orders by note (a unit's recompute).
+    define!(
+      t,
+      "TRANSFORM by_contact FROM customers c LEFT JOIN orders o ON o.note = c.name " <>
+        "SELECT o.amount WITHOUT SOURCE INDEX"
+    )
+
+    assert [
+             %Trellis.SourceIndexGap{
+               table: "public.customers",
+               columns: [~s("name")],
+               role: :join_from,
+               opted_out: true
+             },
+             %Trellis.SourceIndexGap{
+               table: "public.orders",
+               columns: [~s("note")],
+               role: :join_joined,
+               opted_out: true
+             }
+           ] = Enum.sort_by(status!(t, "by_contact").source_index_gaps, & &1.table)
   end
 end
