@@ -20,6 +20,7 @@ enum class TransformKind {
   kGroupBy,     // one target row per group (GROUP BY, DISTINCT, whole-table aggregates)
   kJoin,        // one target row per FROM row, joined many-to-one
   kFanOutJoin,  // a join of any other shape: rows under one row of a root input
+  kFullOuterJoin,  // a FULL JOIN no later join narrows: rows under one join value
 };
 
 }  // namespace trellis::catalog
@@ -28,8 +29,8 @@ namespace trellis {
 
 template <>
 struct WireNames<catalog::TransformKind> {
-  static constexpr std::array<std::string_view, 4> kNames = {"projection", "group_by", "join",
-                                                             "fan_out_join"};
+  static constexpr std::array<std::string_view, 5> kNames = {"projection", "group_by", "join",
+                                                             "fan_out_join", "full_outer_join"};
 };
 
 }  // namespace trellis

@@ -1,6 +1,7 @@
 #include "plan/bind.h"
 
 #include "plan/fan_out_join_plan.h"
+#include "plan/full_join_plan.h"
 #include "plan/group_plan.h"
 #include "plan/join_plan.h"
 #include "plan/projection_plan.h"
@@ -30,6 +31,8 @@ Result<std::unique_ptr<TransformPlan>> Bind(const catalog::Transform& t,
       return std::unique_ptr<TransformPlan>(std::make_unique<JoinPlan>(t, schema));
     case TransformKind::kFanOutJoin:
       return std::unique_ptr<TransformPlan>(std::make_unique<FanOutJoinPlan>(t, schema));
+    case TransformKind::kFullOuterJoin:
+      return std::unique_ptr<TransformPlan>(std::make_unique<FullJoinPlan>(t, schema));
   }
   // Only a value outside the enum reaches here (the catalog loader refuses
   // any name it does not know).
@@ -43,6 +46,7 @@ bool MayRouteColumns(TransformKind kind) {
     case TransformKind::kGroupBy:  // the group expressions, and the values of deltas
     case TransformKind::kJoin:     // each joined input's join columns
     case TransformKind::kFanOutJoin:
+    case TransformKind::kFullOuterJoin:
       return true;
   }
   return true;
@@ -57,6 +61,7 @@ char KeyConstraintType(TransformKind kind) {
       return 'p';  // PRIMARY KEY (ProjectionPlan::AddKeySql)
     case TransformKind::kGroupBy:
     case TransformKind::kFanOutJoin:
+    case TransformKind::kFullOuterJoin:
       return 'u';  // UNIQUE NULLS NOT DISTINCT (GroupPlan's and FanOutJoinPlan's AddKeySql)
   }
   return 'p';

@@ -25,15 +25,14 @@ constexpr std::string_view kRecomputeUnits = R"sql(WITH __trellis_units AS MATER
   SELECT DISTINCT {decoded_keys} FROM {keys_from}
 ), written AS (
   INSERT INTO {target} AS __trellis_t ({target_columns})
-  SELECT {values} FROM {from}
-  JOIN __trellis_units ON {source_is_unit}
+  SELECT {values} FROM {unit_rows}
   WHERE {where}
   {on_conflict}
   RETURNING 1
 ), deleted AS (
   DELETE FROM {target} AS __trellis_t USING __trellis_units
   WHERE {target_is_unit}
-    AND NOT EXISTS (SELECT 1 FROM {from} WHERE {source_is_target} AND {where})
+    AND NOT EXISTS (SELECT 1 FROM {unit_rows} WHERE {source_is_target} AND {where})
   RETURNING 1
 )
 SELECT (SELECT count(*) FROM written), (SELECT count(*) FROM deleted))sql";
@@ -64,30 +63,43 @@ std::vector<KeyColumn> TargetKeyOf(const catalog::Transform& t) {
   return key;
 }
 
-std::vector<KeyColumn> UnitKeyOf(const catalog::Transform& t) {
-  const size_t root = StoredRoot(t.inputs, t.key);
+std::vector<KeyColumn> UnitKeyOf(const catalog::Transform& t, size_t width) {
   std::vector<KeyColumn> key = TargetKeyOf(t);
-  key.resize(t.inputs[root].source.key_columns.size());
+  key.resize(width);
   return key;
+}
+
+size_t RootKeyWidth(const catalog::Transform& t) {
+  return t.inputs[StoredRoot(t.inputs, t.key)].source.key_columns.size();
 }
 
 }  // namespace
 
 FanOutJoinPlan::FanOutJoinPlan(const catalog::Transform& t, const std::string& schema)
-    : JoinPlan(t, schema, StoredRoot(t.inputs, t.key), TargetKeyOf(t), UnitKeyOf(t)) {}
+    : FanOutJoinPlan(t, schema, StoredRoot(t.inputs, t.key), RootKeyWidth(t)) {}
+
+FanOutJoinPlan::FanOutJoinPlan(const catalog::Transform& t, const std::string& schema,
+                               size_t root, size_t unit_width)
+    : JoinPlan(t, schema, root, TargetKeyOf(t), UnitKeyOf(t, unit_width)) {}
 
 Result<catalog::Transform> FanOutJoinPlan::Draft(const grammar::TransformStmt& stmt,
                                                  catalog::Transform drafted,
                                                  const JoinShape& shape) {
   catalog::Transform t = std::move(drafted);
   t.kind = catalog::TransformKind::kFanOutJoin;
-  t.key.clear();
-  t.columns.clear();
   // The root's key, then each repeating input's, in input order.
   std::vector<size_t> keyed{shape.root};
   for (size_t i = 0; i < t.inputs.size(); ++i) {
     if (shape.keyed[i] && i != shape.root) keyed.push_back(i);
   }
+  TRELLIS_RETURN_IF_ERROR(KeyJoinTarget(stmt, t, {}, keyed));
+  return t;
+}
+
+Status KeyJoinTarget(const grammar::TransformStmt& stmt, catalog::Transform& t,
+                     std::vector<catalog::KeyColumn> leading, const std::vector<size_t>& keyed) {
+  t.key = std::move(leading);
+  t.columns.clear();
   std::set<size_t> named_by_item;  // SELECT items that name a key column
   for (size_t i : keyed) {
     const catalog::Input& input = t.inputs[i];
@@ -123,7 +135,7 @@ Result<catalog::Transform> FanOutJoinPlan::Draft(const grammar::TransformStmt& s
     column.expr = stmt.select[s].expr;
     t.columns.push_back(std::move(column));
   }
-  return t;
+  return Status::OK();
 }
 
 std::string FanOutJoinPlan::RecomputeKeysFrom(const std::string& keys_from) const {
@@ -138,10 +150,19 @@ std::string FanOutJoinPlan::RecomputeKeysFrom(const std::string& keys_from) cons
   }
   slots["decoded_keys"] = sql::Join(decoded, ", ");
   slots["keys_from"] = keys_from;
-  slots["source_is_unit"] = KeyEquals(unit, KeyExprs(unit), units);
+  slots["unit_rows"] = UnitRows();
   slots["target_is_unit"] = KeyEquals(unit, KeyNames(unit, kTarget), units);
   slots["on_conflict"] = OnConflictUpdate(target_key(), quoted_columns(), kTarget);
   return Render(kRecomputeUnits, slots);
+}
+
+std::string FanOutJoinPlan::UnitRows() const {
+  const auto& unit = unit_key();
+  std::vector<std::string> units;
+  for (size_t i = 0; i < unit.size(); ++i) {
+    units.push_back("__trellis_units." + sql::Ident("__k" + std::to_string(i + 1)));
+  }
+  return FromClause() + " JOIN __trellis_units ON " + KeyEquals(unit, KeyExprs(unit), units);
 }
 
 std::string FanOutJoinPlan::AddKeySql() const { return Render(kAddKey, BaseSlots()); }

@@ -19,15 +19,20 @@
 
 namespace trellis::plan {
 
-class FanOutJoinPlan final : public JoinPlan {
+// Keys `t` (a join's draft of `stmt`) by `leading` and then the key of each
+// input of `keyed`, in that order, and makes its columns the SELECT items
+// that name no key column. A SELECT item that is nothing but a reference to
+// a key column names that key column; a key column no item names is named
+// "alias.column" (HiddenColumnName). Refuses a name two columns would share.
+Status KeyJoinTarget(const grammar::TransformStmt& stmt, catalog::Transform& t,
+                     std::vector<catalog::KeyColumn> leading, const std::vector<size_t>& keyed);
+
+class FanOutJoinPlan : public JoinPlan {
  public:
   FanOutJoinPlan(const catalog::Transform& t, const std::string& schema);
 
   // Define time (JoinPlan::CompleteDraft): `drafted` (the join's draft of
-  // `stmt`) keyed as `shape` says. A SELECT item that is nothing but a
-  // reference to a key column names that key column; a key column no item
-  // names is named "alias.column" (HiddenColumnName). Refuses a name two
-  // columns would share.
+  // `stmt`) keyed as `shape` says (KeyJoinTarget).
   static Result<catalog::Transform> Draft(const grammar::TransformStmt& stmt,
                                           catalog::Transform drafted, const JoinShape& shape);
 
@@ -43,7 +48,16 @@ class FanOutJoinPlan final : public JoinPlan {
   std::string KeyInputsSql() const override;
 
  protected:
+  // A fan-out join whose units are the first `unit_width` columns of its
+  // target key, rows of input `root` (full_join_plan.h).
+  FanOutJoinPlan(const catalog::Transform& t, const std::string& schema, size_t root,
+                 size_t unit_width);
+
   std::string RecomputeKeysFrom(const std::string& keys_from) const override;
+  // A FROM list of the rows under the units of the CTE __trellis_units
+  // (columns __k1..__kn, typed): the join, joined to the units on the
+  // root's key.
+  virtual std::string UnitRows() const;
 };
 
 }  // namespace trellis::plan

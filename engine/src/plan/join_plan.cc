@@ -6,6 +6,7 @@
 #include "capture/routing.h"
 #include "grammar/render.h"
 #include "plan/fan_out_join_plan.h"
+#include "plan/full_join_plan.h"
 #include "plan/join_tree.h"
 #include "plan/key_sql.h"
 #include "sql/key_text.h"
@@ -74,11 +75,16 @@ catalog::InputRole RoleOf(grammar::JoinKind kind) {
 
 }  // namespace
 
-std::string JoinedFrom(const std::vector<catalog::Input>& inputs) {
-  std::string text = Table(inputs.front()) + " AS " + sql::Ident(inputs.front().alias);
+std::string JoinedFrom(const std::vector<catalog::Input>& inputs,
+                       const std::vector<std::string>& items) {
+  auto item = [&](size_t i) {
+    return i < items.size() && !items[i].empty()
+               ? items[i]
+               : Table(inputs[i]) + " AS " + sql::Ident(inputs[i].alias);
+  };
+  std::string text = item(0);
   for (size_t i = 1; i < inputs.size(); ++i) {
-    text += JoinKeyword(inputs[i].role) + Table(inputs[i]) + " AS " + sql::Ident(inputs[i].alias) +
-            " ON " + JoinCondition(inputs, i);
+    text += JoinKeyword(inputs[i].role) + item(i) + " ON " + JoinCondition(inputs, i);
   }
   return text;
 }
@@ -129,51 +135,54 @@ std::vector<DirtyKeys> JoinPlan::DirtyKeySql() const {
   std::vector<DirtyKeys> out = ProjectionPlan::DirtyKeySql();  // the root's own keys
   const std::string key_text = sql::KeyText(KeyExprs(unit_key()));
   for (size_t i = 0; i < inputs_.size(); ++i) {
-    if (i == root_) continue;
-    const catalog::Input& input = inputs_[i];
-    // The path from the root to this input's neighbour toward it, and the
-    // columns the two match on.
-    std::vector<size_t> path = PathBetween(inputs_, root_, i);
-    path.pop_back();
-    const catalog::Input& to = inputs_[path.back()];
-    const JoinEdge edge = EdgeBetween(inputs_, i, path.back());
-    std::vector<size_t> positions;
-    std::vector<std::string> names;
-    std::vector<std::string> values;
-    std::vector<std::string> matches;
-    std::vector<std::string> typed;
-    for (size_t c = 0; c < edge.near_columns.size(); ++c) {
-      const std::string& column = edge.near_columns[c];
-      typed.push_back("__trellis_p." + sql::Ident(column));
-      const auto& layout = input.source.routing_columns;
-      const auto at = std::find(layout.begin(), layout.end(), column);
-      // Define routes every join column (RoutedColumns) before it stores
-      // the transform, so the layout always has it; a catalog that lacks it
-      // is damaged, and staging fails naming it rather than miss keys.
-      positions.push_back(at == layout.end() ? 0 : static_cast<size_t>(at - layout.begin()) + 1);
-      names.push_back(sql::Literal(column));
-      values.push_back(at == layout.end()
-                           ? sql::Literal("join column " + column + " is not routed") + "::int::text"
-                           : "__trellis_r.c" + std::to_string(c + 1));
-      matches.push_back(sql::Ident(to.alias) + "." + sql::Ident(edge.far_columns[c]) + " = " +
-                        "__trellis_j." + sql::Ident(column));
-    }
-    std::replace(positions.begin(), positions.end(), size_t{0}, size_t{1});
-    Slots slots{
-        {"transform_id", std::to_string(transform_id())},
-        {"key_text", key_text},
-        {"routing_rows", capture::RoutingRows("__trellis_s", positions, "__trellis_r")},
-        {"joined_table", Table(input)},
-        {"names", sql::Join(names, ", ")},
-        {"typed_values", sql::Join(typed, ", ")},
-        {"values", sql::Join(values, ", ")},
-        {"path", InnerPathFrom(inputs_, path)},
-        {"source_id", std::to_string(input.source.id)},
-        {"matches", sql::Join(matches, " AND ")},
-    };
-    out.push_back(DirtyKeys{input.source.id, Render(kDirtyJoined, slots)});
+    if (i != root_) out.push_back(DirtyKeysThrough(root_, i, key_text));
   }
   return out;
+}
+
+DirtyKeys JoinPlan::DirtyKeysThrough(size_t start, size_t i, const std::string& key_text) const {
+  const catalog::Input& input = inputs_[i];
+  // The path from `start` to this input's neighbour toward it, and the
+  // columns the two match on.
+  std::vector<size_t> path = PathBetween(inputs_, start, i);
+  path.pop_back();
+  const catalog::Input& to = inputs_[path.back()];
+  const JoinEdge edge = EdgeBetween(inputs_, i, path.back());
+  std::vector<size_t> positions;
+  std::vector<std::string> names;
+  std::vector<std::string> values;
+  std::vector<std::string> matches;
+  std::vector<std::string> typed;
+  for (size_t c = 0; c < edge.near_columns.size(); ++c) {
+    const std::string& column = edge.near_columns[c];
+    typed.push_back("__trellis_p." + sql::Ident(column));
+    const auto& layout = input.source.routing_columns;
+    const auto at = std::find(layout.begin(), layout.end(), column);
+    // Define routes every join column (RoutedColumns) before it stores
+    // the transform, so the layout always has it; a catalog that lacks it
+    // is damaged, and staging fails naming it rather than miss keys.
+    positions.push_back(at == layout.end() ? 0 : static_cast<size_t>(at - layout.begin()) + 1);
+    names.push_back(sql::Literal(column));
+    values.push_back(at == layout.end()
+                         ? sql::Literal("join column " + column + " is not routed") + "::int::text"
+                         : "__trellis_r.c" + std::to_string(c + 1));
+    matches.push_back(sql::Ident(to.alias) + "." + sql::Ident(edge.far_columns[c]) + " = " +
+                      "__trellis_j." + sql::Ident(column));
+  }
+  std::replace(positions.begin(), positions.end(), size_t{0}, size_t{1});
+  Slots slots{
+      {"transform_id", std::to_string(transform_id())},
+      {"key_text", key_text},
+      {"routing_rows", capture::RoutingRows("__trellis_s", positions, "__trellis_r")},
+      {"joined_table", Table(input)},
+      {"names", sql::Join(names, ", ")},
+      {"typed_values", sql::Join(typed, ", ")},
+      {"values", sql::Join(values, ", ")},
+      {"path", InnerPathFrom(inputs_, path)},
+      {"source_id", std::to_string(input.source.id)},
+      {"matches", sql::Join(matches, " AND ")},
+  };
+  return DirtyKeys{input.source.id, Render(kDirtyJoined, slots)};
 }
 
 Status JoinPlan::CheckDefinition(pg::Connection& conn, const ExpressionCheck& check) const {
@@ -183,11 +192,16 @@ Status JoinPlan::CheckDefinition(pg::Connection& conn, const ExpressionCheck& ch
 Result<std::optional<catalog::Transform>> JoinPlan::CompleteDraft(
     pg::Connection& conn, const grammar::TransformStmt& stmt,
     const std::vector<capture::ResolvedTable>& inputs) const {
+  auto drafted = Draft(stmt, inputs);
+  if (!drafted.ok()) return drafted.status();
+  if (PreservedInputs(inputs_).empty()) {
+    auto full = FullJoinPlan::Draft(conn, stmt, std::move(drafted.value()));
+    if (!full.ok()) return full.status();
+    return std::optional<catalog::Transform>(std::move(full.value()));
+  }
   auto shape = ChooseJoinShape(conn, name(), inputs_);
   if (!shape.ok()) return shape.status();
   if (shape->root == 0 && shape->KeyedCount() == 0) return std::optional<catalog::Transform>();
-  auto drafted = Draft(stmt, inputs);
-  if (!drafted.ok()) return drafted.status();
   auto fanned = FanOutJoinPlan::Draft(stmt, std::move(drafted.value()), shape.value());
   if (!fanned.ok()) return fanned.status();
   return std::optional<catalog::Transform>(std::move(fanned.value()));

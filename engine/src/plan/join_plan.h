@@ -58,6 +58,14 @@ class JoinPlan : public ProjectionPlan {
   JoinPlan(const catalog::Transform& t, const std::string& schema, size_t root,
            std::vector<KeyColumn> target_key, std::vector<KeyColumn> unit);
 
+  // The dirty keys of input `i`'s captured rows: `key_text` (the text form
+  // of a unit key over the path's aliases) of every row of the tree path
+  // from input `start` to `i`'s neighbour toward it, all inner joins, that
+  // matches one of the rows' versions on the columns pairing `i` with that
+  // neighbour.
+  DirtyKeys DirtyKeysThrough(size_t start, size_t i, const std::string& key_text) const;
+  const std::vector<catalog::Input>& inputs() const { return inputs_; }
+
  private:
   std::vector<catalog::Input> inputs_;
   size_t root_;       // the input whose rows are the units (join_tree.h)
@@ -65,6 +73,9 @@ class JoinPlan : public ProjectionPlan {
 };
 
 // The FROM clause of the inputs, joined as the definition joins them.
-std::string JoinedFrom(const std::vector<catalog::Input>& inputs);
+// `items[i]`, when given and not empty, stands for input i's
+// `table AS alias` (a derived table under the same alias).
+std::string JoinedFrom(const std::vector<catalog::Input>& inputs,
+                       const std::vector<std::string>& items = {});
 
 }  // namespace trellis::plan

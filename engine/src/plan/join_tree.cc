@@ -58,9 +58,9 @@ std::vector<size_t> Ancestry(const std::vector<catalog::Input>& inputs, size_t i
   return out;
 }
 
-// Whether `columns` of `input` hold each value at most once: its key (the
-// primary key, or the key a transform's target has) is among them, or a
-// unique index's is.
+
+}  // namespace
+
 Result<bool> UniqueOn(pg::Connection& conn, const catalog::Input& input,
                       const std::vector<std::string>& columns) {
   const std::set<std::string> on(columns.begin(), columns.end());
@@ -73,8 +73,6 @@ Result<bool> UniqueOn(pg::Connection& conn, const catalog::Input& input,
   if (!unique.ok()) return unique.status();
   return unique->text(0, 0) == "t";
 }
-
-}  // namespace
 
 size_t IndexOfOrdinal(const std::vector<catalog::Input>& inputs, int ordinal) {
   for (size_t i = 0; i < inputs.size(); ++i) {
@@ -161,12 +159,9 @@ Result<JoinShape> ChooseJoinShape(pg::Connection& conn, const std::string& name,
                                   const std::vector<catalog::Input>& inputs) {
   const std::vector<size_t> preserved = PreservedInputs(inputs);
   if (preserved.empty()) {
-    return Status::Unsupported(
-        "transform " + sql::Ident(name) +
-        " ends in a FULL JOIN, so no table has its rows in every target row; Trellis maintains "
-        "a join by the rows of one such table: follow the FULL JOIN with an INNER or RIGHT JOIN, "
-        "or define two transforms, A LEFT JOIN B and B LEFT JOIN A WHERE A's key IS NULL, and "
-        "read them together");
+    return Status::Internal("transform " + sql::Ident(name) +
+                            ": no input is in every row, so the join has no root (a FULL JOIN's "
+                            "plan keys it by its join value instead)");
   }
   // Whether input `far` repeats under one row of its neighbour `near`,
   // asked of the server once per direction.

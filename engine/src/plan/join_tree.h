@@ -52,6 +52,12 @@ std::string JoinCondition(const std::vector<catalog::Input>& inputs, size_t join
 std::string InnerPathFrom(const std::vector<catalog::Input>& inputs,
                           const std::vector<size_t>& path);
 
+// Whether `columns` of `input` hold each value at most once: its key (the
+// primary key, or the key a transform's target has) is among them, or a
+// unique index's is (asked of the server).
+Result<bool> UniqueOn(pg::Connection& conn, const catalog::Input& input,
+                      const std::vector<std::string>& columns);
+
 // The root and the inputs whose keys key the target.
 struct JoinShape {
   size_t root = 0;
@@ -66,9 +72,9 @@ struct JoinShape {
 // fewest inputs repeat (ties to the earliest), reading which columns are
 // unique from the server (a primary key, or a unique, valid, non-partial
 // index whose key columns are all among them). A refusal names the
-// transform `name` when no input is preserved (a FULL JOIN with no INNER or
-// RIGHT join after it), or when an input whose key the target needs has
-// none.
+// transform `name` when an input whose key the target needs has none.
+// REQUIRES: some input is preserved (else the join is a FULL JOIN's,
+// full_join_plan.h).
 Result<JoinShape> ChooseJoinShape(pg::Connection& conn, const std::string& name,
                                   const std::vector<catalog::Input>& inputs);
 

@@ -75,7 +75,7 @@ constexpr std::string_view kRecomputeRange = R"sql(WITH written AS (
 ), deleted AS (
   DELETE FROM {target} AS __trellis_t
   WHERE {target_in_range}
-    AND NOT EXISTS (SELECT 1 FROM {from} WHERE {source_is_target} AND {where})
+    AND {target_row_gone}
   RETURNING 1
 )
 SELECT (SELECT count(*) FROM written), (SELECT count(*) FROM deleted))sql";
@@ -362,6 +362,7 @@ Bound ProjectionPlan::RecomputeRange(
   pg::Params unused;
   slots["target_in_range"] = InRange(unit, KeyNames(unit, kTarget), range, unused);
   slots["on_conflict"] = OnConflictUpdate(key, update, kTarget);
+  slots["target_row_gone"] = TargetRowGone();
   out.text = Render(kRecomputeRange, slots);
   return out;
 }
@@ -372,6 +373,11 @@ Bound ProjectionPlan::AppendRange(const KeyRange& range) const {
   slots["source_in_range"] = InRange(unit_key(), KeyExprs(unit_key()), range, out.params);
   out.text = Render(kAppendRange, slots);
   return out;
+}
+
+std::string ProjectionPlan::TargetRowGone() const {
+  return Render("NOT EXISTS (SELECT 1 FROM {from} WHERE {source_is_target} AND {where})",
+                BaseSlots());
 }
 
 std::string ProjectionPlan::AddKeySql() const { return Render(kAddKey, BaseSlots()); }

@@ -91,6 +91,10 @@ class ProjectionPlan : public TransformPlan, public RangePlan {
   virtual std::string RecomputeKeysFrom(const std::string& keys_from) const;
   // The key and value columns as "expr AS name", in target column order.
   std::string NamedValues() const;
+  // The condition, over the target row aliased __trellis_t, that the
+  // definition no longer computes it: a range recompute deletes such rows.
+  // A correlated lookup of its key by default.
+  virtual std::string TargetRowGone() const;
   const std::string& schema() const { return schema_; }
   const std::vector<std::string>& quoted_columns() const { return columns_; }
   const std::string& where() const { return where_; }

@@ -60,7 +60,15 @@ defmodule Trellis.Joins.FanOutDifferentialTest do
      "TRANSFORM full_then_inner FROM orders o FULL JOIN customers c ON o.customer_id = c.id " <>
        "JOIN regions g ON g.id = c.region_id SELECT g.label, c.name, o.amount",
      "SELECT g.id, o.id, c.id, g.label, c.name, o.amount FROM orders o " <>
-       "FULL JOIN customers c ON o.customer_id = c.id JOIN regions g ON g.id = c.region_id"}
+       "FULL JOIN customers c ON o.customer_id = c.id JOIN regions g ON g.id = c.region_id"},
+    # FULL JOIN first, then LEFT: keyed by the join value (coalesce of both
+    # sides), then each side's key
+    {"full_pairs",
+     "TRANSFORM full_pairs FROM customers c FULL JOIN orders o ON o.customer_id = c.id " <>
+       "LEFT JOIN regions r ON r.id = c.region_id SELECT c.name, o.amount, r.label",
+     "SELECT coalesce(c.id, o.customer_id), c.id, o.id, c.name, o.amount, r.label " <>
+       "FROM customers c FULL JOIN orders o ON o.customer_id = c.id " <>
+       "LEFT JOIN regions r ON r.id = c.region_id"}
   ]
 
   # GROUP BY over a fan-out join: its hidden join stage is keyed (r.id,
@@ -110,6 +118,7 @@ defmodule Trellis.Joins.FanOutDifferentialTest do
     assert keys.("region_orders") == "r.id,c.id,o.id"
     # the root's key first, then the others' in the order they are written
     assert keys.("full_then_inner") == "g.id,o.id,c.id"
+    assert keys.("full_pairs") == "c.id=o.customer_id,c.id,o.id"
     Trellis.shutdown(t)
     Trellis.shutdown(t2)
   end
