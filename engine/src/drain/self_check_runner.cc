@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "catalog/composite.h"
 #include "grammar/address.h"
 #include "plan/bind.h"
 #include "sql/key_text.h"
@@ -34,11 +35,14 @@ std::vector<std::string> ComparedColumns(const catalog::Transform& t,
   return out;
 }
 
-// What repairs a divergence: RESUME of a paused column it involves, else a
-// rebuild of the target.
-std::string FixFor(const catalog::Transform& t, const Divergence& d) {
-  const std::string name = grammar::RenderTransformName(t.name());
+// What repairs a divergence of `part` of `owner`: RESUME of a paused column
+// it involves, else a rebuild of the owner's target (which rebuilds every
+// stage). A stage's divergence says so, since its key is the stage's.
+std::string FixFor(const catalog::Transform& owner, const catalog::Transform& t,
+                   const Divergence& d) {
+  const std::string name = grammar::RenderTransformName(owner.name());
   for (const auto& column : d.columns) {
+    if (t.owner_id) break;  // a stage's column is not the user's to RESUME
     for (const auto& c : t.columns) {
       if (c.name == column.name && c.state != ColumnState::kLive) {
         return "RESUME TRANSFORM " + grammar::RenderAddress(t.name(), c.name);
@@ -50,7 +54,10 @@ std::string FixFor(const catalog::Transform& t, const Divergence& d) {
     if (ch == '"' || ch == '\\' || ch == '#') quoted += '\\';
     quoted += ch;
   }
-  return "Trellis.request_backfill(handle, \"" + quoted + "\")";
+  const std::string fix = "Trellis.request_backfill(handle, \"" + quoted + "\")";
+  if (!t.owner_id) return fix;
+  return fix + " (the difference is in stage " + std::to_string(t.stage_order) +
+         " of the transform, which it rebuilds with the rest)";
 }
 
 }  // namespace
@@ -79,25 +86,38 @@ Result<bool> SelfCheckRunner::Claim(pg::Connection& conn, const std::string& sch
     if (t.status().code() == Code::kNotFound) return true;  // dropped: the job went with it
     return t.status();
   }
-  active.transform = std::move(t.value());
-  auto plan = plan::Bind(active.transform, schema);
+  auto composite = catalog::LoadComposite(conn, schema, std::move(t.value()));
+  if (!composite.ok()) return composite.status();
+  active.owner = composite->owner;
+  active.next = std::move(composite->stages);
+  active.next.push_back(std::move(composite->owner));
   active_ = std::move(active);
-  if (!plan.ok()) {
-    TRELLIS_RETURN_IF_ERROR(Fail(conn, schema, plan.status().message()));
-    return true;
-  }
-  if (active_->transform.state == TransformState::kPaused) {
+  if (active_->owner.state == TransformState::kPaused) {
     TRELLIS_RETURN_IF_ERROR(Fail(conn, schema,
                                  "the transform " +
-                                     grammar::RenderTransformName(active_->transform.name()) +
+                                     grammar::RenderTransformName(active_->owner.name()) +
                                      " is paused: RESUME it, then start the check again"));
     return true;
   }
-  active_->plan = std::move(plan.value());
-  active_->statements = std::make_unique<SelfCheckStatements>(
-      *active_->plan, ComparedColumns(active_->transform, active_->report.quarantined_columns),
-      schema);
+  catalog::Transform first = std::move(active_->next.front());
+  active_->next.erase(active_->next.begin());
+  const Status begun = BeginPart(schema, std::move(first));
+  if (!begun.ok()) TRELLIS_RETURN_IF_ERROR(Fail(conn, schema, begun.message()));
   return true;
+}
+
+Status SelfCheckRunner::BeginPart(const std::string& schema, catalog::Transform part) {
+  Active& a = *active_;
+  auto plan = plan::Bind(part, schema);
+  if (!plan.ok()) return plan.status();
+  a.transform = std::move(part);
+  a.plan = std::move(plan.value());
+  a.statements = std::make_unique<SelfCheckStatements>(
+      *a.plan, ComparedColumns(a.transform, a.report.quarantined_columns), schema);
+  a.cursor.reset();
+  a.compared = false;
+  a.findings = SelfCheckFindings{};
+  return Status::OK();
 }
 
 Result<bool> SelfCheckRunner::Progress(pg::Connection& conn, const std::string& schema,
@@ -175,7 +195,7 @@ Result<bool> SelfCheckRunner::Sample(pg::Connection& conn, const std::string& sc
   auto held = Progress(conn, schema, sampled);
   if (!held.ok()) return held.status();
   if (!held.value()) return true;
-  a.rows = sampled;
+  a.rows += sampled;
   a.compared = true;
   a.settle_deadline = std::chrono::steady_clock::now() + kSelfCheckSettleBound;
   return true;
@@ -217,7 +237,7 @@ Result<bool> SelfCheckRunner::Settle(pg::Connection& conn, const std::string& sc
       ++a.report.divergence_count;
       if (a.report.divergences.size() < kSelfCheckReportLimit) {
         d.key = sql::ParseKeyLiteral(rows->text(r, 5));  // the row's own key
-        d.fix = FixFor(a.transform, d);
+        d.fix = FixFor(a.owner, a.transform, d);
         a.report.divergences.push_back(std::move(d));
       } else {
         a.report.truncated = true;
@@ -225,6 +245,16 @@ Result<bool> SelfCheckRunner::Settle(pg::Connection& conn, const std::string& sc
     }
   }
   if (!a.findings.candidates.empty() && now < a.settle_deadline) return true;
+  if (!a.next.empty()) {
+    // The part is settled (what stays unsettled is counted): the next one.
+    a.unsettled += static_cast<int64_t>(a.findings.candidates.size());
+    for (auto& range : a.findings.failed_ranges) a.failed_ranges.push_back(std::move(range));
+    catalog::Transform part = std::move(a.next.front());
+    a.next.erase(a.next.begin());
+    const Status begun = BeginPart(schema, std::move(part));
+    if (!begun.ok()) TRELLIS_RETURN_IF_ERROR(Fail(conn, schema, begun.message()));
+    return true;
+  }
   auto tx = pg::Transaction::Begin(conn);
   if (!tx.ok()) return tx.status();
   TRELLIS_RETURN_IF_ERROR(Finish(conn, schema));
@@ -236,8 +266,12 @@ Result<bool> SelfCheckRunner::Settle(pg::Connection& conn, const std::string& sc
 Status SelfCheckRunner::Finish(pg::Connection& conn, const std::string& schema) {
   SelfCheckReport& report = active_->report;
   report.rows_compared = active_->rows;
-  report.unsettled_keys = static_cast<int64_t>(active_->findings.candidates.size());
-  report.failed_ranges = active_->findings.failed_ranges;
+  report.unsettled_keys =
+      active_->unsettled + static_cast<int64_t>(active_->findings.candidates.size());
+  report.failed_ranges = std::move(active_->failed_ranges);
+  for (auto& range : active_->findings.failed_ranges) {
+    report.failed_ranges.push_back(std::move(range));
+  }
   report.outcome = report.divergence_count > 0                                  ? "diverged"
                    : report.unsettled_keys > 0 || !report.failed_ranges.empty() ? "unsettled"
                                                                                 : "clean";

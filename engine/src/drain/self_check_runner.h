@@ -10,6 +10,10 @@
 //           the settle bound passes; a key that still differs then is a
 //           divergence;
 //   finish  the report, with the transform's open drain failures.
+// A transform of several stages (catalog/composite.h) is checked part by
+// part, each stage against its own definition in stage order and then the
+// transform the user named, into one report: a stage kept wrong would be
+// invisible from the last part alone, whose definition reads the stage.
 #pragma once
 
 #include <chrono>
@@ -45,12 +49,17 @@ class SelfCheckRunner {
  private:
   struct Active {
     ClaimedSelfCheck job;
-    catalog::Transform transform;
+    catalog::Transform owner;             // the transform the job names
+    catalog::Transform transform;         // the part being checked now
+    std::vector<catalog::Transform> next;  // the parts after it, the owner last
     std::unique_ptr<plan::TransformPlan> plan;
     std::unique_ptr<SelfCheckStatements> statements;
     std::optional<std::string> cursor;  // compared through this key
     bool compared = false;              // every range (or the sample) is done
-    SelfCheckFindings findings;
+    SelfCheckFindings findings;  // of the part being checked
+    // What the parts checked before it left unsettled or failed to compare.
+    int64_t unsettled = 0;
+    std::vector<std::string> failed_ranges;
     int64_t rows = 0;
     SelfCheckReport report;
     std::chrono::steady_clock::time_point settle_deadline;
@@ -58,6 +67,9 @@ class SelfCheckRunner {
   };
 
   Result<bool> Claim(pg::Connection& conn, const std::string& schema);
+  // Starts comparing `part` (a stage of the job's transform, or the
+  // transform itself) from its first key.
+  Status BeginPart(const std::string& schema, catalog::Transform part);
   Result<bool> CompareRange(pg::Connection& conn, const std::string& schema,
                             UnitExecutor& executor);
   Result<bool> Sample(pg::Connection& conn, const std::string& schema);
