@@ -162,8 +162,8 @@ TEST_CASE("a transform kind has one catalog name and no other name is a kind", "
   using trellis::catalog::TransformKind;
   // The names transforms.kind holds (catalog step 1's, and the fan-out join
   // since catalog step 18), in enum order.
-  const std::vector<std::string_view> stored = {"projection", "group_by", "join",
-                                                "fan_out_join", "full_outer_join"};
+  const std::vector<std::string_view> stored = {"projection", "group_by", "join", "fan_out_join",
+                                                "full_outer_join"};
   for (size_t i = 0; i < stored.size(); ++i) {
     const auto kind = static_cast<TransformKind>(i);
     CHECK(trellis::WireName(kind) == stored[i]);

@@ -16,10 +16,10 @@ namespace trellis::catalog {
 // A switch over it lists every kind and has no default, so that a new kind
 // is a compile error (-Wswitch) wherever a kind decides something.
 enum class TransformKind {
-  kProjection,  // one target row per source row
-  kGroupBy,     // one target row per group (GROUP BY, DISTINCT, whole-table aggregates)
-  kJoin,        // one target row per FROM row, joined many-to-one
-  kFanOutJoin,  // a join of any other shape: rows under one row of a root input
+  kProjection,     // one target row per source row
+  kGroupBy,        // one target row per group (GROUP BY, DISTINCT, whole-table aggregates)
+  kJoin,           // one target row per FROM row, joined many-to-one
+  kFanOutJoin,     // a join of any other shape: rows under one row of a root input
   kFullOuterJoin,  // a FULL JOIN no later join narrows: rows under one join value
 };
 

@@ -49,14 +49,14 @@ class SelfCheckRunner {
  private:
   struct Active {
     ClaimedSelfCheck job;
-    catalog::Transform owner;             // the transform the job names
-    catalog::Transform transform;         // the part being checked now
+    catalog::Transform owner;              // the transform the job names
+    catalog::Transform transform;          // the part being checked now
     std::vector<catalog::Transform> next;  // the parts after it, the owner last
     std::unique_ptr<plan::TransformPlan> plan;
     std::unique_ptr<SelfCheckStatements> statements;
     std::optional<std::string> cursor;  // compared through this key
     bool compared = false;              // every range (or the sample) is done
-    SelfCheckFindings findings;  // of the part being checked
+    SelfCheckFindings findings;         // of the part being checked
     // What the parts checked before it left unsettled or failed to compare.
     int64_t unsettled = 0;
     std::vector<std::string> failed_ranges;

@@ -73,8 +73,7 @@ class JoinParser {
     if (cursor_.AtKeyword("cross") || cursor_.AtPunctuation(",")) {
       return cursor_.UnsupportedAt(
           at, "a cross join (CROSS JOIN or a comma between tables) is not supported: " +
-                  std::string(kKeepsFromRows) +
-                  "; write JOIN t ON x.c = t.c");
+                  std::string(kKeepsFromRows) + "; write JOIN t ON x.c = t.c");
     }
     if (cursor_.AtKeyword("natural")) {
       return cursor_.UnsupportedAt(at,

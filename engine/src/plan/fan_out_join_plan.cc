@@ -78,8 +78,8 @@ size_t RootKeyWidth(const catalog::Transform& t) {
 FanOutJoinPlan::FanOutJoinPlan(const catalog::Transform& t, const std::string& schema)
     : FanOutJoinPlan(t, schema, StoredRoot(t.inputs, t.key), RootKeyWidth(t)) {}
 
-FanOutJoinPlan::FanOutJoinPlan(const catalog::Transform& t, const std::string& schema,
-                               size_t root, size_t unit_width)
+FanOutJoinPlan::FanOutJoinPlan(const catalog::Transform& t, const std::string& schema, size_t root,
+                               size_t unit_width)
     : JoinPlan(t, schema, root, TargetKeyOf(t), UnitKeyOf(t, unit_width)) {}
 
 Result<catalog::Transform> FanOutJoinPlan::Draft(const grammar::TransformStmt& stmt,

@@ -98,10 +98,10 @@ Result<catalog::Transform> FullJoinPlan::Draft(pg::Connection& conn,
         "WHERE a.attrelid = $1::regclass AND a.attname = $2 AND NOT a.attisdropped",
         {Table(a), x});
     if (!type.ok()) return type.status();
-    values.push_back(catalog::KeyColumn{
-        HiddenColumnName(JoinColumnRef{a.alias, x + "=" + b.alias + "." + y}),
-        "coalesce(" + Column(a, x) + ", " + Column(b, y) + ")",
-        type->empty() ? "text" : type->text(0, 0)});
+    values.push_back(
+        catalog::KeyColumn{HiddenColumnName(JoinColumnRef{a.alias, x + "=" + b.alias + "." + y}),
+                           "coalesce(" + Column(a, x) + ", " + Column(b, y) + ")",
+                           type->empty() ? "text" : type->text(0, 0)});
   }
   t.kind = catalog::TransformKind::kFullOuterJoin;
   TRELLIS_RETURN_IF_ERROR(KeyJoinTarget(stmt, t, std::move(values), keyed));

@@ -58,7 +58,6 @@ std::vector<size_t> Ancestry(const std::vector<catalog::Input>& inputs, size_t i
   return out;
 }
 
-
 }  // namespace
 
 Result<bool> UniqueOn(pg::Connection& conn, const catalog::Input& input,
@@ -102,8 +101,7 @@ std::vector<size_t> PreservedInputs(const std::vector<catalog::Input>& inputs) {
   return preserved;
 }
 
-std::vector<size_t> PathBetween(const std::vector<catalog::Input>& inputs, size_t root,
-                                size_t to) {
+std::vector<size_t> PathBetween(const std::vector<catalog::Input>& inputs, size_t root, size_t to) {
   const std::vector<size_t> up = Ancestry(inputs, root);
   std::vector<size_t> down = Ancestry(inputs, to);
   // The lowest common ancestor: the first of `down` that `up` holds.

@@ -32,8 +32,7 @@ std::vector<size_t> PreservedInputs(const std::vector<catalog::Input>& inputs);
 
 // The inputs on the tree's path from `root` to `to`, both included, root
 // first.
-std::vector<size_t> PathBetween(const std::vector<catalog::Input>& inputs, size_t root,
-                                size_t to);
+std::vector<size_t> PathBetween(const std::vector<catalog::Input>& inputs, size_t root, size_t to);
 
 // The columns by which neighbouring inputs `near` and `far` are matched:
 // `near_columns[i]` of `near` equals `far_columns[i]` of `far`.

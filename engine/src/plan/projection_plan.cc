@@ -130,7 +130,6 @@ constexpr std::string_view kDirtyKeys =
 FROM consumed s, {routing_rows}
 WHERE s.source_id = {source_id} AND s.op <> 'T')sql";
 
-
 // An expression or the predicate as written: the plan keeps them in
 // parentheses; this is a view inside them.
 std::string_view Unparenthesised(std::string_view e) { return e.substr(1, e.size() - 2); }

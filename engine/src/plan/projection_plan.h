@@ -78,9 +78,8 @@ class ProjectionPlan : public TransformPlan, public RangePlan {
   // A plan whose units are the rows of `root` (an input of `t`): its key is
   // `unit` (nullopt: the target key), the first columns of `target_key`.
   // The FROM table and its key, for the public constructor.
-  ProjectionPlan(const catalog::Transform& t, const std::string& schema,
-                 const catalog::Input& root, std::vector<KeyColumn> target_key,
-                 std::optional<std::vector<KeyColumn>> unit);
+  ProjectionPlan(const catalog::Transform& t, const std::string& schema, const catalog::Input& root,
+                 std::vector<KeyColumn> target_key, std::optional<std::vector<KeyColumn>> unit);
 
   // The slots every template may use.
   Slots BaseSlots() const;
@@ -102,7 +101,6 @@ class ProjectionPlan : public TransformPlan, public RangePlan {
   const std::string& root_alias() const { return alias_; }
 
  private:
-
   std::string schema_;
   int source_id_;
   std::string source_table_;               // quoted, qualified
