@@ -214,8 +214,9 @@ defmodule Trellis.Joins.GroupByJoinLifecycleTest do
     assert %{state: :done, report: %{outcome: :diverged, divergence_count: 1}} =
              await_self_check!(t, id)
 
-    # The check is end to end: a wrong join row (which the grouping follows)
-    # is a divergence of the groups it feeds.
+    # The check is end to end and stage by stage: a wrong join row (which
+    # the grouping follows) is a divergence of the join stage, at its row,
+    # and of the group it feeds.
     :ok = Trellis.request_backfill(t, "region_revenue")
     converge!(t)
 
@@ -227,8 +228,12 @@ defmodule Trellis.Joins.GroupByJoinLifecycleTest do
     converge!(t)
     {:ok, %Trellis.SelfCheckJob{id: id}} = Trellis.self_check(t, "region_revenue", mode: :full)
 
-    assert %{state: :done, report: %{outcome: :diverged, divergence_count: 1}} =
+    assert %{state: :done, report: %{outcome: :diverged, divergence_count: 2} = report} =
              await_self_check!(t, id)
+
+    assert [%{key: ["5"], fix: stage_fix}, %{fix: group_fix}] = report.divergences
+    assert stage_fix =~ "stage 1"
+    refute group_fix =~ "stage"
   end
 
   test "a 63-byte hostile name and long column names", %{trellis: t, pg: pg} do
