@@ -12,7 +12,7 @@ namespace trellis::plan {
 namespace {
 
 // The target's alias in every statement that writes it.
-constexpr const char* kTarget = "__trellis_t";
+constexpr const char* kTargetAlias = "__trellis_t";
 
 // Recompute of the root keys read from {keys_from}: every row the join
 // computes under them now is upserted on the target key (a row whose values
@@ -37,11 +37,11 @@ constexpr std::string_view kRecomputeUnits = R"sql(WITH __trellis_units AS MATER
 )
 SELECT (SELECT count(*) FROM written), (SELECT count(*) FROM deleted))sql";
 
-constexpr std::string_view kKeyInputs =
+constexpr std::string_view kRootRowInputs =
     R"sql(SELECT {key_text}, to_jsonb({alias}) FROM {root_table} AS {alias}
 WHERE ROW({unit_exprs}) = {key_param})sql";
 
-constexpr std::string_view kAddKey =
+constexpr std::string_view kAddNullableKey =
     "ALTER TABLE {target} ADD UNIQUE NULLS NOT DISTINCT ({key_columns})";
 
 // The input whose alias qualifies the key expression `expr`.
@@ -151,8 +151,8 @@ std::string FanOutJoinPlan::RecomputeKeysFrom(const std::string& keys_from) cons
   slots["decoded_keys"] = sql::Join(decoded, ", ");
   slots["keys_from"] = keys_from;
   slots["unit_rows"] = UnitRows();
-  slots["target_is_unit"] = KeyEquals(unit, KeyNames(unit, kTarget), units);
-  slots["on_conflict"] = OnConflictUpdate(target_key(), quoted_columns(), kTarget);
+  slots["target_is_unit"] = KeyEquals(unit, KeyNames(unit, kTargetAlias), units);
+  slots["on_conflict"] = OnConflictUpdate(target_key(), quoted_columns(), kTargetAlias);
   return Render(kRecomputeUnits, slots);
 }
 
@@ -165,15 +165,15 @@ std::string FanOutJoinPlan::UnitRows() const {
   return FromClause() + " JOIN __trellis_units ON " + KeyEquals(unit, KeyExprs(unit), units);
 }
 
-std::string FanOutJoinPlan::AddKeySql() const { return Render(kAddKey, BaseSlots()); }
+std::string FanOutJoinPlan::AddKeySql() const { return Render(kAddNullableKey, BaseSlots()); }
 
 std::string FanOutJoinPlan::KeyInputsSql() const {
   const std::vector<std::string> unit = KeyExprs(unit_key());
-  return Render(kKeyInputs, {{"key_text", sql::KeyText(unit)},
-                             {"alias", root_alias()},
-                             {"root_table", root_table()},
-                             {"unit_exprs", sql::Join(unit, ", ")},
-                             {"key_param", KeyFromParam(unit_key(), 1)}});
+  return Render(kRootRowInputs, {{"key_text", sql::KeyText(unit)},
+                                 {"alias", root_alias()},
+                                 {"root_table", root_table()},
+                                 {"unit_exprs", sql::Join(unit, ", ")},
+                                 {"key_param", KeyFromParam(unit_key(), 1)}});
 }
 
 }  // namespace trellis::plan

@@ -34,11 +34,7 @@ constexpr std::string_view kSampleValues = R"sql(SELECT b FROM (
   FROM {table} AS {alias} TABLESAMPLE SYSTEM ($1::float8)
 ) s WHERE n % $2::bigint = 0 ORDER BY n LIMIT $3::bigint)sql";
 
-std::string Table(const catalog::Input& input) {
-  return sql::Qualified(input.source.schema_name, input.source.table_name);
-}
-
-std::string Column(const catalog::Input& input, const std::string& column) {
+std::string InputColumn(const catalog::Input& input, const std::string& column) {
   return sql::Ident(input.alias) + "." + sql::Ident(column);
 }
 
@@ -81,7 +77,7 @@ Result<catalog::Transform> FullJoinPlan::Draft(pg::Connection& conn,
   for (size_t i : keyed) {
     if (!inputs[i].source.key_columns.empty()) continue;
     return Status::Validation("transform " + sql::Ident(t.name()) + " needs a primary key on " +
-                              inputs[i].source.schema_name + "." + inputs[i].source.table_name +
+                              InputShown(inputs[i]) +
                               ": the key of each table of a FULL JOIN, and of each table that "
                               "repeats, is part of the target's key; add one");
   }
@@ -96,11 +92,11 @@ Result<catalog::Transform> FullJoinPlan::Draft(pg::Connection& conn,
     auto type = conn.Query(
         "SELECT format_type(a.atttypid, a.atttypmod) FROM pg_catalog.pg_attribute a "
         "WHERE a.attrelid = $1::regclass AND a.attname = $2 AND NOT a.attisdropped",
-        {Table(a), x});
+        {InputTable(a), x});
     if (!type.ok()) return type.status();
     values.push_back(
         catalog::KeyColumn{HiddenColumnName(JoinColumnRef{a.alias, x + "=" + b.alias + "." + y}),
-                           "coalesce(" + Column(a, x) + ", " + Column(b, y) + ")",
+                           "coalesce(" + InputColumn(a, x) + ", " + InputColumn(b, y) + ")",
                            type->empty() ? "text" : type->text(0, 0)});
   }
   t.kind = catalog::TransformKind::kFullOuterJoin;
@@ -112,7 +108,7 @@ std::string FullJoinPlan::JoinValueText(const catalog::Input& input,
                                         const std::vector<std::string>& columns) const {
   std::vector<std::string> cast;
   for (size_t c = 0; c < columns.size(); ++c) {
-    cast.push_back("(" + Column(input, columns[c]) + ")::" + unit_key()[c].type);
+    cast.push_back("(" + InputColumn(input, columns[c]) + ")::" + unit_key()[c].type);
   }
   return sql::KeyText(cast);
 }
@@ -179,14 +175,14 @@ std::string FullJoinPlan::RestrictedToUnits(const catalog::Input& input,
   std::vector<std::string> any_null;
   std::vector<std::string> null_safe;
   for (size_t c = 0; c < columns.size(); ++c) {
-    const std::string column = Column(input, columns[c]);
+    const std::string column = InputColumn(input, columns[c]);
     const std::string unit = "__trellis_units." + sql::Ident("__k" + std::to_string(c + 1));
     mine.push_back(column);
     units.push_back(unit);
     any_null.push_back(column + " IS NULL");
     null_safe.push_back(column + " IS NOT DISTINCT FROM " + unit);
   }
-  return Render(kRestricted, {{"table", Table(input)},
+  return Render(kRestricted, {{"table", InputTable(input)},
                               {"alias", sql::Ident(input.alias)},
                               {"columns", sql::Join(mine, ", ")},
                               {"units", sql::Join(units, ", ")},
@@ -209,10 +205,10 @@ std::string FullJoinPlan::TargetRowGone() const {
 Bound FullJoinPlan::SampleBoundaries(double percent, long per_boundary, long count) const {
   const catalog::Input& a = inputs()[kA];
   std::vector<std::string> columns;
-  for (const auto& c : AColumns(inputs())) columns.push_back(Column(a, c));
+  for (const auto& c : AColumns(inputs())) columns.push_back(InputColumn(a, c));
   return Bound{Render(kSampleValues, {{"key_text", JoinValueText(a, AColumns(inputs()))},
                                       {"columns", sql::Join(columns, ", ")},
-                                      {"table", Table(a)},
+                                      {"table", InputTable(a)},
                                       {"alias", sql::Ident(a.alias)}}),
                {std::to_string(percent), std::to_string(per_boundary), std::to_string(count)}};
 }

@@ -40,10 +40,6 @@ FROM (SELECT DISTINCT {typed_values}
       WHERE __trellis_s.source_id = {source_id} AND __trellis_s.op <> 'T') AS __trellis_j,
 LATERAL (SELECT {key_text} AS key FROM {path} WHERE {matches} OFFSET 0) AS __trellis_k)sql";
 
-std::string Table(const catalog::Input& input) {
-  return sql::Qualified(input.source.schema_name, input.source.table_name);
-}
-
 const char* JoinKeyword(catalog::InputRole role) {
   switch (role) {
     case catalog::InputRole::kFrom:
@@ -80,7 +76,7 @@ std::string JoinedFrom(const std::vector<catalog::Input>& inputs,
   auto item = [&](size_t i) {
     return i < items.size() && !items[i].empty()
                ? items[i]
-               : Table(inputs[i]) + " AS " + sql::Ident(inputs[i].alias);
+               : InputTable(inputs[i]) + " AS " + sql::Ident(inputs[i].alias);
   };
   std::string text = item(0);
   for (size_t i = 1; i < inputs.size(); ++i) {
@@ -174,7 +170,7 @@ DirtyKeys JoinPlan::DirtyKeysThrough(size_t start, size_t i, const std::string& 
       {"transform_id", std::to_string(transform_id())},
       {"key_text", key_text},
       {"routing_rows", capture::RoutingRows("__trellis_s", positions, "__trellis_r")},
-      {"joined_table", Table(input)},
+      {"joined_table", InputTable(input)},
       {"names", sql::Join(names, ", ")},
       {"typed_values", sql::Join(typed, ", ")},
       {"values", sql::Join(values, ", ")},

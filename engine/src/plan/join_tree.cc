@@ -25,15 +25,6 @@ constexpr std::string_view kUniqueOn = R"sql(SELECT EXISTS (
               WHERE k.n <= i.indnkeyatts)
         <@ $2::text[]))sql";
 
-std::string Table(const catalog::Input& input) {
-  return sql::Qualified(input.source.schema_name, input.source.table_name);
-}
-
-std::string Shown(const catalog::Input& input) {
-  return grammar::RenderQualified(
-      grammar::QualifiedName{input.source.schema_name, input.source.table_name});
-}
-
 // The input `i` joins (its parent in the tree); `i` is not the FROM table.
 size_t Parent(const std::vector<catalog::Input>& inputs, size_t i) {
   return IndexOfOrdinal(inputs, *inputs[i].joined_to);
@@ -68,9 +59,18 @@ Result<bool> UniqueOn(pg::Connection& conn, const catalog::Input& input,
       std::all_of(key.begin(), key.end(), [&](const auto& c) { return on.count(c) > 0; })) {
     return true;
   }
-  auto unique = conn.Query(std::string(kUniqueOn), {Table(input), sql::ArrayLiteral(columns)});
+  auto unique = conn.Query(std::string(kUniqueOn), {InputTable(input), sql::ArrayLiteral(columns)});
   if (!unique.ok()) return unique.status();
   return unique->text(0, 0) == "t";
+}
+
+std::string InputTable(const catalog::Input& input) {
+  return sql::Qualified(input.source.schema_name, input.source.table_name);
+}
+
+std::string InputShown(const catalog::Input& input) {
+  return grammar::RenderQualified(
+      grammar::QualifiedName{input.source.schema_name, input.source.table_name});
 }
 
 size_t IndexOfOrdinal(const std::vector<catalog::Input>& inputs, int ordinal) {
@@ -141,11 +141,12 @@ std::string JoinCondition(const std::vector<catalog::Input>& inputs, size_t join
 
 std::string InnerPathFrom(const std::vector<catalog::Input>& inputs,
                           const std::vector<size_t>& path) {
-  std::string text = Table(inputs[path.front()]) + " AS " + sql::Ident(inputs[path.front()].alias);
+  std::string text =
+      InputTable(inputs[path.front()]) + " AS " + sql::Ident(inputs[path.front()].alias);
   for (size_t k = 1; k < path.size(); ++k) {
     const size_t here = path[k];
     const size_t joined = here != 0 && Parent(inputs, here) == path[k - 1] ? here : path[k - 1];
-    text += " JOIN " + Table(inputs[here]) + " AS " + sql::Ident(inputs[here].alias) + " ON " +
+    text += " JOIN " + InputTable(inputs[here]) + " AS " + sql::Ident(inputs[here].alias) + " ON " +
             JoinCondition(inputs, joined);
   }
   return text;
@@ -192,17 +193,17 @@ Result<JoinShape> ChooseJoinShape(pg::Connection& conn, const std::string& name,
   }
   if (!best) {
     return Status::Validation("transform " + sql::Ident(name) + " needs a primary key on " +
-                              Shown(inputs[preserved.front()]) +
+                              InputShown(inputs[preserved.front()]) +
                               ", whose rows are in every target row: add one (ALTER TABLE ... "
                               "ADD PRIMARY KEY)");
   }
   for (size_t i = 0; i < inputs.size(); ++i) {
     if (!best->keyed[i] || !inputs[i].source.key_columns.empty()) continue;
     return Status::Validation(
-        "transform " + sql::Ident(name) + " joins " + Shown(inputs[i]) +
+        "transform " + sql::Ident(name) + " joins " + InputShown(inputs[i]) +
         ", whose rows may repeat in the target (the columns it is joined on are not unique), so "
         "its key is part of the target's; it has none: add a primary key to " +
-        Shown(inputs[i]) + ", or join it on columns that are unique");
+        InputShown(inputs[i]) + ", or join it on columns that are unique");
   }
   return *best;
 }

@@ -22,6 +22,11 @@
 
 namespace trellis::plan {
 
+// An input's table, quoted and qualified, for statements.
+std::string InputTable(const catalog::Input& input);
+// The same as a user reads it in a message (quoted only where needed).
+std::string InputShown(const catalog::Input& input);
+
 // The index in `inputs` of the input with `ordinal`.
 size_t IndexOfOrdinal(const std::vector<catalog::Input>& inputs, int ordinal);
 
