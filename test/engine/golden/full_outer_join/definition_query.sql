@@ -1,0 +1,1 @@
+SELECT coalesce("c"."id", "o"."customer_id") AS "c.id=o.customer_id", "c"."id" AS "c.id", "o"."id" AS "o.id", (c.name) AS "name", (o.amount) AS "amount" FROM ("public"."customers" AS "c" FULL JOIN "public"."orders" AS "o" ON "c"."id" = "o"."customer_id") WHERE true
