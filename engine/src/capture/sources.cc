@@ -52,6 +52,13 @@ ORDER BY k.ord)sql",
   return table;
 }
 
+catalog::Source DraftSource(const ResolvedTable& table) {
+  catalog::Source source{0, table.schema_name, table.table_name, table.key_columns, table.key_types,
+                         {}};
+  source.nullable_key_columns = table.nullable_key_columns;
+  return source;
+}
+
 Result<catalog::Source> EnsureSource(pg::Connection& conn, const std::string& schema,
                                      const ResolvedTable& table) {
   auto existing = conn.Query(

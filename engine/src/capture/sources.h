@@ -21,7 +21,14 @@ struct ResolvedTable {
   std::string table_name;
   std::vector<std::string> key_columns;  // empty when there is no primary key
   std::vector<std::string> key_types;
+  // Key columns that may hold NULL: a Trellis target's key taken as the
+  // table's key (catalog::Source::nullable_key_columns).
+  std::vector<std::string> nullable_key_columns;
 };
+
+// The catalog source a draft names for `table`: its names and key, not
+// registered yet (id 0, no routing beyond the key).
+catalog::Source DraftSource(const ResolvedTable& table);
 
 // Finds a table by its (optionally schema-qualified) name, with its primary
 // key. not_found when no such table exists; validation when it is not a table.

@@ -30,22 +30,25 @@ FROM {schema}.transforms t
 // without the drain lock an ALTER takes).
 constexpr std::string_view kSelectParts = R"sql(
 SELECT 'definition', id, 0, definition, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
-       NULL, NULL, NULL
+       NULL, NULL, NULL, NULL
 FROM {schema}.transforms WHERE id = ANY($1::int[])
 UNION ALL
 SELECT 'input', i.transform_id, i.ordinal, i.alias, i.role, i.joined_to::text,
        i.join_columns::text, i.joined_columns::text, s.id::text, s.schema_name, s.table_name,
        s.key_columns::text, s.key_types::text, s.routing_columns::text,
-       i.routed_columns::text, i.routes_values
+       i.routed_columns::text, i.routes_values,
+       ARRAY(SELECT a.attname::text FROM pg_catalog.pg_attribute a
+             WHERE a.attrelid = s.relid AND a.attname = ANY (s.key_columns)
+               AND NOT a.attnotnull)::text
 FROM {schema}.transform_inputs i JOIN {schema}.sources s ON s.id = i.source_id
 WHERE i.transform_id = ANY($1::int[])
 UNION ALL
 SELECT 'key', transform_id, ordinal, name, expr, sql_type,
-       NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
+       NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
 FROM {schema}.target_key_columns WHERE transform_id = ANY($1::int[])
 UNION ALL
 SELECT 'column', transform_id, ordinal, name, expr, sql_type,
-       state, paused_kind, paused_reason, role, argument_type, NULL, NULL, NULL, NULL, NULL
+       state, paused_kind, paused_reason, role, argument_type, NULL, NULL, NULL, NULL, NULL, NULL
 FROM {schema}.transform_columns WHERE transform_id = ANY($1::int[])
 ORDER BY 2, 1, 3)sql";
 
@@ -145,6 +148,7 @@ Status AddPart(const pg::Rows& rows, size_t r, Transform& t) {
     input.source.routing_columns = row.TextArray(13);
     input.routed_columns = row.TextArray(14);
     input.routes_values = row.Bool(15);
+    input.source.nullable_key_columns = row.TextArray(16);
     t.inputs.push_back(std::move(input));
   } else if (part == "definition") {
     t.definition = row.Text(3);

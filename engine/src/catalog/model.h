@@ -22,6 +22,16 @@ struct Source {
   std::vector<std::string> key_columns;
   std::vector<std::string> key_types;  // format_type() of each key column
   std::vector<std::string> routing_columns;
+  // The key columns that may hold NULL: a key taken from a Trellis target
+  // keyed UNIQUE NULLS NOT DISTINCT (a GROUP BY's, a fan-out join's), read
+  // from the table (attnotnull) each time the catalog is loaded. A primary
+  // key has none.
+  std::vector<std::string> nullable_key_columns;
+
+  bool KeyColumnMayBeNull(const std::string& column) const {
+    return std::find(nullable_key_columns.begin(), nullable_key_columns.end(), column) !=
+           nullable_key_columns.end();
+  }
 };
 
 // How a transform reads one of its inputs: the FROM table, or a table joined

@@ -52,31 +52,4 @@ bool MayRouteColumns(TransformKind kind) {
   return true;
 }
 
-namespace {
-
-char KeyConstraintType(TransformKind kind) {
-  switch (kind) {
-    case TransformKind::kProjection:
-    case TransformKind::kJoin:
-      return 'p';  // PRIMARY KEY (ProjectionPlan::AddKeySql)
-    case TransformKind::kGroupBy:
-    case TransformKind::kFanOutJoin:
-    case TransformKind::kFullOuterJoin:
-      return 'u';  // UNIQUE NULLS NOT DISTINCT (GroupPlan's and FanOutJoinPlan's AddKeySql)
-  }
-  return 'p';
-}
-
-}  // namespace
-
-std::string KeyConstraintTypeSql(std::string_view kind_column) {
-  std::string out = "CASE " + std::string(kind_column);
-  for (size_t i = 0; i < WireNames<TransformKind>::kNames.size(); ++i) {
-    const auto kind = static_cast<TransformKind>(i);
-    out += " WHEN " + sql::Literal(std::string(WireName(kind))) + " THEN " +
-           sql::Literal(std::string(1, KeyConstraintType(kind)));
-  }
-  return out + " END";
-}
-
 }  // namespace trellis::plan

@@ -35,10 +35,4 @@ Result<std::unique_ptr<TransformPlan>> Bind(const catalog::Transform& t, const s
 // lock define takes on the source.
 bool MayRouteColumns(catalog::TransformKind kind);
 
-// A SQL expression over the text column `kind_column` (a transforms.kind):
-// the pg_constraint.contype of the key each kind's AddKeySql makes ('p' for
-// a primary key, 'u' for a group's UNIQUE NULLS NOT DISTINCT). A dump writes
-// whether the target has it (reads/dump.h).
-std::string KeyConstraintTypeSql(std::string_view kind_column);
-
 }  // namespace trellis::plan

@@ -58,7 +58,12 @@ std::vector<KeyColumn> TargetKeyOf(const catalog::Transform& t) {
   for (const auto& k : t.key) {
     const size_t owner = OwnerOf(t.inputs, k.expr);
     const bool outer = std::find(preserved.begin(), preserved.end(), owner) == preserved.end();
-    key.push_back(KeyColumn{k.name, k.sql_type, k.expr, outer});
+    // Or its table's key column may hold NULL (a Trellis target's).
+    bool null_key = false;
+    for (const auto& column : t.inputs[owner].source.nullable_key_columns) {
+      null_key = null_key || k.expr == sql::Ident(t.inputs[owner].alias) + "." + sql::Ident(column);
+    }
+    key.push_back(KeyColumn{k.name, k.sql_type, k.expr, outer || null_key});
   }
   return key;
 }

@@ -282,8 +282,7 @@ Result<catalog::Transform> GroupPlan::Draft(
   t.where_sql = stmt.where;
   t.key_indexed = false;
   t.source_index_optional = stmt.without_source_index;
-  t.source = catalog::Source{
-      0, source.schema_name, source.table_name, source.key_columns, source.key_types, {}};
+  t.source = capture::DraftSource(source);
   t.source_alias = qualifier;
   catalog::Input from;  // ordinal 1, role kFrom: the FROM table, joined to nothing
   from.source = t.source;

@@ -109,8 +109,7 @@ Result<catalog::Transform> JoinPlan::Draft(const grammar::TransformStmt& stmt,
     const capture::ResolvedTable& table = inputs[i + 1];
     catalog::Input input;
     input.ordinal = static_cast<int>(i) + 2;
-    input.source = catalog::Source{
-        0, table.schema_name, table.table_name, table.key_columns, table.key_types, {}};
+    input.source = capture::DraftSource(table);
     input.alias = join.table.Qualifier();
     input.role = RoleOf(join.kind);
     for (const auto& earlier : t->inputs) {

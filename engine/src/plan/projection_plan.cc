@@ -1,5 +1,6 @@
 #include "plan/projection_plan.h"
 
+#include <algorithm>
 #include <set>
 
 #include "capture/routing.h"
@@ -19,9 +20,11 @@ std::vector<KeyColumn> KeyOf(const catalog::Transform& t) {
   std::vector<KeyColumn> key;
   for (size_t i = 0; i < t.source.key_columns.size(); ++i) {
     const std::string& column = t.source.key_columns[i];
-    // A primary key column: never NULL.
+    // A primary key column is never NULL; a key taken from a Trellis target
+    // keyed UNIQUE NULLS NOT DISTINCT may be (a NULL group).
     key.push_back(KeyColumn{column, t.source.key_types[i],
-                            sql::Ident(t.source_alias) + "." + sql::Ident(column), false});
+                            sql::Ident(t.source_alias) + "." + sql::Ident(column),
+                            t.source.KeyColumnMayBeNull(column)});
   }
   return key;
 }
@@ -84,7 +87,10 @@ constexpr std::string_view kAppendRange = R"sql(INSERT INTO {target} ({target_co
 SELECT {values} FROM {from}
 WHERE {source_in_range} AND {where})sql";
 
-constexpr std::string_view kAddKey = "ALTER TABLE {target} ADD PRIMARY KEY ({key_columns})";
+// A primary key, unless a key column may be NULL (the source's key does):
+// then UNIQUE NULLS NOT DISTINCT, under which a NULL key is one row and ON
+// CONFLICT finds it, as a GROUP BY's target is keyed.
+constexpr std::string_view kAddKey = "ALTER TABLE {target} ADD {constraint} ({key_columns})";
 
 constexpr std::string_view kKeyAfter = R"sql(SELECT {key_text} FROM {from}
 WHERE {source_in_range}
@@ -201,8 +207,7 @@ Result<catalog::Transform> ProjectionPlan::Draft(
   t.kind = catalog::TransformKind::kProjection;
   t.where_sql = stmt.where;
   t.key_indexed = false;
-  t.source = catalog::Source{
-      0, source.schema_name, source.table_name, source.key_columns, source.key_types, {}};
+  t.source = capture::DraftSource(source);
   t.source_alias = qualifier;
   catalog::Input from;  // ordinal 1, role kFrom: the FROM table, joined to nothing
   from.source = t.source;
@@ -303,8 +308,14 @@ std::string ProjectionPlan::RecomputeKeysFrom(const std::string& keys_from) cons
   slots["typed_keys"] = sql::Join(typed, ", ");
   slots["decoded_keys"] = sql::Join(decoded, ", ");
   slots["keys_from"] = keys_from;
-  slots["keep"] =
-      "CASE WHEN " + source_key[0] + " IS NULL THEN false ELSE coalesce(" + where_ + ", false) END";
+  // Whether the LEFT JOIN found the unit's row: its first key column is
+  // NULL when it did not, unless a key column may be NULL itself (a key
+  // taken from a target keyed UNIQUE NULLS NOT DISTINCT); then the root's
+  // row identity says it (the root is never NULL-extended).
+  const bool may_be_null =
+      std::any_of(key.begin(), key.end(), [](const KeyColumn& k) { return k.nullable; });
+  const std::string missing = may_be_null ? alias_ + ".ctid IS NULL" : source_key[0] + " IS NULL";
+  slots["keep"] = "CASE WHEN " + missing + " THEN false ELSE coalesce(" + where_ + ", false) END";
   slots["source_is_key"] = KeyEquals(key, source_key, typed);
   slots["source_is_kept_key"] = KeyEquals(key, source_key, cte_keys);
   slots["target_is_kept_key"] = KeyEquals(key, KeyNames(key, kTarget), cte_keys);
@@ -379,7 +390,21 @@ std::string ProjectionPlan::TargetRowGone() const {
                 BaseSlots());
 }
 
-std::string ProjectionPlan::AddKeySql() const { return Render(kAddKey, BaseSlots()); }
+const RangePlan* ProjectionPlan::Ranges() const {
+  const auto& unit = unit_key();
+  const bool may_be_null =
+      std::any_of(unit.begin(), unit.end(), [](const KeyColumn& k) { return k.nullable; });
+  return may_be_null ? nullptr : this;
+}
+
+std::string ProjectionPlan::AddKeySql() const {
+  Slots slots = BaseSlots();
+  const auto& key = target_key();
+  const bool may_be_null =
+      std::any_of(key.begin(), key.end(), [](const KeyColumn& k) { return k.nullable; });
+  slots["constraint"] = may_be_null ? "UNIQUE NULLS NOT DISTINCT" : "PRIMARY KEY";
+  return Render(kAddKey, slots);
+}
 
 Bound ProjectionPlan::KeyAfter(const std::optional<std::string>& after, long offset) const {
   Bound out;

@@ -48,7 +48,10 @@ class ProjectionPlan : public TransformPlan, public RangePlan {
   std::string AddKeySql() const override;
   Bound SampleBoundaries(double percent, long per_boundary, long count) const override;
   std::string EstimateKeysSql() const override;
-  const RangePlan* Ranges() const override { return this; }
+  // Ranges of the unit key, unless a unit key column may be NULL (a key
+  // taken from a target keyed UNIQUE NULLS NOT DISTINCT): a range (lo, hi]
+  // holds no NULL, so such a plan builds as one range.
+  const RangePlan* Ranges() const override;
   Bound KeyAfter(const std::optional<std::string>& after, long offset) const override;
   Bound MiddleKey(const KeyRange& range) const override;
 

@@ -1,7 +1,6 @@
 #include "reads/dump.h"
 
 #include "catalog/migrations.h"
-#include "plan/bind.h"
 #include "reads/dump_privileges.h"
 #include "sql/quote.h"
 
@@ -42,11 +41,11 @@ SELECT line FROM (
     'created_at, source_index_optional, owner_id, stage_order, key_indexed) VALUES (%s, %L, '
     '%L, %L, %L, %L, %L, %L, %L, %s, '
     'EXISTS (SELECT 1 FROM pg_catalog.pg_constraint WHERE conrelid = %L::regclass AND '
-    'contype = %L));',
+    'contype IN (''p'', ''u'')));',
     $1::text, id, target_schema, target_name, kind, definition, where_sql, created_at,
-    source_index_optional, owner_id, stage_order, format('%I.%I', target_schema, target_name),
-    -- The constraint the kind's first build keys its target with.
-    {key_constraint})
+    -- The key a first build gives its target: a primary key, or UNIQUE NULLS
+    -- NOT DISTINCT when the key may be NULL (whatever the kind).
+    source_index_optional, owner_id, stage_order, format('%I.%I', target_schema, target_name))
   FROM transforms
   UNION ALL
   SELECT 4, i.transform_id, i.ordinal, format(
@@ -81,10 +80,7 @@ Result<std::string> DumpDefinitionsSql(pg::Connection& conn, const std::string& 
   auto version =
       conn.Query(sql::WithSchema("SELECT version FROM {schema}.catalog_version", schema));
   if (!version.ok()) return version.status();
-  std::string render = sql::WithSchema(kRenderSql, schema);
-  const std::string_view slot = "{key_constraint}";
-  render.replace(render.find(slot), slot.size(), plan::KeyConstraintTypeSql("kind"));
-  auto lines = conn.Query(render, {quoted});
+  auto lines = conn.Query(sql::WithSchema(kRenderSql, schema), {quoted});
   if (!lines.ok()) return lines.status();
   auto privileges = DumpTargetPrivilegesSql(conn, schema);
   if (!privileges.ok()) return privileges.status();

@@ -40,6 +40,17 @@ Status AdoptPendingTargetKey(pg::Connection& conn, const std::string& schema,
     table.key_columns.push_back(name);
     table.key_types.push_back(type);
   }
+  // A key that is not a primary key may hold NULL where the table allows it
+  // (a GROUP BY's NULL group, a fan-out join's missing outer side); the
+  // catalog reads the same again each time it loads (catalog/model.h).
+  auto nullable = conn.Query(
+      "SELECT a.attname::text FROM pg_catalog.pg_attribute a "
+      "WHERE a.attrelid = $1::oid AND a.attname = ANY ($2::text[]) AND NOT a.attnotnull",
+      {table.oid, sql::ArrayLiteral(table.key_columns)});
+  if (!nullable.ok()) return nullable.status();
+  for (size_t r = 0; r < nullable->size(); ++r) {
+    table.nullable_key_columns.push_back(nullable->text(r, 0));
+  }
   return Status::OK();
 }
 
