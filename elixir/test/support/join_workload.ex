@@ -84,6 +84,29 @@ defmodule Trellis.Test.JoinWorkload do
   end
 
   @doc """
+  The crash tests' round: a fleet of two handles that both ask for staging
+  (the second waits as the standby), `define` run on the first, then
+  `write_through_staging_crash!/4` with the first port killed. Returns the
+  second handle, for the caller's comparison and shutdown.
+  """
+  def staging_crash_round!(url, pg, seed, define) do
+    import ExUnit.Assertions
+    import Trellis.Test.Eventually, only: [eventually: 1]
+
+    {a, b} =
+      Trellis.Test.Handles.fleet!(url, [staging: true, drain_threads: 2],
+        staging: true,
+        drain_threads: 1
+      )
+
+    define.(a)
+    Trellis.Test.Targets.converge!(a)
+    assert eventually(fn -> Trellis.has_live_staging_worker(b) == {:ok, true} end)
+    :ok = write_through_staging_crash!(url, pg, seed, a)
+    b
+  end
+
+  @doc """
   The crash tests' writes: 3 writers of 500 writes, the port of handle
   `staging` killed -9 once ledger pages wait (so drains are under way), then
   100 more writes for the standby to stage. Returns once all are written.

@@ -8,7 +8,6 @@ defmodule Trellis.Joins.DifferentialTest do
   use ExUnit.Case, async: false
 
   alias Trellis.Test.{Handles, JoinWorkload}
-  import Trellis.Test.Eventually, only: [eventually: 1]
   import Trellis.Test.Targets
 
   @moduletag :port
@@ -65,16 +64,7 @@ defmodule Trellis.Joins.DifferentialTest do
 
   test "killing the port that stages while join pages drain loses and repeats nothing",
        %{url: url, pg: pg, seed: seed} do
-    # Both handles ask for staging: the second waits as the standby.
-    {a, b} =
-      Handles.fleet!(url, [staging: true, drain_threads: 2], staging: true, drain_threads: 1)
-
-    define_all!(a, @transforms)
-    converge!(a)
-    assert eventually(fn -> Trellis.has_live_staging_worker(b) == {:ok, true} end)
-
-    :ok = JoinWorkload.write_through_staging_crash!(url, pg, seed, a)
-
+    b = JoinWorkload.staging_crash_round!(url, pg, seed, &define_all!(&1, @transforms))
     assert_equal(b, pg, seed)
     Trellis.shutdown(b)
   end

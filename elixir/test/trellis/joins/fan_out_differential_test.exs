@@ -11,7 +11,6 @@ defmodule Trellis.Joins.FanOutDifferentialTest do
   use ExUnit.Case, async: false
 
   alias Trellis.Test.{Handles, JoinWorkload, SimplePG}
-  import Trellis.Test.Eventually, only: [eventually: 1]
   import Trellis.Test.Targets
 
   @moduletag :port
@@ -146,15 +145,7 @@ defmodule Trellis.Joins.FanOutDifferentialTest do
 
   test "killing the port that stages while fan-out pages drain loses and repeats nothing",
        %{url: url, pg: pg, seed: seed} do
-    {a, b} =
-      Handles.fleet!(url, [staging: true, drain_threads: 2], staging: true, drain_threads: 1)
-
-    define_every!(a)
-    converge!(a)
-    assert eventually(fn -> Trellis.has_live_staging_worker(b) == {:ok, true} end)
-
-    :ok = JoinWorkload.write_through_staging_crash!(url, pg, seed, a)
-
+    b = JoinWorkload.staging_crash_round!(url, pg, seed, &define_every!/1)
     assert_equal(b, pg, seed)
     Trellis.shutdown(b)
   end

@@ -8,7 +8,6 @@ defmodule Trellis.Joins.GroupByJoinDifferentialTest do
   use ExUnit.Case, async: false
 
   alias Trellis.Test.{Handles, JoinWorkload, SimplePG}
-  import Trellis.Test.Eventually, only: [eventually: 1]
   import Trellis.Test.Targets
 
   @moduletag :port
@@ -88,19 +87,13 @@ defmodule Trellis.Joins.GroupByJoinDifferentialTest do
 
   test "killing the port that stages while pages drain loses and repeats nothing",
        %{url: url, pg: pg, seed: seed} do
-    # Both handles ask for staging: the second waits as the standby.
-    {a, b} =
-      Handles.fleet!(url, [staging: true, drain_threads: 2], staging: true, drain_threads: 1)
-
-    for statement <- @definitions,
-        do: {:ok, {:transform_defined, _}} = Trellis.define(a, statement)
-
-    converge!(a)
-    assert eventually(fn -> Trellis.has_live_staging_worker(b) == {:ok, true} end)
-
     # Killed while pages of either part drain.
-    :ok = JoinWorkload.write_through_staging_crash!(url, pg, seed, a)
+    define = fn a ->
+      for statement <- @definitions,
+          do: {:ok, {:transform_defined, _}} = Trellis.define(a, statement)
+    end
 
+    b = JoinWorkload.staging_crash_round!(url, pg, seed, define)
     assert_equal(b, pg, seed)
     Trellis.shutdown(b)
   end
