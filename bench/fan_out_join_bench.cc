@@ -68,6 +68,7 @@ void Measure(BenchDb& db, const Shape& shape, long rows) {
 
 void Run(const test::ThrowawayCluster& cluster, long rows) {
   BenchDb db(cluster, "fan_out_join_bench");
+  LogSlowStatements(db);
   std::cerr << "loading " << rows << " orders\n";
   CreateJoinTables(db, "", rows, kOrdersPerCustomer);
   auto workers = db.StartWorkers();

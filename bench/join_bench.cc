@@ -152,6 +152,7 @@ void WriteCost(const test::ThrowawayCluster& cluster) {
 void Run(const test::ThrowawayCluster& cluster, long rows) {
   {
     BenchDb db(cluster, "join_bench");
+    LogSlowStatements(db);
     std::cerr << "loading " << rows << " orders\n";
     CreateJoinTables(db, "", rows, 1000);
     auto workers = db.StartWorkers();

@@ -39,6 +39,13 @@ void PrintLoad(const char* when) {
   std::printf("\nload average %s: %s", when, text);
 }
 
+void LogSlowStatements(BenchDb& db) {
+  if (std::getenv("JOIN_BENCH_LOG_MS") == nullptr) return;
+  db.Sql(std::string("ALTER SYSTEM SET log_min_duration_statement = ") +
+         std::getenv("JOIN_BENCH_LOG_MS"));
+  db.Scalar("SELECT pg_reload_conf()");
+}
+
 void CreateJoinTables(BenchDb& db, const std::string& suffix, long rows, long per_customer) {
   const std::string customers = std::to_string(std::max(1L, rows / per_customer));
   db.Sql("CREATE TABLE regions" + suffix + " (id int PRIMARY KEY, label text, vat numeric)");
@@ -136,12 +143,6 @@ void ChurnVsRefresh(BenchDb& db, const ChurnCase& c, const std::vector<double>& 
       "| churn | rows updated (%s) | the writes s | trellis: last commit -> "
       "converged s | REFRESH s | REFRESH / trellis | per round |\n|---|---|---|---|---|---|---|\n",
       c.title.c_str(), kChurnRounds, updated.c_str());
-  if (std::getenv("JOIN_BENCH_LOG_MS") != nullptr) {
-    // Diagnosis: the server logs every statement slower than this.
-    db.Sql(std::string("ALTER SYSTEM SET log_min_duration_statement = ") +
-           std::getenv("JOIN_BENCH_LOG_MS"));
-    db.Scalar("SELECT pg_reload_conf()");
-  }
   for (double fraction : fractions) {
     std::vector<double> writes, converged, refreshed, ratios;
     std::string per_round, counts;

@@ -35,6 +35,11 @@ double Since(Clock::time_point t);
 // Prints "load average <when>: " and /proc/loadavg.
 void PrintLoad(const char* when);
 
+// Diagnosis: with JOIN_BENCH_LOG_MS=<ms> in the environment, the server logs
+// every statement slower than that (to the testkit cluster's postgres.log,
+// which lasts as long as the run).
+void LogSlowStatements(BenchDb& db);
+
 // orders<suffix> (`rows`, `per_customer` of them per customer, order g of
 // customer 1 + g % customers), customers<suffix> (rows / per_customer,
 // named 'customer <id>', region 1 + id % 100) and regions<suffix> (100),
