@@ -14,25 +14,30 @@ namespace {
 // The target's alias in every statement that writes it.
 constexpr const char* kTargetAlias = "__trellis_t";
 
-// Recompute of the root keys read from {keys_from}: every row the join
-// computes under them now is upserted on the target key (a row whose values
-// did not change is not rewritten), and every target row under them that
-// the join no longer computes is deleted. The two never touch one row: a
-// deleted row is one the join does not compute. DISTINCT on the typed key:
-// two texts of one value (1.0 and 1.00) must not make the upsert touch a
-// row twice.
+// Recompute of the root keys read from {keys_from}: the rows the join
+// computes under them now (computed once), upserted on the target key (a
+// row whose values did not change is not rewritten), and every target row
+// under them whose key is not among those rows deleted. The two never touch
+// one row. The key is compared as the text of its row: a key with NULLs
+// (an outer side) compares NULL-safely that way, and the anti-join is one
+// hashed lookup, where a NULL-safe correlated lookup per target row read
+// the join again for each (bench/README.md, "Joins of every shape").
+// DISTINCT on the typed key: two texts of one value (1.0 and 1.00) must not
+// make the upsert touch a row twice.
 constexpr std::string_view kRecomputeUnits = R"sql(WITH __trellis_units AS MATERIALIZED (
   SELECT DISTINCT {decoded_keys} FROM {keys_from}
+), __trellis_fresh AS MATERIALIZED (
+  SELECT {named_values} FROM {unit_rows}
+  WHERE {where}
 ), written AS (
   INSERT INTO {target} AS __trellis_t ({target_columns})
-  SELECT {values} FROM {unit_rows}
-  WHERE {where}
+  SELECT {target_columns} FROM __trellis_fresh
   {on_conflict}
   RETURNING 1
 ), deleted AS (
   DELETE FROM {target} AS __trellis_t USING __trellis_units
   WHERE {target_is_unit}
-    AND NOT EXISTS (SELECT 1 FROM {unit_rows} WHERE {source_is_target} AND {where})
+    AND ROW({target_key})::text NOT IN (SELECT ROW({fresh_key})::text FROM __trellis_fresh)
   RETURNING 1
 )
 SELECT (SELECT count(*) FROM written), (SELECT count(*) FROM deleted))sql";
@@ -156,6 +161,9 @@ std::string FanOutJoinPlan::RecomputeKeysFrom(const std::string& keys_from) cons
   slots["decoded_keys"] = sql::Join(decoded, ", ");
   slots["keys_from"] = keys_from;
   slots["unit_rows"] = UnitRows();
+  slots["named_values"] = NamedValues();
+  slots["target_key"] = sql::Join(KeyNames(target_key(), kTargetAlias), ", ");
+  slots["fresh_key"] = sql::Join(KeyNames(target_key(), "__trellis_fresh"), ", ");
   slots["target_is_unit"] = KeyEquals(unit, KeyNames(unit, kTargetAlias), units);
   slots["on_conflict"] = OnConflictUpdate(target_key(), quoted_columns(), kTargetAlias);
   return Render(kRecomputeUnits, slots);
