@@ -69,6 +69,8 @@ TEST_CASE("a first build is planned as ranges and reports progress by them", "[e
   // The key is made once, at the end: the target is keyed like the source.
   CHECK(f.Scalar("SELECT count(*) FROM pg_constraint WHERE conrelid = 'items_t'::regclass "
                  "AND contype = 'p'") == "1");
+  // And its statistics, which ANALYZE alone makes.
+  CHECK(f.Scalar("SELECT count(*) > 0 FROM pg_stats WHERE tablename = 'items_t'") == "t");
 }
 
 TEST_CASE("two builders, concurrent writes and a TRUNCATE: the target equals its definition",
