@@ -169,7 +169,7 @@ trellis::grammar::TransformStmt ParseGroup(const std::string& text) {
 }
 
 trellis::capture::ResolvedTable Orders() {
-  return trellis::capture::ResolvedTable{"16384", "public", "orders", {"id"}, {"integer"}};
+  return trellis::capture::ResolvedTable{"16384", "public", "orders", {"id"}, {"integer"}, {}};
 }
 
 }  // namespace

@@ -26,7 +26,7 @@ grammar::TransformStmt Statement(const std::string& text) {
 }
 
 capture::ResolvedTable Table(const std::string& name) {
-  return capture::ResolvedTable{"1", "public", name, {"id"}, {"integer"}};
+  return capture::ResolvedTable{"1", "public", name, {"id"}, {"integer"}, {}};
 }
 
 // The draft of `text` over tables named as in it, each keyed by id, with

@@ -186,15 +186,15 @@ trellis::grammar::TransformStmt ParseTransform(const std::string& text) {
 
 trellis::capture::ResolvedTable OrderLines() {
   return trellis::capture::ResolvedTable{
-      "16384", "public", "order_lines", {"order_id", "line"}, {"bigint", "integer"}};
+      "16384", "public", "order_lines", {"order_id", "line"}, {"bigint", "integer"}, {}};
 }
 
 trellis::capture::ResolvedTable Orders() {
-  return trellis::capture::ResolvedTable{"16385", "public", "orders", {"id"}, {"integer"}};
+  return trellis::capture::ResolvedTable{"16385", "public", "orders", {"id"}, {"integer"}, {}};
 }
 
 trellis::capture::ResolvedTable Customers() {
-  return trellis::capture::ResolvedTable{"16386", "public", "customers", {"id"}, {"integer"}};
+  return trellis::capture::ResolvedTable{"16386", "public", "customers", {"id"}, {"integer"}, {}};
 }
 
 }  // namespace

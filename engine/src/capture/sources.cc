@@ -35,7 +35,7 @@ WHERE c.oid = to_regclass($1))sql",
   if (relkind != "r" && relkind != "p") {
     return Status::Validation(shown + " is not a table; a transform's source must be a table");
   }
-  ResolvedTable table{rows->text(0, 0), rows->text(0, 1), rows->text(0, 2), {}, {}};
+  ResolvedTable table{rows->text(0, 0), rows->text(0, 1), rows->text(0, 2), {}, {}, {}};
   auto key = conn.Query(R"sql(
 SELECT a.attname, format_type(a.atttypid, a.atttypmod)
 FROM pg_index i
@@ -53,10 +53,9 @@ ORDER BY k.ord)sql",
 }
 
 catalog::Source DraftSource(const ResolvedTable& table) {
-  catalog::Source source{0, table.schema_name, table.table_name, table.key_columns, table.key_types,
-                         {}};
-  source.nullable_key_columns = table.nullable_key_columns;
-  return source;
+  return catalog::Source{
+      0,  table.schema_name,         table.table_name, table.key_columns, table.key_types,
+      {}, table.nullable_key_columns};
 }
 
 Result<catalog::Source> EnsureSource(pg::Connection& conn, const std::string& schema,
@@ -71,7 +70,8 @@ Result<catalog::Source> EnsureSource(pg::Connection& conn, const std::string& sc
                          table.table_name,
                          table.key_columns,
                          table.key_types,
-                         table.key_columns};
+                         table.key_columns,
+                         table.nullable_key_columns};
   if (!existing->empty()) {
     sql::RowReader row(existing.value(), 0);
     source.id = row.Int(0);

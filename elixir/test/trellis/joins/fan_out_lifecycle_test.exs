@@ -12,8 +12,8 @@ defmodule Trellis.Joins.FanOutLifecycleTest do
   # replay with TRELLIS_SEED=<n>.
   use ExUnit.Case, async: false
 
-  alias Trellis.Test.{Database, Handles, JoinWorkload, SimplePG}
-  import Trellis.Test.Eventually, only: [eventually: 1, eventually: 2]
+  alias Trellis.Test.{Handles, JoinWorkload, SimplePG}
+  import Trellis.Test.Eventually, only: [eventually: 1]
   import Trellis.Test.Targets
 
   @moduletag :port
@@ -35,9 +35,6 @@ defmodule Trellis.Joins.FanOutLifecycleTest do
   # Many-to-many self join: customers of one region.
   @neighbours "TRANSFORM neighbours FROM customers a JOIN customers b " <>
                 "ON b.region_id = a.region_id SELECT a.name, b.name AS other"
-  @neighbours_query "SELECT a.id, b.id, a.name, b.name FROM customers a " <>
-                      "JOIN customers b ON b.region_id = a.region_id"
-
   setup do: JoinWorkload.seeded_database!("fan_out_lifecycle", "fan-out lifecycle")
 
   defp start!(url, opts \\ [staging: true, drain_threads: 2]) do
