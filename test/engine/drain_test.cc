@@ -129,3 +129,28 @@ TEST_CASE("a drain that finds a key bucket held drains other transforms meanwhil
   CHECK(f.Differences("hot_v", "SELECT id, v FROM hot") == 0);
   CHECK(f.Differences("cold_v", "SELECT id, v FROM cold") == 0);
 }
+
+// The recompute of a set of keys puts its decoded keys beside the user's FROM
+// list: an alias of the user's must not meet one of the statement's own.
+TEST_CASE("a projection and a join aliased d drain their writes", "[engine][drain]") {
+  EngineFixture f;
+  f.Sql(kWidgets);
+  f.Sql(
+      "CREATE TABLE makers (id bigint PRIMARY KEY, label text);"
+      "INSERT INTO makers SELECT g, 'maker ' || g FROM generate_series(1, 2000) g");
+  auto s = f.OpenSession();
+  REQUIRE(s->Apply("TRANSFORM by_d FROM widgets d SELECT d.price AS price", true).ok());
+  REQUIRE(s->Apply("TRANSFORM joined_d FROM widgets w JOIN makers d ON d.id = w.id "
+                   "SELECT w.name AS name, d.label AS label",
+                   true)
+              .ok());
+  auto workers = trellis::BackgroundWorkers::Start(f.Options(), true, 2);
+  f.AwaitConverged(*s);
+  f.Sql("UPDATE widgets SET price = price + 1, name = name || '+' WHERE id % 7 = 0");
+  f.Sql("UPDATE makers SET label = label || '+' WHERE id % 5 = 0");
+  f.AwaitConverged(*s);
+  CHECK(f.Differences("by_d", "SELECT id, price FROM widgets") == 0);
+  CHECK(f.Differences("joined_d",
+                      "SELECT w.id, w.name, m.label FROM widgets w JOIN makers m "
+                      "ON m.id = w.id") == 0);
+}

@@ -49,9 +49,11 @@ catalog::Input FromInput(const catalog::Transform& t) {
 // no trigger churn downstream); values compare as text so that types without
 // equality (json) work. One lookup per key and no target lookup for kept
 // keys made a drain ~20% cheaper than an upsert plus an anti-joined delete.
+// The decoded keys sit in one FROM list with {from}, whose aliases are the
+// user's (a join's `JOIN dims d`), so their own alias is a reserved name.
 constexpr std::string_view kRecomputeKeys = R"sql(WITH __trellis_keys AS MATERIALIZED (
   SELECT {typed_keys}, {keep} AS __keep
-  FROM (SELECT DISTINCT {decoded_keys} FROM {keys_from}) AS d
+  FROM (SELECT DISTINCT {decoded_keys} FROM {keys_from}) AS __trellis_d
   LEFT JOIN {from} ON {source_is_key}
 ), written AS (
   INSERT INTO {target} AS __trellis_t ({target_columns})
@@ -298,7 +300,7 @@ std::string ProjectionPlan::RecomputeKeysFrom(const std::string& keys_from) cons
   for (size_t i = 0; i < key.size(); ++i) {
     const std::string name = sql::Ident("__k" + std::to_string(i + 1));
     decoded[i] += " AS " + name;
-    typed.push_back("d." + name);
+    typed.push_back("__trellis_d." + name);
     source_key.push_back(key[i].expr);
   }
   std::vector<std::string> cte_keys;

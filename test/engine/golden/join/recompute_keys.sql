@@ -1,7 +1,7 @@
 WITH __trellis_keys AS MATERIALIZED (
-  SELECT d."__k1", d."__k2", CASE WHEN "o"."order_id" IS NULL THEN false ELSE coalesce(("C".name IS DISTINCT FROM 'x'), false) END AS __keep
-  FROM (SELECT DISTINCT k.c1::bigint AS "__k1", k.c2::integer AS "__k2" FROM (SELECT 1 AS id, $1::text[] AS keys) AS p, LATERAL (SELECT max(u.v) FILTER (WHERE (u.ord - 1) % 2 = 0) AS c1, max(u.v) FILTER (WHERE (u.ord - 1) % 2 = 1) AS c2 FROM unnest(p.keys) WITH ORDINALITY AS u(v, ord) GROUP BY p.id, (u.ord - 1) / 2) AS k) AS d
-  LEFT JOIN ("public"."order_lines" AS "o" JOIN "public"."orders" AS "r" ON "o"."order_id" = "r"."id" LEFT JOIN "public"."customers" AS "C" ON "r"."contact" = "C"."email") ON "o"."order_id" = d."__k1" AND "o"."line" = d."__k2"
+  SELECT __trellis_d."__k1", __trellis_d."__k2", CASE WHEN "o"."order_id" IS NULL THEN false ELSE coalesce(("C".name IS DISTINCT FROM 'x'), false) END AS __keep
+  FROM (SELECT DISTINCT k.c1::bigint AS "__k1", k.c2::integer AS "__k2" FROM (SELECT 1 AS id, $1::text[] AS keys) AS p, LATERAL (SELECT max(u.v) FILTER (WHERE (u.ord - 1) % 2 = 0) AS c1, max(u.v) FILTER (WHERE (u.ord - 1) % 2 = 1) AS c2 FROM unnest(p.keys) WITH ORDINALITY AS u(v, ord) GROUP BY p.id, (u.ord - 1) / 2) AS k) AS __trellis_d
+  LEFT JOIN ("public"."order_lines" AS "o" JOIN "public"."orders" AS "r" ON "o"."order_id" = "r"."id" LEFT JOIN "public"."customers" AS "C" ON "r"."contact" = "C"."email") ON "o"."order_id" = __trellis_d."__k1" AND "o"."line" = __trellis_d."__k2"
 ), written AS (
   INSERT INTO "app"."order_rows" AS __trellis_t ("order_id", "line", "total", "customer")
   SELECT "o"."order_id", "o"."line", (o.qty * o.price), ("C".name) FROM ("public"."order_lines" AS "o" JOIN "public"."orders" AS "r" ON "o"."order_id" = "r"."id" LEFT JOIN "public"."customers" AS "C" ON "r"."contact" = "C"."email")
