@@ -1,4 +1,4 @@
-// The five engine benchmarks. Each gets its own database on the shared
+// The engine benchmarks. Each gets its own database on the shared
 // cluster, so one benchmark's catalog and workers never see another's tables.
 #pragma once
 
@@ -29,6 +29,10 @@ struct Config {
   // the source is first filled with fresh_prefill rows in this many groups.
   int fresh_groups = 0;
   long fresh_prefill = 0;
+  // Benchmark 7: the rounds of each shape and the prefill every shape gets.
+  int stage_rounds = 2;
+  int stage_groups = 1000;
+  long stage_prefill = 100000;
 };
 
 // 1. INSERT ... SELECT of bulk_rows into a plain table vs a captured one.
@@ -37,6 +41,8 @@ Section BulkCapture(const test::ThrowawayCluster& cluster, const Config& config)
 Section PgbenchCapture(const test::ThrowawayCluster& cluster, const Config& config);
 // 3. Commit -> visible in target latency under a paced write load.
 Section Freshness(const test::ThrowawayCluster& cluster, const Config& config);
+// 7. Benchmark 3 through one, two and three stages (freshness_run.h).
+Section FreshnessAcrossStages(const test::ThrowawayCluster& cluster, const Config& config);
 // 4. Keys per second draining one UPDATE of every row of a live projection.
 Section DrainThroughput(const test::ThrowawayCluster& cluster, const Config& config);
 // 5. Backfill of backfill_rows vs CREATE TABLE AS (with and without a key).

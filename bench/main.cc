@@ -25,14 +25,14 @@ namespace trellis::bench {
 namespace {
 
 constexpr const char* kUsage =
-    "usage: engine_bench [--out FILE] [--only 1,2,3,4,5] [--rounds N]\n"
+    "usage: engine_bench [--out FILE] [--only 1,2,3,4,5,6,7] [--rounds N]\n"
     "                    [--pgbench-seconds S] [--fresh-seconds S] [--backfill-rows N]\n"
-    "                    [--backfill-rounds N] [--pgbench PATH]\n";
+    "                    [--backfill-rounds N] [--stage-rounds N] [--pgbench PATH]\n";
 
 struct Args {
   Config config;
   std::string out;
-  std::set<int> only = {1, 2, 3, 4, 5, 6};
+  std::set<int> only = {1, 2, 3, 4, 5, 6, 7};
 };
 
 Args Parse(int argc, char** argv) {
@@ -54,6 +54,8 @@ Args Parse(int argc, char** argv) {
       a.config.pgbench_seconds = number();
     } else if (flag == "--fresh-seconds") {
       a.config.fresh_seconds = number();
+    } else if (flag == "--stage-rounds") {
+      a.config.stage_rounds = number();
     } else if (flag == "--backfill-rows") {
       a.config.backfill_rows = number();
     } else if (flag == "--backfill-rounds") {
@@ -111,6 +113,7 @@ int Run(const Args& args) {
              section.method;
          return section;
        }},
+      {7, [&] { return FreshnessAcrossStages(cluster, args.config); }},
   };
   int failed = 0;
   for (const auto& [n, bench] : benches) {
