@@ -6,6 +6,8 @@
 // stage should add a drain round, not a polling interval. Each shape runs in
 // its own database; rounds rotate which shape goes first, and each figure is
 // the median over the rounds.
+#include <spdlog/spdlog.h>
+
 #include <map>
 #include <vector>
 
@@ -50,6 +52,7 @@ Section FreshnessAcrossStages(const test::ThrowawayCluster& cluster, const Confi
   for (int round = 0; round < config.stage_rounds; ++round) {
     for (size_t i = 0; i < shapes.size(); ++i) {
       const FreshShape shape = shapes[(i + round) % shapes.size()];
+      spdlog::warn("freshness across stages, round {}: {}", round + 1, Describe(shape));
       const FreshnessRun r =
           MeasureFreshness(cluster, c, shape,
                            std::string("bench_stages_") + Tag(shape) + "_" + std::to_string(round));
