@@ -15,7 +15,8 @@
 // About 5% of each table's join values have no partner on the other side,
 // so the target holds matched and unmatched rows of both sides.
 //
-//   full_join_bench [--rows N] [--rounds N]   (N rows per table, default 1,000,000)
+//   full_join_bench [--rows N]   (N rows per table, default 1,000,000; 5 rounds
+//   per churn level; JOIN_BENCH_LOG_MS logs slow statements, join_sections.h)
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -25,15 +26,13 @@
 #include <vector>
 
 #include "bench_db.h"
-#include "flags.h"
+#include "join_sections.h"
 #include "stats.h"
 
 namespace trellis::bench {
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-constexpr const char* kUsage = "usage: full_join_bench [--rows N] [--rounds N]\n";
+constexpr int kRounds = 5;
 
 constexpr const char* kJoin = " FROM fa a FULL JOIN fb b ON a.k = b.k";
 
@@ -41,12 +40,6 @@ constexpr const char* kJoin = " FROM fa a FULL JOIN fb b ON a.k = b.k";
 constexpr const char* kDifferences =
     "SELECT count(*) FROM ((SELECT x, y FROM full_rows EXCEPT ALL TABLE full_mv) UNION ALL "
     "(TABLE full_mv EXCEPT ALL SELECT x, y FROM full_rows)) d";
-
-std::string LoadAverage() {
-  double load[3] = {0, 0, 0};
-  if (getloadavg(load, 3) < 0) return "?";
-  return Fixed(load[0], 2) + " " + Fixed(load[1], 2) + " " + Fixed(load[2], 2);
-}
 
 // fa's k is its id, fb's is its id shifted by 5% of the rows: the first 5%
 // of fa and the last 5% of fb have no partner.
@@ -92,17 +85,17 @@ struct Level {
   std::vector<double> writes, converged, refreshed, ratios;
 };
 
-void Run(long rows, int rounds) {
-  test::ThrowawayCluster cluster(TRELLIS_TESTKIT_BINARY);
-  std::printf("load average at start: %s\n", LoadAverage().c_str());
+void Run(const test::ThrowawayCluster& cluster, long rows) {
+  const int rounds = kRounds;
   BenchDb db(cluster, "full_join_bench");
+  LogSlowStatements(db);
   std::cerr << "loading 2 x " << rows << " rows\n";
   CreateTables(db, rows);
   auto workers = db.StartWorkers();
   db.Apply(std::string("TRANSFORM full_rows") + kJoin + " SELECT a.x, b.y");
   const auto built = Clock::now();
   db.AwaitConverged(1800000);
-  const double build_s = std::chrono::duration<double>(Clock::now() - built).count();
+  const double build_s = Since(built);
   db.Sql(std::string("CREATE MATERIALIZED VIEW full_mv AS SELECT a.x, b.y") + kJoin);
   const std::string target_rows = db.Scalar("SELECT count(*) FROM full_rows");
   std::printf(
@@ -124,9 +117,9 @@ void Run(long rows, int rounds) {
       Churn(db, "fa", "x", rows, count, seed);
       Churn(db, "fb", "y", rows, count, seed);
       const auto committed = Clock::now();
-      level.writes.push_back(std::chrono::duration<double>(committed - first_write).count());
+      level.writes.push_back(Since(first_write));
       db.AwaitConverged(1800000);
-      level.converged.push_back(std::chrono::duration<double>(Clock::now() - committed).count());
+      level.converged.push_back(Since(committed));
       level.refreshed.push_back(db.TimeSql("REFRESH MATERIALIZED VIEW full_mv"));
       const std::string wrong = db.Scalar(kDifferences);
       if (wrong != "0") throw BenchError("full_rows differs from the view: " + wrong + " rows");
@@ -141,31 +134,11 @@ void Run(long rows, int rounds) {
     std::fflush(stdout);
   }
   std::printf("\nEvery round: the target equal to the view (0 differences).\n");
-  std::printf("load average at end: %s\n", LoadAverage().c_str());
 }
 
 }  // namespace
 }  // namespace trellis::bench
 
 int main(int argc, char** argv) {
-  long rows = 1000000;
-  int rounds = 5;
-  const trellis::bench::Flags flags(argc, argv, trellis::bench::kUsage);
-  flags.Each([&](const std::string& flag, const std::string& value) {
-    if (flag == "--rows") {
-      rows = flags.Positive(flag, value);
-    } else if (flag == "--rounds") {
-      rounds = static_cast<int>(flags.Positive(flag, value));
-    } else {
-      return false;
-    }
-    return true;
-  });
-  try {
-    trellis::bench::Run(rows, rounds);
-    return 0;
-  } catch (const std::exception& e) {
-    std::cerr << e.what() << "\n";
-    return 1;
-  }
+  return trellis::bench::JoinBenchMain(argc, argv, trellis::bench::Run);
 }
