@@ -6,13 +6,14 @@ defmodule Trellis.Joins.FanOutLifecycleTest do
   # keys charged to root units, self-check (full and sample) clean and then
   # finding a row corrupted by hand, source index gaps with their fix, a
   # transform reading a fan-out target, a dump loaded into a new database,
-  # a partitioned "many" side with rows moving between partitions. Every check is exact
+  # a partitioned "many" side with rows moving between partitions, and a
+  # SIGKILL of the port during the first build. Every check is exact
   # equality with the definition's query. Seeded writers (JoinWorkload):
   # replay with TRELLIS_SEED=<n>.
   use ExUnit.Case, async: false
 
   alias Trellis.Test.{Database, JoinWorkload, SimplePG}
-  import Trellis.Test.Eventually, only: [eventually: 1]
+  import Trellis.Test.Eventually, only: [eventually: 1, eventually: 2]
   import Trellis.Test.Targets
 
   @moduletag :port
@@ -639,5 +640,61 @@ defmodule Trellis.Joins.FanOutLifecycleTest do
     assert SimplePG.scalar!(pg, "SELECT count(*) FROM orders_low WHERE customer_id = 3") != "0"
     assert finish_writers(start_writers(url, seed, 3, 500)) > 600
     assert_all_equal(t, pg, transforms, "after writers; seed #{seed}")
+  end
+
+  test "SIGKILL of the port during a fan-out join's first build: a new handle finishes it",
+       %{url: url, pg: pg} do
+    SimplePG.query!(pg, """
+    INSERT INTO customers SELECT g, 'customer ' || g, 1 + g % 11, NULL
+    FROM generate_series(1000, 20999) g
+    """)
+
+    # In statements of 50,000 rows (each within the session's read timeout
+    # on a busy machine): 200,000 orders, some of customers that do not
+    # exist.
+    for first <- 10_001..200_000//50_000 do
+      SimplePG.query!(pg, """
+      INSERT INTO orders SELECT g, 1000 + g % 21000, NULL, g % 50, 'bulk ' || g
+      FROM generate_series(#{first}, #{first + 49_999}) g
+      """)
+    end
+
+    SimplePG.query!(pg, "ANALYZE")
+
+    :ok = briefly(url, [], &Trellis.migrate/1)
+    {:ok, a} = Trellis.connect(url: url, staging: true, drain_threads: 2, timeout_ms: 60_000)
+    define!(a, @customer_orders)
+
+    # Killed while the build's statement that fills the target runs (the
+    # first build appends its ranges, then adds the key).
+    building = """
+    SELECT count(*) FROM pg_stat_activity
+    WHERE datname = current_database() AND state = 'active' AND pid <> pg_backend_pid()
+      AND query LIKE '%INSERT INTO%customer_orders%'
+    """
+
+    assert eventually(fn -> SimplePG.scalar!(pg, building) != "0" end, 15_000)
+    assert %{status: :backfilling} = status!(a, "customer_orders")
+    os_pid = a.port |> Port.info(:os_pid) |> elem(1)
+    {_, 0} = System.cmd("kill", ["-9", "#{os_pid}"])
+    # Its session ends once the statement finds no client (the statement's
+    # transaction rolls back).
+    assert eventually(fn -> SimplePG.scalar!(pg, building) == "0" end, 6000)
+    written = SimplePG.scalar!(pg, "SELECT count(*) FROM customer_orders") |> String.to_integer()
+    total = SimplePG.scalar!(pg, "SELECT count(*) FROM (#{@query}) q") |> String.to_integer()
+    IO.puts("fan-out build killed with #{written} of #{total} rows written")
+    assert written < total
+
+    # Writes while no port runs: capture keeps them for the next one.
+    SimplePG.query!(pg, """
+    UPDATE customers SET name = 'after the kill' WHERE id % 7 = 0;
+    DELETE FROM orders WHERE id % 11 = 0;
+    UPDATE orders SET customer_id = 5 WHERE id BETWEEN 500 AND 520;
+    """)
+
+    b = start!(url)
+    converge!(b, 300_000)
+    assert eventually(fn -> status!(b, "customer_orders").status == :live end)
+    equal!(pg, "TABLE customer_orders", @query, "after the kill")
   end
 end
