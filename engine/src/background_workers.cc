@@ -3,6 +3,7 @@
 #include "staging/staging_worker.h"
 #include "trellis/transform_reports.h"
 #include "trellis/workers.h"
+#include "workers/wake_listener.h"
 
 namespace trellis {
 namespace {
@@ -23,6 +24,13 @@ std::unique_ptr<BackgroundWorkers> BackgroundWorkers::Start(const ConnectOptions
   for (int i = 0; i < drain_threads; ++i) {
     out->workers_.push_back(std::make_unique<drain::DrainWorker>(options));
   }
+  // Woken across ports by the roles this handle runs (a standby staging
+  // worker too: nudging it costs one failed election try).
+  std::vector<std::string> roles;
+  if (staging) roles.push_back("staging");
+  if (drain_threads > 0) roles.push_back("drain");
+  if (!roles.empty())
+    out->workers_.push_back(std::make_unique<workers::WakeListener>(options, roles));
   for (auto& w : out->workers_) w->Start();
   return out;
 }

@@ -67,6 +67,12 @@ defmodule Trellis.Metrics do
       worker at once because another transform reads their target (the next
       stage of a grouped join, the next link of a chain), so the next stage
       starts without waiting for staging's poll
+    * `trellis_remote_wakes_total{role}` - wake-ups of the handle's workers
+      that another handle's commit sent through PostgreSQL's LISTEN/NOTIFY:
+      `role="drain"` when another handle's staging made pages,
+      `role="staging"` when another handle drained a stage whose target the
+      next stage reads. In a fleet it shows the wakes crossing handles; the
+      workers' polls remain the fallback
     * `trellis_quarantined_columns_total{transform}`,
       `trellis_quarantined_rows_total{transform}`,
       `trellis_held_keys_total{transform}`,

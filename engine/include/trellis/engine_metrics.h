@@ -26,6 +26,11 @@ struct EngineMetrics {
   // Drains that woke this process's staging worker at once because
   // another transform reads their target (a stage, a chain's upstream).
   std::atomic<uint64_t> stage_wakes{0};
+  // Wake-ups of this process's workers, by role, that another process's
+  // commit sent (LISTEN/NOTIFY: pages staged there, for the drains here; a
+  // stage drained there, for the staging worker here).
+  std::atomic<uint64_t> remote_staging_wakes{0};
+  std::atomic<uint64_t> remote_drain_wakes{0};
 
   // Worker threads running (connected or reconnecting), by role.
   std::atomic<int64_t> staging_workers{0};

@@ -7,6 +7,7 @@
 #include "sql/quote.h"
 #include "sql/row_reader.h"
 #include "workers/locks.h"
+#include "workers/wake_channel.h"
 
 namespace trellis::drain {
 namespace {
@@ -104,7 +105,8 @@ FROM shared s)sql",
 }  // namespace
 
 Result<PageResult> DrainPages(pg::Connection& conn, const std::string& schema,
-                              const std::set<int>& skip, UnitExecutor& executor) {
+                              const std::set<int>& skip, UnitExecutor& executor,
+                              const std::set<int>& wake_staging_for) {
   pg::Rows claim;
   auto tx = pg::Transaction::BeginWith(
       conn, ClaimSql(schema),
@@ -147,6 +149,12 @@ Result<PageResult> DrainPages(pg::Connection& conn, const std::string& schema,
       TRELLIS_RETURN_IF_ERROR(executor.PauseAlone(conn, schema, transform.value(), ran->error));
       result.outcome = PageOutcome::kFailed;
       return result;
+  }
+  // Its target is another transform's input: the capture rows this commit
+  // makes wake the staging worker, wherever it runs (at commit only).
+  if (result.outcome == PageOutcome::kDrained && wake_staging_for.count(tid) > 0) {
+    TRELLIS_RETURN_IF_ERROR(conn.Exec(
+        workers::kNotifySql, {workers::WakeChannel(schema, "staging"), workers::WakeSender()}));
   }
   TRELLIS_RETURN_IF_ERROR(tx.value()->Commit());
   return result;

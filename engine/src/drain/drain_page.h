@@ -46,8 +46,11 @@ inline constexpr int kDeltaRowsPerClaim = 10000;
 inline constexpr int kSplitClaimAboveKeys = 1000;
 
 // Drains the oldest claimable pages of one transform, skipping pages of the
-// transforms in `skip`, through `executor`.
+// transforms in `skip`, through `executor`. When the transform drained is in
+// `wake_staging_for` (others read its target), the commit also notifies the
+// staging worker of every port (workers/wake_channel.h).
 Result<PageResult> DrainPages(pg::Connection& conn, const std::string& schema,
-                              const std::set<int>& skip, UnitExecutor& executor);
+                              const std::set<int>& skip, UnitExecutor& executor,
+                              const std::set<int>& wake_staging_for = {});
 
 }  // namespace trellis::drain

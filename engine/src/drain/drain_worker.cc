@@ -71,13 +71,14 @@ Result<bool> DrainWorker::Step(pg::Connection& conn) {
   // worker keeps heartbeating (the job's lease) and draining while it runs.
   auto checked = self_check_.Step(conn, options().schema, executor_);
   if (!checked.ok()) return checked.status();
-  auto page = DrainPages(conn, options().schema, skip, executor_);
+  auto page = DrainPages(conn, options().schema, skip, executor_, read_by_others_);
   if (!page.ok()) return page.status();
   auto& metrics = GlobalEngineMetrics();
   switch (page->outcome) {
     case PageOutcome::kDrained:
       // Its target is another transform's input: the capture rows this
-      // drain committed wait for staging, which starts on them now.
+      // drain committed wait for staging, which starts on them now (the
+      // commit notified the staging worker of other ports too).
       if (read_by_others_.count(page->transform_id) > 0) {
         NudgeRole("staging");
         metrics.stage_wakes.fetch_add(1, std::memory_order_relaxed);

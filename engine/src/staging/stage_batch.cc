@@ -11,13 +11,17 @@
 #include "staging/failing_readers.h"
 #include "staging/ledger_pages.h"
 #include "workers/locks.h"
+#include "workers/wake_channel.h"
 
 namespace trellis::staging {
 namespace {
 
 // One statement: delete a batch of capture rows, turn them into pages of at
 // most `$2` keys per transform (each page listing the key buckets it covers),
-// and report what was consumed and which sources were truncated.
+// and report what was consumed and which sources were truncated. A batch
+// that consumed rows also notifies the drains of every port ($3, $4:
+// workers/wake_channel.h), once per transaction and delivered at its commit
+// only: those of this port are nudged in-process besides, and skip it.
 Result<std::string> StageSql(const std::string& schema, const std::vector<catalog::Transform>& all,
                              const std::set<int>& skipped) {
   std::vector<std::string> plain;
@@ -54,7 +58,8 @@ WITH consumed AS (
          dirty + "\n), " + PageDirtyKeysSql(schema, 2, !changes.empty()) + R"sql(
 SELECT (SELECT count(*) FROM consumed),
        ARRAY(SELECT DISTINCT source_id FROM consumed WHERE op = 'T'),
-       (SELECT count(*) FROM paged))sql";
+       (SELECT count(*) FROM paged),
+       (SELECT pg_notify($3::text, $4::text) WHERE EXISTS (SELECT FROM consumed)))sql";
 }
 
 // One staging transaction. With `find_failing`, the transforms whose
@@ -80,8 +85,9 @@ Result<StagedBatch> StageOnce(pg::Connection& conn, const std::string& schema, i
   auto stage = StageSql(schema, transforms.value(), skipped);
   if (!stage.ok()) return stage.status();
   // Prepared: its text changes only when the set of transforms does.
-  auto staged =
-      conn.QueryPrepared(stage.value(), {std::to_string(batch_rows), std::to_string(page_keys)});
+  auto staged = conn.QueryPrepared(stage.value(),
+                                   {std::to_string(batch_rows), std::to_string(page_keys),
+                                    workers::WakeChannel(schema, "drain"), workers::WakeSender()});
   if (!staged.ok()) return staged.status();
   sql::RowReader row(staged.value(), 0);
   const long consumed = row.Int64(0);

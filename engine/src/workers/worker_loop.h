@@ -35,7 +35,9 @@ class WorkerLoop {
   // Wakes every idle loop of `role` in this process from its pause now.
   // Staging calls it for "drain" when a batch made pages: a drain in the
   // same port starts on them at once rather than at its next poll (up to
-  // 10 ms later). Drains in other ports still find them by polling.
+  // 10 ms later). Other ports hear of it through the notification the same
+  // commit sent (wake_channel.h), which their WakeListener turns into this
+  // call; polling remains the fallback.
   static void NudgeRole(const std::string& role);
 
  protected:
@@ -57,9 +59,12 @@ class WorkerLoop {
   void SleepFor(std::chrono::milliseconds d);
   Status Heartbeat(pg::Connection& conn);
 
- private:
-  void Run();
+  // The thread's body: connects, heartbeats and steps until Stop(). A
+  // thread that keeps the loop's start, stop and nudges but does not step
+  // (the wake listener, wake_listener.h) replaces it.
+  virtual void Run();
 
+ private:
   ConnectOptions options_;
   std::string role_;
   std::string id_;

@@ -47,6 +47,9 @@ const CallbackFamily kKeysDrained("trellis_drain_keys_total", "Target keys recom
 const CallbackFamily kPagesFailed("trellis_drain_pages_failed_total", "Ledger pages whose drain failed and was scheduled for a retry.", MetricType::kCounter, [] { return Load(Engine().pages_failed); });
 const CallbackFamily kCaptureRowsStaged("trellis_capture_rows_staged_total", "Capture rows the staging worker turned into ledger pages.", MetricType::kCounter, [] { return Load(Engine().capture_rows_staged); });
 const CallbackFamily kStageWakes("trellis_stage_wakes_total", "Drains that woke the handle's staging worker at once, because another transform (the next stage, or a chain's next link) reads their target.", MetricType::kCounter, [] { return Load(Engine().stage_wakes); });
+const CallbackFamily kRemoteWakes("trellis_remote_wakes_total", "Wake-ups of this handle's workers sent by another handle's commit (LISTEN/NOTIFY), by the role woken: staging (a stage drained elsewhere) or drain (pages staged elsewhere).", MetricType::kCounter, {"role"}, [] {
+  return std::vector<CallbackFamily::Sample>{{{"drain"}, Load(Engine().remote_drain_wakes)}, {{"staging"}, Load(Engine().remote_staging_wakes)}};
+});
 const CallbackFamily kBackfillRows("trellis_backfill_rows_total", "Target rows written by backfill chunks.", MetricType::kCounter, [] { return Load(Engine().backfill_rows); });
 
 
