@@ -41,9 +41,16 @@ defmodule Trellis.Joins.CrossPortWakeTest do
     INSERT INTO customers SELECT g, 't' || (g % 3) FROM generate_series(1, 20) g;
     """)
 
+    # Defined before the workers start: a drain worker learns which targets
+    # others read at its first step, then every 5 s, and wakes staging only
+    # for those.
+    Handles.with_handle(url, [], fn definer ->
+      :ok = Trellis.migrate(definer)
+      {:ok, {:transform_defined, _}} = Trellis.define(definer, @statement)
+    end)
+
     {stager, drainer} = Handles.fleet!(url, [staging: true, drain_threads: 0], drain_threads: 1)
     on_exit(fn -> Enum.each([stager, drainer], &Trellis.shutdown/1) end)
-    {:ok, {:transform_defined, _}} = Trellis.define(drainer, @statement)
 
     converge = fn ->
       assert :ok == Trellis.await_converged(drainer, Trellis.watermark_token!(drainer))
