@@ -15,7 +15,7 @@
 namespace trellis::pg {
 namespace {
 
-void IgnoreNotice(void*, const char*) {}
+void DropListenNotice(void*, const char*) {}
 
 // "name" with embedded quotes doubled (sql/ sits above pg/ in the layers).
 std::string QuotedIdent(const std::string& name) {
@@ -53,7 +53,7 @@ Result<std::unique_ptr<ListenSession>> ListenSession::Open(const std::string& co
     return Status::Connection("could not connect to the database at " + RedactConninfo(conninfo) +
                               ": " + message);
   }
-  PQsetNoticeProcessor(conn, IgnoreNotice, nullptr);
+  PQsetNoticeProcessor(conn, DropListenNotice, nullptr);
   return std::unique_ptr<ListenSession>(new ListenSession(conn));
 }
 

@@ -10,7 +10,6 @@ namespace trellis::workers {
 namespace {
 
 constexpr auto kFirstBackoff = std::chrono::milliseconds(100);
-constexpr auto kMaxBackoff = std::chrono::milliseconds(5000);
 
 std::atomic<uint64_t>& RemoteWakes(const std::string& role) {
   auto& metrics = GlobalEngineMetrics();
@@ -79,7 +78,7 @@ void WakeListener::Run() {
         "workers' polls until it is back): " +
         log::SafeForLog(ended));
     SleepFor(backoff);
-    backoff = std::min(backoff * 2, kMaxBackoff);
+    backoff = std::min(backoff * 2, kMaxReconnectBackoff);
   }
 }
 

@@ -15,7 +15,6 @@ namespace {
 
 constexpr auto kIdleSleep = std::chrono::milliseconds(10);
 constexpr auto kHeartbeatEvery = std::chrono::seconds(1);
-constexpr auto kMaxBackoff = std::chrono::milliseconds(5000);
 
 std::string HostName() {
   char buf[256] = {0};
@@ -130,7 +129,7 @@ void WorkerLoop::Run() {
     if (!conn.ok()) {
       cannot_connect.Occurred(role_ + " worker cannot connect: " + log::SafeForLog(conn.status()));
       SleepFor(backoff);
-      backoff = std::min(backoff * 2, kMaxBackoff);
+      backoff = std::min(backoff * 2, kMaxReconnectBackoff);
       continue;
     }
     cannot_connect.Cleared(role_ + " worker connected again");
@@ -191,7 +190,7 @@ void WorkerLoop::Run() {
     Disconnected();
     if (!stopping()) {
       SleepFor(backoff);
-      backoff = std::min(backoff * 2, kMaxBackoff);
+      backoff = std::min(backoff * 2, kMaxReconnectBackoff);
     } else if (!c.broken()) {
       (void)c.Exec(sql::WithSchema("DELETE FROM {schema}.workers WHERE id = $1", options_.schema),
                    {id_});

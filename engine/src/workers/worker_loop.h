@@ -76,6 +76,10 @@ class WorkerLoop {
   std::thread thread_;
 };
 
+// The longest wait between two attempts to connect, for every loop that
+// reconnects with a doubling backoff (WorkerLoop, the wake listener).
+inline constexpr std::chrono::milliseconds kMaxReconnectBackoff{5000};
+
 // A process-unique worker id: "<host>:<pid>:<role>:<n>".
 std::string MakeWorkerId(const std::string& role);
 
