@@ -14,13 +14,13 @@ defmodule Trellis.Test.Handles do
   end
 
   @doc """
-  Runs `fun` with a handle connected with `opts` (10 s call budget) and shuts
-  it down after, so a test can stop one set of workers before starting the
+  Runs `fun` with a handle connected with `opts` (a 10 s call budget unless
+  `opts` gives `:timeout_ms`) and shuts it down after, so a test can stop one set of workers before starting the
   next (what `connect!/2` leaves running until the test ends).
   """
   @spec with_handle(String.t(), keyword, (Trellis.t() -> result)) :: result when result: var
   def with_handle(url, opts, fun) do
-    handle = Trellis.connect!([url: url, timeout_ms: 10_000] ++ opts)
+    handle = Trellis.connect!(Keyword.merge([url: url, timeout_ms: 10_000], opts))
 
     try do
       fun.(handle)

@@ -1,7 +1,5 @@
 #include "pg/connection.h"
 
-#include "pg/resolve.h"
-
 #include <libpq-fe.h>
 #include <poll.h>
 #include <spdlog/spdlog.h>
@@ -12,6 +10,7 @@
 #include <regex>
 
 #include "pg/error_text.h"
+#include "pg/libpq_connect.h"
 #include "pg/session_settings.h"
 
 namespace trellis::pg {
@@ -48,8 +47,6 @@ Status StatusFromResult(PGconn* conn, const PGresult* res) {
   }
   return status;
 }
-
-void IgnoreNotice(void*, const char*) {}
 
 struct ResultDeleter {
   void operator()(PGresult* r) const { PQclear(r); }
@@ -88,32 +85,11 @@ Result<std::unique_ptr<Connection>> Connection::Open(const std::string& conninfo
   // and travel in the startup packet, so they win over role and database
   // settings (session_settings.h).
   const std::string options = WithPinnedSettings(user_options);
-  auto pinned = PinHostAddresses(conninfo);  // resolved here where NSS is missing (pg/resolve.h)
-  if (!pinned.ok()) {
-    return Status::Connection("could not connect to the database at " + RedactConninfo(conninfo) +
-                              ": " + pinned.status().message());
-  }
-  std::vector<const char*> keys = {"dbname", "options", "client_encoding", "application_name",
-                                   "fallback_application_name"};
-  std::vector<const char*> values = {conninfo.c_str(), options.c_str(), "UTF8",
-                                     application_name.c_str(), "trellis"};
-  for (const auto& [key, value] : *pinned) {
-    keys.push_back(key.c_str());
-    values.push_back(value.c_str());
-  }
-  keys.push_back(nullptr);
-  values.push_back(nullptr);
-  PGconn* conn = PQconnectdbParams(keys.data(), values.data(), /*expand_dbname=*/1);
-  if (!conn) return Status::Connection("out of memory while connecting to the database");
-  if (PQstatus(conn) != CONNECTION_OK) {
-    std::string message = PQerrorMessage(conn);
-    PQfinish(conn);
-    while (!message.empty() && message.back() == '\n') message.pop_back();
-    return Status::Connection("could not connect to the database at " + RedactConninfo(conninfo) +
-                              ": " + message);
-  }
-  PQsetNoticeProcessor(conn, IgnoreNotice, nullptr);
-  auto connection = std::unique_ptr<Connection>(new Connection(conn));
+  auto conn = OpenLibpqSession(
+      conninfo,
+      {{"options", options}, {"client_encoding", "UTF8"}, {"application_name", application_name}});
+  if (!conn.ok()) return conn.status();
+  auto connection = std::unique_ptr<Connection>(new Connection(conn.value()));
   if (Status pinned = connection->Exec(kPinSearchPathSql); !pinned.ok()) {
     Status status = Status::Connection("could not set up the session at " +
                                        RedactConninfo(conninfo) + ": " + pinned.message());

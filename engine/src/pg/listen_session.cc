@@ -10,12 +10,10 @@
 
 #include "pg/connection.h"
 #include "pg/error_text.h"
-#include "pg/resolve.h"
+#include "pg/libpq_connect.h"
 
 namespace trellis::pg {
 namespace {
-
-void DropListenNotice(void*, const char*) {}
 
 // "name" with embedded quotes doubled (sql/ sits above pg/ in the layers).
 std::string QuotedIdent(const std::string& name) {
@@ -31,30 +29,9 @@ std::string QuotedIdent(const std::string& name) {
 
 Result<std::unique_ptr<ListenSession>> ListenSession::Open(const std::string& conninfo,
                                                            const std::string& application_name) {
-  auto pinned = PinHostAddresses(conninfo);
-  if (!pinned.ok()) {
-    return Status::Connection("could not connect to the database at " + RedactConninfo(conninfo) +
-                              ": " + pinned.status().message());
-  }
-  std::vector<const char*> keys = {"dbname", "application_name", "fallback_application_name"};
-  std::vector<const char*> values = {conninfo.c_str(), application_name.c_str(), "trellis"};
-  for (const auto& [key, value] : *pinned) {
-    keys.push_back(key.c_str());
-    values.push_back(value.c_str());
-  }
-  keys.push_back(nullptr);
-  values.push_back(nullptr);
-  PGconn* conn = PQconnectdbParams(keys.data(), values.data(), /*expand_dbname=*/1);
-  if (!conn) return Status::Connection("out of memory while connecting to the database");
-  if (PQstatus(conn) != CONNECTION_OK) {
-    std::string message = PQerrorMessage(conn);
-    PQfinish(conn);
-    while (!message.empty() && message.back() == '\n') message.pop_back();
-    return Status::Connection("could not connect to the database at " + RedactConninfo(conninfo) +
-                              ": " + message);
-  }
-  PQsetNoticeProcessor(conn, DropListenNotice, nullptr);
-  return std::unique_ptr<ListenSession>(new ListenSession(conn));
+  auto conn = OpenLibpqSession(conninfo, {{"application_name", application_name}});
+  if (!conn.ok()) return conn.status();
+  return std::unique_ptr<ListenSession>(new ListenSession(conn.value()));
 }
 
 ListenSession::~ListenSession() { PQfinish(conn_); }
