@@ -698,7 +698,9 @@ defmodule Trellis do
   `key` is the key's values in key-column order, as a list (a map is not
   accepted: a list says the order without naming columns); each value is
   a string, an integer, a float, a boolean or a `Decimal`, and is read as
-  the key column's type (`[7]` and `["7"]` name one key).
+  the key column's type (`[7]` and `["7"]` name one key); `nil` is NULL (a
+  group whose key is NULL, or a join unit that covers a whole row of the
+  join's root, `[20, nil]`: see the package README on side units).
 
   Returns `:ok` once the key's row is written (or, if a column's value
   now fails for it, charged to that column's quarantine). When the row
@@ -736,6 +738,7 @@ defmodule Trellis do
     ok(Call.call(handle, "release_key", %{"transform" => transform, "key" => values}))
   end
 
+  defp key_value!(nil), do: nil
   defp key_value!(v) when is_binary(v), do: v
   defp key_value!(v) when is_integer(v), do: Integer.to_string(v)
   defp key_value!(v) when is_float(v), do: Float.to_string(v)
@@ -744,8 +747,8 @@ defmodule Trellis do
 
   defp key_value!(v) do
     raise ArgumentError,
-          "release_key/4: a key value must be a string, an integer, a float, a boolean or a " <>
-            "Decimal, got: #{inspect(v)}"
+          "release_key/4: a key value must be a string, an integer, a float, a boolean, a " <>
+            "Decimal or nil (NULL), got: #{inspect(v)}"
   end
 
   @doc """

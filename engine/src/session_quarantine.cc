@@ -54,8 +54,8 @@ Result<std::string> KeyInTarget(const catalog::Transform& t, const std::string& 
   if (!bound.ok()) return bound.status();
   const auto& unit = bound.value()->unit_key();
   const std::vector<std::string> recorded = sql::KeyValues("q.key", plan::KeyTypes(unit));
-  return "EXISTS (SELECT 1 FROM " + bound.value()->target() + " x WHERE ROW(" +
-         sql::Join(plan::KeyNames(unit, "x"), ", ") + ") = ROW(" + sql::Join(recorded, ", ") + "))";
+  return "EXISTS (SELECT 1 FROM " + bound.value()->target() + " x WHERE " +
+         bound.value()->UnitCovers(plan::KeyNames(unit, "x"), recorded) + ")";
 }
 
 Result<std::vector<QuarantineEntry>> ReadEntries(pg::Connection& conn, const std::string& schema,
@@ -201,7 +201,8 @@ LIMIT $4::int + 1)sql",
   return page;
 }
 
-Status Session::ReleaseKey(const std::string& transform, const std::vector<std::string>& key) {
+Status Session::ReleaseKey(const std::string& transform,
+                           const std::vector<std::optional<std::string>>& key) {
   auto tx = pg::Transaction::Begin(*conn_);
   if (!tx.ok()) return tx.status();
   TRELLIS_RETURN_IF_ERROR(CheckMigrated());
@@ -238,8 +239,7 @@ Status Session::ReleaseKey(const std::string& transform, const std::vector<std::
   auto bound = plan::Bind(t.value(), options_.schema);
   if (!bound.ok()) return bound.status();
   // The key as the plan renders it (1.0 and 1.00 are one key).
-  auto canonical = conn_->Query(CanonicalKeySql(*bound.value()),
-                                {sql::KeyLiteral(sql::KeyValueList(key.begin(), key.end()))});
+  auto canonical = conn_->Query(CanonicalKeySql(*bound.value()), {sql::KeyLiteral(key)});
   if (!canonical.ok()) {
     return Status::Validation("the key given is not a key of transform " + name + ": " +
                               canonical.status().message());

@@ -119,12 +119,40 @@ TEST_CASE("a fan-out join: keyed by its root and what repeats, statements golden
   auto plan = plan::Bind(t, "trellis");
   REQUIRE(plan.ok());
   CHECK(plan.value()->kind() == catalog::TransformKind::kFanOutJoin);
-  // The unit is the customer; the order's key may be NULL (a LEFT join).
-  REQUIRE(plan.value()->unit_key().size() == 1);
+  // One input repeats: its rows are units of their own, (customer, order),
+  // and builds cut the customer key into ranges. The order's key may be
+  // NULL (a LEFT join).
+  CHECK(t.side_units);
+  REQUIRE(plan.value()->unit_key().size() == 2);
   CHECK(plan.value()->unit_key()[0].name == "c.id");
+  CHECK(plan.value()->unit_key()[1].name == "order_id");
   CHECK_FALSE(plan.value()->target_key()[0].nullable);
   CHECK(plan.value()->target_key()[1].nullable);
+  CHECK(plan.value()->Ranges() != nullptr);
   CheckGoldenStatements(plan.value()->Statements(), "fan_out_join");
+
+  // Defined before catalog step 19: the customer is the unit, as its pages
+  // in flight say.
+  t.side_units = false;
+  auto rooted = plan::Bind(t, "trellis");
+  REQUIRE(rooted.ok());
+  REQUIRE(rooted.value()->unit_key().size() == 1);
+  CHECK(rooted.value()->unit_key()[0].name == "c.id");
+  CheckGoldenStatements(rooted.value()->Statements(), "fan_out_join_root_units");
+}
+
+TEST_CASE("a fan-out join with two repeating inputs keeps root units", "[plan][join]") {
+  const std::string text =
+      "TRANSFORM both FROM customers c LEFT JOIN orders o ON o.customer_id = c.id "
+      "LEFT JOIN payments p ON p.customer_id = c.id SELECT o.amount, p.paid";
+  const Transform drafted = Draft(text, {"customers", "orders", "payments"});
+  plan::JoinShape shape{0, {false, true, true}};
+  auto fanned = plan::FanOutJoinPlan::Draft(Statement(text), drafted, shape);
+  REQUIRE(fanned.ok());
+  CHECK_FALSE(fanned->side_units);
+  auto plan = plan::Bind(fanned.value(), "trellis");
+  REQUIRE(plan.ok());
+  CHECK(plan.value()->unit_key().size() == 1);
 }
 
 TEST_CASE("a FULL JOIN: keyed by its join value, then each side's key; statements golden",

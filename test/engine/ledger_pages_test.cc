@@ -192,4 +192,37 @@ TEST_CASE("two drains take one big batch's two pages side by side", "[engine][dr
   CHECK(f.Differences("order_values", kOrderValuesQuery) == 0);
 }
 
+TEST_CASE("side units of one root share a bucket; other roots spread over buckets",
+          "[engine][staging][pages]") {
+  EngineFixture f;
+  // 40 customers of 25 orders each: a LEFT join from the "one" side, whose
+  // units are (customer, order) (plan/fan_out_join_plan.h).
+  auto s = DefineBuilt(f, R"sql(
+CREATE TABLE customers (id int PRIMARY KEY, name text);
+CREATE TABLE orders (id bigint PRIMARY KEY, customer_id int, amount int);
+CREATE INDEX ON orders (customer_id);
+INSERT INTO customers SELECT g, 'c' || g FROM generate_series(1, 40) g;
+INSERT INTO orders SELECT g, 1 + g % 40, g FROM generate_series(1, 1000) g;
+)sql",
+                       "TRANSFORM customer_orders FROM customers c LEFT JOIN orders o "
+                       "ON o.customer_id = c.id SELECT c.name, o.amount");
+  auto conn = ConnectBuilder(f);
+  CHECK(f.Scalar("SELECT side_units FROM trellis.transforms") == "t");
+  f.Sql("UPDATE orders SET amount = amount + 1");
+  Stage(*conn, 100000);
+  // Every order is a unit of its own, each in its customer's bucket: the
+  // units that may both touch a customer's row of NULLs are never drained
+  // side by side. Without the lock width, the 25 units of a customer fell
+  // into about 20 buckets.
+  CHECK(f.Scalar("SELECT sum(key_count) FROM trellis.pages") == "1000");
+  // Each key's bucket is its customer's: 40 customers, at most 40 buckets
+  // (1,000 keys hashed whole fill hundreds).
+  CHECK(std::stol(f.Scalar(
+            "SELECT count(DISTINCT b) FROM trellis.pages, unnest(buckets) b")) <= 40);
+  DrainAllPages(*conn);
+  CHECK(f.Differences("customer_orders",
+                      "SELECT c.id, o.id, c.name, o.amount FROM customers c "
+                      "LEFT JOIN orders o ON o.customer_id = c.id") == 0);
+}
+
 }  // namespace trellis::test

@@ -90,10 +90,12 @@ class Session {
   // `target`, in key order, after `cursor` (what the previous page returned).
   Result<SamplePage> SampleQuarantined(const std::string& target, int64_t limit,
                                        const std::optional<std::string>& cursor);
-  // Recomputes key `key` (its values as text, in key-column order) that
-  // `transform` holds: released when it writes (or is charged to columns),
-  // held again with the new error (returned) when it still fails.
-  Status ReleaseKey(const std::string& transform, const std::vector<std::string>& key);
+  // Recomputes key `key` (its values as text, in key-column order; nullopt
+  // is NULL, as a group's key or a side unit's may be) that `transform`
+  // holds: released when it writes (or is charged to columns), held again
+  // with the new error (returned) when it still fails.
+  Status ReleaseKey(const std::string& transform,
+                    const std::vector<std::optional<std::string>>& key);
   // Pauses now the readers of every source whose capture was changed outside
   // Trellis, and returns those tables ("schema.table"). The staging worker
   // makes the same check about once a second.

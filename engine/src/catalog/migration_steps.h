@@ -81,4 +81,7 @@ extern const std::string_view kV17PendingDetaches;
 // (migration_v18_outer_roles.cc).
 extern const std::string_view kV18OuterRoles;
 
+// 18 -> 19: a fan-out join's side units (migration_v19_side_units.cc).
+extern const std::string_view kV19SideUnits;
+
 }  // namespace trellis::catalog::steps

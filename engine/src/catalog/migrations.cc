@@ -36,6 +36,7 @@ const std::vector<std::vector<std::string_view>>& Steps() {
       {steps::kV16PageDeltas},                                 // delta rows per page
       {steps::kV17PendingDetaches},                            // detaches seen pending
       {steps::kV18OuterRoles},                                 // RIGHT and FULL joins
+      {steps::kV19SideUnits},                                  // a fan-out join's side units
   };
   return steps;
 }

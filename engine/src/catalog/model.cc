@@ -17,7 +17,8 @@ SELECT t.id, t.target_schema, t.target_name, t.kind, t.definition, t.where_sql,
        t.backfill_total,
        (extract(epoch FROM t.last_applied_at) * 1000000)::bigint,
        (extract(epoch FROM t.created_at) * 1000000)::bigint,
-       t.key_indexed, t.capture_disrupted, t.source_index_optional, t.owner_id, t.stage_order
+       t.key_indexed, t.capture_disrupted, t.source_index_optional, t.owner_id, t.stage_order,
+       t.side_units
 FROM {schema}.transforms t
 )sql";
 
@@ -122,6 +123,7 @@ Result<Transform> RowToTransform(const pg::Rows& rows, size_t r) {
   t.source_index_optional = row.Bool(15);
   if (row.OptionalText(16)) t.owner_id = row.Int(16);
   t.stage_order = row.Int(17);
+  t.side_units = row.Bool(18);
   if (!row.status().ok()) return row.status();
   return t;
 }

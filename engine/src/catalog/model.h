@@ -114,6 +114,10 @@ struct Transform {
   // Its place among its owner's stages, from the sources: 1 reads only
   // sources; the owner has the highest.
   int stage_order = 1;
+  // A fan-out join whose units are (root key, key of its one repeating
+  // input) rather than root keys (plan/fan_out_join_plan.h, catalog step
+  // 19): chosen at define, kept for the transform's life.
+  bool side_units = false;
   // The build's size estimate, from its start; its progress is the
   // estimated rows of the build jobs left (catalog/jobs.h).
   std::optional<long long> backfill_total;

@@ -27,9 +27,18 @@ Result<long> Touched(const pg::Rows& rows) {
 // again. Each EXISTS is a one-time filter: with no held or quarantined key
 // the pages' keys are not read. One statement rather than several: each
 // round trip is latency on every write.
-std::string CompleteSql(const std::string& schema, size_t n) {
-  const std::string page_keys = "SELECT " + sql::KeyOfRow("k", n) + " FROM done AS p, " +
-                                sql::KeyRows("p.keys", "p.id", n, "k");
+std::string CompleteSql(const std::string& schema, const plan::TransformPlan& plan) {
+  const size_t n = plan.unit_key().size();
+  // A hold or a record is of a page's key when the plan says the two units
+  // may cover one row (the same key; or, for side units, the same root: a
+  // customer's recompute may heal an order's row, and an order's its
+  // customer's NULL-extended row). Compared as text, element by element.
+  auto of_a_page = [&](const std::string& key) {
+    std::vector<std::string> held;
+    for (size_t i = 0; i < n; ++i) held.push_back(sql::KeyElement(key, i));
+    return "EXISTS (SELECT 1 FROM done AS p, " + sql::KeyRows("p.keys", "p.id", n, "k") +
+           " WHERE " + plan.UnitsOverlap(held, sql::KeyRowCells("k", n)) + ")";
+  };
   return sql::WithSchema(R"sql(
 WITH done AS (DELETE FROM {schema}.pages WHERE id = ANY($1::bigint[]) RETURNING id, keys),
 gone AS (DELETE FROM {schema}.delta_rows WHERE page_id = ANY($1::bigint[])),
@@ -41,17 +50,17 @@ released AS (
   DELETE FROM {schema}.held_keys h
   WHERE EXISTS (SELECT 1 FROM {schema}.held_keys WHERE transform_id = $2::int)
     AND h.transform_id = $2::int AND h.last_failed_at < now()
-    AND h.key IN ()sql",
+    AND )sql",
                          schema) +
-         page_keys +
-         sql::WithSchema(R"sql()
+         of_a_page("h.key") +
+         sql::WithSchema(R"sql(
 )
 SELECT DISTINCT q.key::text FROM {schema}.quarantined_rows q
 WHERE EXISTS (SELECT 1 FROM {schema}.quarantined_rows WHERE transform_id = $2::int)
   AND q.transform_id = $2::int AND q.since < now()
-  AND q.key IN ()sql",
+  AND )sql",
                          schema) +
-         page_keys + ")";
+         of_a_page("q.key");
 }
 }  // namespace
 
@@ -101,8 +110,8 @@ Result<std::vector<std::unique_ptr<Unit>>> PagesUnit::Split(pg::Connection& conn
 }
 
 Status PagesUnit::Complete(pg::Connection& conn) {
-  // Prepared: its text changes only with the schema and the key's width.
-  auto completed = conn.QueryPrepared(CompleteSql(schema_, plan_.unit_key().size()),
+  // Prepared: its text changes only with the schema and the plan's key.
+  auto completed = conn.QueryPrepared(CompleteSql(schema_, plan_),
                                       {page_ids_, std::to_string(plan_.transform_id())});
   if (!completed.ok()) return completed.status();
   quarantined_.clear();

@@ -71,13 +71,13 @@ SelfCheckStatements::SelfCheckStatements(const plan::TransformPlan& plan,
   // a unit may hold many rows, and each is compared with its counterpart.
   auto under_candidate = [&](const std::string& alias) {
     return "EXISTS (SELECT 1 FROM c WHERE " +
-           plan::KeyEquals(unit, plan::KeyNames(unit, alias), candidate) + ")";
+           plan_.UnitCovers(plan::KeyNames(unit, alias), candidate) + ")";
   };
   recheck_ =
       "WITH c AS (" + sql::KeysOfList("$1") + "),\npending_all AS (" + AllPendingSql() +
       "),\npending AS (" + PendingKeysSql() + ")\nSELECT " + sql::KeyLiteralOf("c.key") +
       ",\n  (SELECT all_pending FROM pending_all) OR EXISTS (SELECT 1 FROM pending p WHERE " +
-      plan::KeyEquals(unit, TypedKey(unit, "p.key"), candidate) +
+      plan_.UnitsOverlap(TypedKey(unit, "p.key"), candidate) +
       "),\n  t.__t IS NOT NULL, d.__d IS NOT NULL,\n  EXISTS (SELECT 1 FROM " +
       sql::WithSchema("{schema}", schema_) +
       ".held_keys h WHERE h.transform_id = " + std::to_string(plan_.transform_id()) +
@@ -87,7 +87,7 @@ SelfCheckStatements::SelfCheckStatements(const plan::TransformPlan& plan,
       " t0 WHERE " + under_candidate("t0") + ") t\n  FULL JOIN (SELECT true AS __d, " + selected +
       " FROM (" + plan_.DefinitionQuerySql() + ") d0 WHERE " + under_candidate("d0") +
       ") d\n  ON " + JoinableKeyEquals(key) + ")\n  ON " +
-      plan::KeyEquals(unit, EitherSide(unit), candidate) + "\nORDER BY c.key";
+      plan_.UnitCovers(EitherSide(unit), candidate) + "\nORDER BY c.key";
 }
 
 std::string SelfCheckStatements::AllPendingSql() const {

@@ -234,6 +234,7 @@ Result<bool> SelfCheckRunner::Settle(pg::Connection& conn, const std::string& sc
         d.columns.push_back(DivergentColumn{columns[c], rows->at(r, at), rows->at(r, at + 1)});
       }
       if (in_target && in_definition && d.columns.empty()) continue;  // it was lag
+      if (!a.findings.reported.insert(rows->text(r, 5)).second) continue;
       ++a.report.divergence_count;
       if (a.report.divergences.size() < kSelfCheckReportLimit) {
         d.key = sql::ParseKeyLiteral(rows->text(r, 5));  // the row's own key

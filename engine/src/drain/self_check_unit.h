@@ -19,6 +19,10 @@ namespace trellis::drain {
 struct SelfCheckFindings {
   std::set<std::string> candidates;        // unit keys whose rows differed (key literals)
   std::vector<std::string> failed_ranges;  // ranges that could not be compared
+  // The target keys of the rows reported diverged: units that cover more
+  // than their own rows (a side unit and its root, plan/fan_out_join_plan.h)
+  // may both cover one row, which is one divergence.
+  std::set<std::string> reported;
 };
 
 class SelfCheckRangeUnit final : public Unit {

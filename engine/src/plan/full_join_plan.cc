@@ -49,7 +49,8 @@ const std::vector<std::string>& BColumns(const std::vector<catalog::Input>& inpu
 }  // namespace
 
 FullJoinPlan::FullJoinPlan(const catalog::Transform& t, const std::string& schema)
-    : FanOutJoinPlan(t, schema, kA, t.inputs[kB].join_columns.size()) {}
+    : FanOutJoinPlan(t, schema, kA, t.inputs[kB].join_columns.size(),
+                     t.inputs[kB].join_columns.size()) {}
 
 Result<catalog::Transform> FullJoinPlan::Draft(pg::Connection& conn,
                                                const grammar::TransformStmt& stmt,

@@ -91,8 +91,10 @@ JoinPlan::JoinPlan(const catalog::Transform& t, const std::string& schema)
 }
 
 JoinPlan::JoinPlan(const catalog::Transform& t, const std::string& schema, size_t root,
-                   std::vector<KeyColumn> target_key, std::vector<KeyColumn> unit)
-    : ProjectionPlan(t, schema, t.inputs[root], std::move(target_key), std::move(unit)),
+                   std::vector<KeyColumn> target_key, std::vector<KeyColumn> unit,
+                   std::vector<KeyColumn> range)
+    : ProjectionPlan(t, schema, t.inputs[root], std::move(target_key), std::move(unit),
+                     std::move(range)),
       inputs_(t.inputs),
       root_(root) {
   from_ = "(" + JoinedFrom(inputs_) + ")";
@@ -135,7 +137,8 @@ std::vector<DirtyKeys> JoinPlan::DirtyKeySql() const {
   return out;
 }
 
-DirtyKeys JoinPlan::DirtyKeysThrough(size_t start, size_t i, const std::string& key_text) const {
+DirtyKeys JoinPlan::DirtyKeysThrough(size_t start, size_t i, const std::string& key_text,
+                                     bool own_key) const {
   const catalog::Input& input = inputs_[i];
   // The path from `start` to this input's neighbour toward it, and the
   // columns the two match on.
@@ -165,6 +168,16 @@ DirtyKeys JoinPlan::DirtyKeysThrough(size_t start, size_t i, const std::string& 
                       "__trellis_j." + sql::Ident(column));
   }
   std::replace(positions.begin(), positions.end(), size_t{0}, size_t{1});
+  if (own_key) {
+    // The key columns lead every routing layout (capture/routing.h). Each
+    // value in its text form as a key renders it: cast through its type.
+    for (size_t c = 0; c < input.source.key_columns.size(); ++c) {
+      positions.push_back(c + 1);
+      typed.push_back("(__trellis_r.c" + std::to_string(positions.size()) +
+                      "::" + input.source.key_types[c] + ")::text AS __trellis_own" +
+                      std::to_string(c + 1));
+    }
+  }
   Slots slots{
       {"transform_id", std::to_string(transform_id())},
       {"key_text", key_text},

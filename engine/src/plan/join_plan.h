@@ -54,17 +54,23 @@ class JoinPlan : public ProjectionPlan {
 
  protected:
   // A join whose units are the rows of input `root`, keyed by `unit`, the
-  // first columns of `target_key` (fan_out_join_plan.h).
+  // first columns of `target_key`, and whose builds cut `range` (the root's
+  // key) into ranges (fan_out_join_plan.h).
   JoinPlan(const catalog::Transform& t, const std::string& schema, size_t root,
-           std::vector<KeyColumn> target_key, std::vector<KeyColumn> unit);
+           std::vector<KeyColumn> target_key, std::vector<KeyColumn> unit,
+           std::vector<KeyColumn> range);
 
   // The dirty keys of input `i`'s captured rows: `key_text` (the text form
   // of a unit key over the path's aliases) of every row of the tree path
   // from input `start` to `i`'s neighbour toward it, all inner joins, that
   // matches one of the rows' versions on the columns pairing `i` with that
   // neighbour.
-  DirtyKeys DirtyKeysThrough(size_t start, size_t i, const std::string& key_text) const;
+  // With `own_key`, the key of the captured row itself is there too, as
+  // __trellis_j.__trellis_own1.. (text) for `key_text` to use.
+  DirtyKeys DirtyKeysThrough(size_t start, size_t i, const std::string& key_text,
+                             bool own_key = false) const;
   const std::vector<catalog::Input>& inputs() const { return inputs_; }
+  size_t root() const { return root_; }
 
  private:
   std::vector<catalog::Input> inputs_;

@@ -91,4 +91,14 @@ std::vector<KeyRange> RangeVariants() {
           KeyRange{}};
 }
 
+std::string TransformPlan::UnitCovers(const std::vector<std::string>& row,
+                                      const std::vector<std::string>& unit) const {
+  return KeyEquals(unit_key(), row, unit);
+}
+
+std::string TransformPlan::UnitsOverlap(const std::vector<std::string>& a,
+                                        const std::vector<std::string>& b) const {
+  return KeyEquals(unit_key(), a, b);
+}
+
 }  // namespace trellis::plan

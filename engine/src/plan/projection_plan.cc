@@ -162,15 +162,23 @@ ProjectionPlan::ProjectionPlan(const catalog::Transform& t, const std::string& s
 
 ProjectionPlan::ProjectionPlan(const catalog::Transform& t, const std::string& schema,
                                const catalog::Input& root, std::vector<KeyColumn> target_key,
-                               std::optional<std::vector<KeyColumn>> unit)
+                               std::optional<std::vector<KeyColumn>> unit,
+                               std::optional<std::vector<KeyColumn>> range)
     : TransformPlan(t.id, t.name(), sql::Qualified(t.target_schema, t.target_name),
                     std::move(target_key), std::move(unit)),
       schema_(schema),
+      range_key_(range ? std::move(*range) : unit_key()),
       source_id_(root.source.id),
       source_table_(sql::Qualified(root.source.schema_name, root.source.table_name)),
       alias_(sql::Ident(root.alias)) {
-  // Quarantine records are kept by unit key.
-  const std::string key_text = sql::KeyText(KeyExprs(unit_key()));
+  // Quarantine records are kept by unit key: a row's own, and its root's
+  // (the side key NULL) when units are finer than root rows.
+  std::vector<std::string> key_texts{sql::KeyText(KeyExprs(unit_key()))};
+  if (range_key_.size() < unit_key().size()) {
+    std::vector<std::string> root = KeyExprs(range_key_);
+    root.resize(unit_key().size(), "NULL");
+    key_texts.push_back(sql::KeyText(root));
+  }
   for (const auto& c : t.columns) {
     if (!IsWritten(c)) continue;  // a paused column keeps what it has
     column_names_.push_back(c.name);
@@ -178,7 +186,7 @@ ProjectionPlan::ProjectionPlan(const catalog::Transform& t, const std::string& s
     const std::string expr = "(" + c.expr + ")";
     exprs_.push_back(c.state == ColumnState::kLive
                          ? expr
-                         : QuarantineGuarded(schema, t.id, c.name, key_text, expr));
+                         : QuarantineGuarded(schema, t.id, c.name, key_texts, expr));
   }
   // One copy of the predicate, made in place (`"(" + where + ")"` would
   // make two); CheckDefinition hands the check a view of it.
@@ -266,9 +274,9 @@ std::string ProjectionPlan::FromClause() const { return source_table_ + " AS " +
 Slots ProjectionPlan::BaseSlots() const {
   const auto& key = target_key();
   const std::vector<std::string> key_exprs = KeyExprs(target_key());
-  // Ranges, samples and their order cut the unit key (the target key, for
-  // a kind with one row per unit).
-  const std::vector<std::string> unit_exprs = KeyExprs(unit_key());
+  // Ranges, samples and their order cut the range key (the unit key, unless
+  // units are finer than the root's rows).
+  const std::vector<std::string> unit_exprs = KeyExprs(range_key());
   std::vector<std::string> target_columns = KeyNames(key, "");
   target_columns.insert(target_columns.end(), columns_.begin(), columns_.end());
   std::vector<std::string> values = key_exprs;
@@ -325,19 +333,23 @@ std::string ProjectionPlan::RecomputeKeysFrom(const std::string& keys_from) cons
   return Render(kRecomputeKeys, slots);
 }
 
-std::vector<DirtyKeys> ProjectionPlan::DirtyKeySql() const {
+std::vector<DirtyKeys> ProjectionPlan::DirtyKeySql() const { return {RootKeys(0)}; }
+
+DirtyKeys ProjectionPlan::RootKeys(size_t null_padding) const {
   // The key is the first routing values of every row version, each capture
   // row read by its own width (capture/routing.h).
-  const size_t n = unit_key().size();
+  const size_t n = range_key().size();
   std::vector<size_t> positions;
   for (size_t i = 1; i <= n; ++i) positions.push_back(i);
+  std::vector<std::string> key = sql::KeyRowCells("k", n);
+  key.insert(key.end(), null_padding, "NULL");
   Slots slots{
       {"transform_id", std::to_string(transform_id())},
-      {"key", sql::KeyOfRow("k", n)},
+      {"key", "ARRAY[" + sql::Join(key, ", ") + "]"},
       {"routing_rows", capture::RoutingRows("s", positions, "k")},
       {"source_id", std::to_string(source_id_)},
   };
-  return {DirtyKeys{source_id_, Render(kDirtyKeys, slots)}};
+  return DirtyKeys{source_id_, Render(kDirtyKeys, slots)};
 }
 
 std::string ProjectionPlan::RecomputePagesSql() const {
@@ -368,7 +380,7 @@ Bound ProjectionPlan::RecomputeRange(
   }
   Bound out;
   Slots slots = BaseSlots();
-  const auto& unit = unit_key();
+  const auto& unit = range_key();
   slots["source_in_range"] = InRange(unit, KeyExprs(unit), range, out.params);
   // The same bounds again, as the same parameters, over the target's columns.
   pg::Params unused;
@@ -382,7 +394,7 @@ Bound ProjectionPlan::RecomputeRange(
 Bound ProjectionPlan::AppendRange(const KeyRange& range) const {
   Bound out;
   Slots slots = BaseSlots();
-  slots["source_in_range"] = InRange(unit_key(), KeyExprs(unit_key()), range, out.params);
+  slots["source_in_range"] = InRange(range_key(), KeyExprs(range_key()), range, out.params);
   out.text = Render(kAppendRange, slots);
   return out;
 }
@@ -393,7 +405,7 @@ std::string ProjectionPlan::TargetRowGone() const {
 }
 
 const RangePlan* ProjectionPlan::Ranges() const {
-  const auto& unit = unit_key();
+  const auto& unit = range_key();
   const bool may_be_null =
       std::any_of(unit.begin(), unit.end(), [](const KeyColumn& k) { return k.nullable; });
   return may_be_null ? nullptr : this;
@@ -412,7 +424,7 @@ Bound ProjectionPlan::KeyAfter(const std::optional<std::string>& after, long off
   Bound out;
   Slots slots = BaseSlots();
   slots["source_in_range"] =
-      InRange(unit_key(), KeyExprs(unit_key()), KeyRange{after, {}}, out.params);
+      InRange(range_key(), KeyExprs(range_key()), KeyRange{after, {}}, out.params);
   out.params.push_back(std::to_string(offset));
   slots["offset"] = "$" + std::to_string(out.params.size()) + "::bigint";
   out.text = Render(kKeyAfter, slots);
@@ -422,7 +434,7 @@ Bound ProjectionPlan::KeyAfter(const std::optional<std::string>& after, long off
 Bound ProjectionPlan::MiddleKey(const KeyRange& range) const {
   Bound out;
   Slots slots = BaseSlots();
-  slots["source_in_range"] = InRange(unit_key(), KeyExprs(unit_key()), range, out.params);
+  slots["source_in_range"] = InRange(range_key(), KeyExprs(range_key()), range, out.params);
   out.text = Render(kMiddleKey, slots);
   return out;
 }

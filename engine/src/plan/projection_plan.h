@@ -48,9 +48,9 @@ class ProjectionPlan : public TransformPlan, public RangePlan {
   std::string AddKeySql() const override;
   Bound SampleBoundaries(double percent, long per_boundary, long count) const override;
   std::string EstimateKeysSql() const override;
-  // Ranges of the unit key, unless a unit key column may be NULL (a key
-  // taken from a target keyed UNIQUE NULLS NOT DISTINCT): a range (lo, hi]
-  // holds no NULL, so such a plan builds as one range.
+  // Ranges of the range key (range_key()), unless one of its columns may be
+  // NULL (a key taken from a target keyed UNIQUE NULLS NOT DISTINCT): a
+  // range (lo, hi] holds no NULL, so such a plan builds as one range.
   const RangePlan* Ranges() const override;
   Bound KeyAfter(const std::optional<std::string>& after, long offset) const override;
   Bound MiddleKey(const KeyRange& range) const override;
@@ -79,13 +79,24 @@ class ProjectionPlan : public TransformPlan, public RangePlan {
 
  protected:
   // A plan whose units are the rows of `root` (an input of `t`): its key is
-  // `unit` (nullopt: the target key), the first columns of `target_key`.
-  // The FROM table and its key, for the public constructor.
+  // `unit` (nullopt: the target key), the first columns of `target_key`;
+  // builds cut `range` (nullopt: the unit key) into ranges, the root's key
+  // when units are finer than root rows (fan_out_join_plan.h). The FROM
+  // table and its key, for the public constructor.
   ProjectionPlan(const catalog::Transform& t, const std::string& schema, const catalog::Input& root,
-                 std::vector<KeyColumn> target_key, std::optional<std::vector<KeyColumn>> unit);
+                 std::vector<KeyColumn> target_key, std::optional<std::vector<KeyColumn>> unit,
+                 std::optional<std::vector<KeyColumn>> range = std::nullopt);
+
+  // The key builds cut into ranges, and samples and size estimates count:
+  // the first columns of the target key, over the root's rows.
+  const std::vector<KeyColumn>& range_key() const { return range_key_; }
 
   // The slots every template may use.
   Slots BaseSlots() const;
+  // The dirty keys of the root's own captured rows: its key, the first
+  // routing values of every row version, followed by `null_padding` NULLs
+  // (a unit wider than the root's key, fan_out_join_plan.h).
+  DirtyKeys RootKeys(size_t null_padding) const;
   // The recompute of the unit keys read from `keys_from` (a FROM list whose
   // rows carry the keys as text in k.c1..cn, sql::KeyRows): what
   // RecomputePagesSql and RecomputeKeysSql run. One target row per unit
@@ -105,6 +116,7 @@ class ProjectionPlan : public TransformPlan, public RangePlan {
 
  private:
   std::string schema_;
+  std::vector<KeyColumn> range_key_;
   int source_id_;
   std::string source_table_;               // quoted, qualified
   std::string alias_;                      // quoted

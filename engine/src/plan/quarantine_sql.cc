@@ -27,4 +27,14 @@ std::string QuarantineGuarded(const std::string& schema, int transform_id,
          " THEN NULL ELSE " + expr + " END";
 }
 
+std::string QuarantineGuarded(const std::string& schema, int transform_id,
+                              const std::string& column, const std::vector<std::string>& key_texts,
+                              const std::string& expr) {
+  if (key_texts.size() == 1)
+    return QuarantineGuarded(schema, transform_id, column, key_texts[0], expr);
+  std::vector<std::string> any;
+  for (const auto& k : key_texts) any.push_back(IsQuarantinedKey(schema, transform_id, column, k));
+  return "CASE WHEN " + sql::Join(any, " OR ") + " THEN NULL ELSE " + expr + " END";
+}
+
 }  // namespace trellis::plan

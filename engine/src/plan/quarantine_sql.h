@@ -7,6 +7,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "catalog/model.h"
 
@@ -26,6 +27,11 @@ std::string IsQuarantinedKey(const std::string& schema, int transform_id, const 
 // rows, so the failing rows no longer fail the statement.
 std::string QuarantineGuarded(const std::string& schema, int transform_id,
                               const std::string& column, const std::string& key_text,
+                              const std::string& expr);
+// The same where a row's value is quarantined under any of `key_texts`
+// (a row of a side unit: its own unit, or its whole root's).
+std::string QuarantineGuarded(const std::string& schema, int transform_id,
+                              const std::string& column, const std::vector<std::string>& key_texts,
                               const std::string& expr);
 
 }  // namespace trellis::plan

@@ -95,6 +95,13 @@ class MaintainPlan : public virtual PlanTarget {
   // done. By default the recompute of the pages' keys.
   virtual std::vector<std::string> ApplyPagesSql() const { return {RecomputePagesSql()}; }
 
+  // How many leading values of a unit key two units that may cover one
+  // target row have in common (UnitsOverlap): staging buckets units by
+  // those values, so that a drain never recomputes two of them side by side
+  // (staging/ledger_pages.h). The whole unit key by default: only equal
+  // units overlap.
+  virtual size_t LockWidth() const { return unit_key().size(); }
+
   // Failure charging (drain/quarantine.h): one row for the one unit key
   // $1 (text[]): the key as the plan renders it (text[]), and the input
   // values it is computed from (jsonb: column -> value). Empty when the
@@ -245,6 +252,20 @@ class TransformPlan : public MaintainPlan,
   virtual Bound SampleUnitKeys(double percent, long count) const {
     return SampleBoundaries(percent, 1, count);
   }
+
+  // The condition that the target row whose unit-key columns hold `row`
+  // lies under the unit whose values are `unit` (both in unit-key order).
+  // Every reader asking which target rows a unit covers (self-check's
+  // comparison, quarantine's count) asks here. By default the values are
+  // equal (key_sql.h KeyEquals); a kind whose unit covers more renders its
+  // own (a side unit, fan_out_join_plan.h).
+  virtual std::string UnitCovers(const std::vector<std::string>& row,
+                                 const std::vector<std::string>& unit) const;
+  // The condition that units `a` and `b` may cover a target row both (a
+  // pending unit's work may change a row another unit covers). By default
+  // they are equal.
+  virtual std::string UnitsOverlap(const std::vector<std::string>& a,
+                                   const std::vector<std::string>& b) const;
 
   // Every statement this plan renders, named, including each range variant:
   // what the golden tests compare.

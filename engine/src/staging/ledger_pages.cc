@@ -5,8 +5,23 @@
 #include "workers/locks.h"
 
 namespace trellis::staging {
+namespace {
 
-std::string PageDirtyKeysSql(const std::string& schema, int page_keys_param, bool delta_rows) {
+// What a dirty row's bucket hashes: `key`, or its leading values for a
+// transform of `lock_widths`.
+std::string LockedKey(const std::map<int, size_t>& lock_widths) {
+  if (lock_widths.empty()) return "key";
+  std::string out = "CASE transform_id";
+  for (const auto& [id, width] : lock_widths) {
+    out += " WHEN " + std::to_string(id) + " THEN key[1:" + std::to_string(width) + "]";
+  }
+  return out + " ELSE key END";
+}
+
+}  // namespace
+
+std::string PageDirtyKeysSql(const std::string& schema, int page_keys_param, bool delta_rows,
+                             const std::map<int, size_t>& lock_widths) {
   const std::string page_keys = "$" + std::to_string(page_keys_param) + "::int";
   const std::string pages = sql::Ident(schema) + ".pages";
   // With delta rows, `dirty` holds one row per change (a key repeats): keys
@@ -43,8 +58,8 @@ std::string PageDirtyKeysSql(const std::string& schema, int page_keys_param, boo
   // found its keys free of pending work.)
   const std::string out = R"sql(bucketed AS (
   SELECT transform_id, key, )sql" +
-                          sql::KeyBucket("key", workers::kBuckets) + R"sql( AS bucket)sql" +
-                          changes + R"sql( FROM dirty
+                          sql::KeyBucket(LockedKey(lock_widths), workers::kBuckets) +
+                          R"sql( AS bucket)sql" + changes + R"sql( FROM dirty
 ), ranked AS (
   -- A key's rank among the distinct keys of its transform, in (bucket, key)
   -- order, and among those of its bucket: the difference is the number of

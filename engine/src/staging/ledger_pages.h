@@ -3,6 +3,7 @@
 // from a partition's rows, staging/relation_sync.h).
 #pragma once
 
+#include <map>
 #include <string>
 
 namespace trellis::staging {
@@ -20,7 +21,13 @@ namespace trellis::staging {
 // delta row (spec/engine.md "Deltas"). Every page records how many delta
 // rows it carries (`delta_count`, 0 without them), which caps a drain's
 // claim (drain/drain_page.h).
+// `lock_widths` maps a transform whose units may share a target row to
+// the number of leading key values such units have in common
+// (plan::MaintainPlan::LockWidth): their buckets hash those values only, so
+// that units that may touch one row are in one bucket and never drained
+// side by side. Every other transform's buckets hash its whole key.
 std::string PageDirtyKeysSql(const std::string& schema, int page_keys_param,
-                             bool delta_rows = false);
+                             bool delta_rows = false,
+                             const std::map<int, size_t>& lock_widths = {});
 
 }  // namespace trellis::staging

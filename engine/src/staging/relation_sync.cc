@@ -1,6 +1,7 @@
 #include "staging/relation_sync.h"
 
 #include <algorithm>
+#include <map>
 #include <optional>
 #include <set>
 #include <vector>
@@ -90,6 +91,12 @@ Result<std::string> RowsAsCaptureSql(pg::Connection& conn, const catalog::Source
          (subtree ? "" : "ONLY ") + name->text(0, 0) + " r";
 }
 
+// The lock width of `t`'s units, when they may share rows.
+std::map<int, size_t> LockWidths(const catalog::Transform& t, const plan::TransformPlan& p) {
+  if (p.LockWidth() == p.unit_key().size()) return {};
+  return {{t.id, p.LockWidth()}};
+}
+
 // Makes the pages of one transform's correction and records it. `rows` is
 // the capture-row SQL of the relation's rows (empty: none); `stale` adds
 // the anti-join of a target keyed by the source.
@@ -110,7 +117,7 @@ Status Correct(pg::Connection& conn, const std::string& schema, const catalog::T
                    : rows;
   const std::string statement = "WITH consumed AS (" + consumed + "), dirty AS (" +
                                 sql::Join(dirty, "\nUNION\n") + "), " +
-                                PageDirtyKeysSql(schema, 1) + R"sql(
+                                PageDirtyKeysSql(schema, 1, false, LockWidths(t, p)) + R"sql(
 SELECT coalesce(array_agg(id), '{}'), coalesce(sum(key_count), 0) FROM paged)sql";
   auto paged = conn.Query(statement, {"1000"});
   if (!paged.ok()) return paged.status();

@@ -1,5 +1,7 @@
 #include "staging/stage_batch.h"
 
+#include <map>
+
 #include "catalog/locks.h"
 #include "catalog/model.h"
 #include "catalog/states.h"
@@ -26,10 +28,14 @@ Result<std::string> StageSql(const std::string& schema, const std::vector<catalo
                              const std::set<int>& skipped) {
   std::vector<std::string> plain;
   std::vector<std::string> changes;
+  std::map<int, size_t> lock_widths;
   for (const auto& t : all) {
     if (skipped.count(t.id)) continue;  // rebuilt instead (failing_readers.h)
     auto plan = plan::Bind(t, schema);
     if (!plan.ok()) return plan.status();
+    if (plan.value()->LockWidth() < plan.value()->unit_key().size()) {
+      lock_widths[t.id] = plan.value()->LockWidth();
+    }
     // A transform taking deltas: its change rows, whose groups are its page
     // keys (one evaluation of the group expressions).
     if (std::string deltas = plan.value()->DeltaRowsSql(); !deltas.empty()) {
@@ -55,7 +61,7 @@ WITH consumed AS (
                          schema) +
          ConsumedColumnsSql(schema, "__trellis_c", !changes.empty()) + R"sql(
 ), dirty AS ()sql" +
-         dirty + "\n), " + PageDirtyKeysSql(schema, 2, !changes.empty()) + R"sql(
+         dirty + "\n), " + PageDirtyKeysSql(schema, 2, !changes.empty(), lock_widths) + R"sql(
 SELECT (SELECT count(*) FROM consumed),
        ARRAY(SELECT DISTINCT source_id FROM consumed WHERE op = 'T'),
        (SELECT count(*) FROM paged),

@@ -31,10 +31,11 @@ Result<int> Store(pg::Connection& conn, const std::string& schema, std::string d
   row.push_back(std::move(definition));
   row.push_back(std::move(t.where_sql));
   row.push_back(std::string(t.source_index_optional ? "true" : "false"));
+  row.push_back(std::string(t.side_units ? "true" : "false"));
   auto inserted = conn.Query(sql::WithSchema(R"sql(
 INSERT INTO {schema}.transforms
-  (target_schema, target_name, kind, definition, where_sql, source_index_optional)
-VALUES ($1, $2, $3, $4, $5, $6::boolean) RETURNING id)sql",
+  (target_schema, target_name, kind, definition, where_sql, source_index_optional, side_units)
+VALUES ($1, $2, $3, $4, $5, $6::boolean, $7::boolean) RETURNING id)sql",
                                              schema),
                              row);
   if (!inserted.ok()) return inserted.status();

@@ -51,14 +51,18 @@ Result<protocol::Value> ReleaseKeyOp(Session& session, const protocol::Map& args
   const protocol::Value* key = FindArg(args, "key");
   if (!key || !key->is_array() || key->as_array().empty()) {
     return Status::Validation(
-        "argument \"key\" must be a non-empty array of strings: the key's values in key-column "
-        "order");
+        "argument \"key\" must be a non-empty array of strings (nil for NULL): the key's "
+        "values in key-column order");
   }
-  std::vector<std::string> values;
+  std::vector<std::optional<std::string>> values;
   for (const auto& v : key->as_array()) {
+    if (v.is_nil()) {
+      values.emplace_back();
+      continue;
+    }
     if (!v.is_string() || v.as_string().size() > kMaxKeyValueBytes) {
       return Status::Validation("argument \"key\" must hold strings of at most " +
-                                std::to_string(kMaxKeyValueBytes) + " bytes");
+                                std::to_string(kMaxKeyValueBytes) + " bytes, or nil");
     }
     values.push_back(v.as_string());
   }

@@ -122,6 +122,51 @@ defmodule Trellis.Joins.FanOutDifferentialTest do
     Trellis.shutdown(t2)
   end
 
+  test "side units: an order's own row, and its customer's row of NULLs as its orders come " <>
+         "and go",
+       %{url: url, pg: pg} do
+    {t, t2} = Handles.fleet!(url, [staging: true, drain_threads: 1], [])
+
+    side =
+      Enum.filter(@transforms, fn {name, _, _} -> name in ~w(customer_orders orders_right) end)
+
+    define_all!(t, side)
+    converge!(t)
+
+    # One input repeats under the root: each order is a unit of its own.
+    assert SimplePG.query!(
+             pg,
+             "SELECT target_name, side_units FROM trellis.transforms ORDER BY target_name"
+           ) == [["customer_orders", "t"], ["orders_right", "t"]]
+
+    steps = [
+      # a customer with no order: one row of NULLs
+      "INSERT INTO customers VALUES (900001, 'lonely', 1, NULL)",
+      # its first order replaces that row
+      "INSERT INTO orders VALUES (900001, 900001, NULL, 5, 'first')",
+      # a second, then the first moves to another customer
+      "INSERT INTO orders VALUES (900002, 900001, NULL, 6, 'second')",
+      "UPDATE orders SET customer_id = 1 WHERE id = 900001",
+      # its last order leaves: the row of NULLs is back
+      "UPDATE orders SET customer_id = 2 WHERE id = 900002",
+      # an order's key changes under its customer, then comes back
+      "UPDATE orders SET customer_id = 900001 WHERE id = 900002",
+      "UPDATE orders SET id = 900003 WHERE id = 900002",
+      # the last order deleted, then the customer
+      "DELETE FROM orders WHERE id = 900003",
+      "DELETE FROM customers WHERE id = 900001"
+    ]
+
+    for {step, n} <- Enum.with_index(steps, 1) do
+      SimplePG.query!(pg, step)
+      converge!(t)
+      assert_all_equal(t, pg, side, "after step #{n}: #{step}")
+    end
+
+    Trellis.shutdown(t)
+    Trellis.shutdown(t2)
+  end
+
   test "4 writers over all three tables, 5000 random writes, a fleet of two handles",
        %{url: url, pg: pg, seed: seed} do
     {a, b} = Handles.fleet!(url, [staging: true, drain_threads: 2], drain_threads: 2)

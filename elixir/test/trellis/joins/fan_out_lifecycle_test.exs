@@ -219,7 +219,7 @@ defmodule Trellis.Joins.FanOutLifecycleTest do
 
   defp column(t, name, column), do: Enum.find(status!(t, name).columns, &(&1.name == column))
 
-  test "a failing value quarantines its root unit's rows; a refused row holds its unit; " <>
+  test "a failing value quarantines its side unit's row; a refused row holds its unit; " <>
          "both are released once the data is fixed",
        %{url: url, pg: pg} do
     # No order starts with a zero amount: the first build is clean.
@@ -229,43 +229,45 @@ defmodule Trellis.Joins.FanOutLifecycleTest do
     converge!(t)
     assert %{state: :live} = column(t, "unit_prices", "per")
 
-    # Orders 10 and 11 belong to customers 11 and 12 (1 + id % 170), who
-    # have about a dozen orders each: every row of those two units holds
-    # NULL in the failing column, every other row its value.
+    # Orders 10 and 11 belong to customers 11 and 12 (1 + id % 170). One
+    # input repeats under the root (orders under customers), so each order
+    # is a unit of its own (side units): the two failing rows hold NULL in
+    # the failing column, and their customers' other rows keep their values.
     SimplePG.query!(pg, "UPDATE orders SET amount = 0 WHERE id IN (10, 11)")
-    SimplePG.query!(pg, "UPDATE customers SET name = 'renamed' WHERE id IN (11, 40)")
     converge!(t)
 
-    quarantined = fn units ->
-      "SELECT c.id, o.id, c.name, CASE WHEN c.id IN (#{units}) THEN NULL " <>
+    quarantined = fn rows ->
+      "SELECT c.id, o.id, c.name, CASE WHEN (c.id, o.id) IN (#{rows}) THEN NULL " <>
         "ELSE 1000 / o.amount END #{@join}"
     end
 
     assert %{state: :paused, paused_kind: :quarantine} = column(t, "unit_prices", "per")
     assert %{state: :live} = column(t, "unit_prices", "name")
-    assert quarantined_keys(t, "unit_prices.per") == [["11"], ["12"]]
+    assert quarantined_keys(t, "unit_prices.per") == [["11", "10"], ["12", "11"]]
 
     assert {:ok, [%Trellis.QuarantineEntry{target: "unit_prices.per", rows: 2, reason: why}]} =
              Trellis.quarantined(t)
 
     assert why =~ "division by zero"
-    equal!(pg, "TABLE unit_prices", quarantined.("11, 12"), "quarantined")
+    equal!(pg, "TABLE unit_prices", quarantined.("(11, 10), (12, 11)"), "quarantined")
 
-    assert SimplePG.scalar!(
-             pg,
-             ~s{SELECT count(*) > 10 FROM unit_prices WHERE "c.id" IN (11, 12) AND per IS NULL}
-           ) == "t"
+    # A customer's write recomputes all its rows (its whole root): the
+    # quarantined row stays NULL, the others take the new name.
+    SimplePG.query!(pg, "UPDATE customers SET name = 'renamed' WHERE id IN (11, 40)")
+    converge!(t)
+    equal!(pg, "TABLE unit_prices", quarantined.("(11, 10), (12, 11)"), "a root recomputed")
+    assert quarantined_keys(t, "unit_prices.per") == [["11", "10"], ["12", "11"]]
 
-    # Other units keep flowing; a new write under a quarantined unit keeps
-    # it there.
+    # Other units keep flowing; the write that fixes order 11 brings its
+    # value back.
     SimplePG.query!(pg, """
     UPDATE orders SET amount = amount + 2 WHERE customer_id IN (12, 50, 51);
     INSERT INTO orders VALUES (900001, 60, NULL, 4, 'new');
     """)
 
     converge!(t)
-    equal!(pg, "TABLE unit_prices", quarantined.("11"), "one fixed by a write")
-    assert quarantined_keys(t, "unit_prices.per") == [["11"]]
+    equal!(pg, "TABLE unit_prices", quarantined.("(11, 10)"), "one fixed by a write")
+    assert quarantined_keys(t, "unit_prices.per") == [["11", "10"]]
 
     # The last one fixed: the column is live again without a RESUME.
     SimplePG.query!(pg, "UPDATE orders SET amount = 3 WHERE id = 10")
@@ -274,8 +276,9 @@ defmodule Trellis.Joins.FanOutLifecycleTest do
     assert {:ok, []} = Trellis.quarantined(t)
     equal!(pg, "TABLE unit_prices", "SELECT c.id, o.id, c.name, 1000 / o.amount #{@join}", "live")
 
-    # A row the target refuses holds its unit (its rows stay as they were,
-    # the unit's key is the root's); release_key/4 takes the root key.
+    # A row the target refuses holds its unit (its rows stay as they were);
+    # a customer's write is a whole-root unit, its side key NULL, and
+    # release_key/4 takes the unit's key.
     SimplePG.query!(
       pg,
       "ALTER TABLE unit_prices ADD CONSTRAINT not_held CHECK (name <> 'held') NOT VALID"
@@ -286,7 +289,7 @@ defmodule Trellis.Joins.FanOutLifecycleTest do
     converge!(t)
 
     assert %{status: :live, held_keys: 1, drain_failure: nil} = status!(t, "unit_prices")
-    assert SimplePG.query!(pg, "SELECT key FROM trellis.held_keys") == [["{20}"]]
+    assert SimplePG.query!(pg, "SELECT key FROM trellis.held_keys") == [["{20,NULL}"]]
 
     held =
       "SELECT c.id, o.id, CASE WHEN c.id = 20 THEN 'customer 20' ELSE c.name END, " <>
@@ -295,18 +298,18 @@ defmodule Trellis.Joins.FanOutLifecycleTest do
     equal!(pg, "TABLE unit_prices", held, "held")
 
     assert {:error, %Trellis.Error{code: :database, message: message}} =
-             Trellis.release_key(t, "unit_prices", [20], [])
+             Trellis.release_key(t, "unit_prices", [20, nil], [])
 
     assert message =~ "stays held" and message =~ "not_held"
 
     assert {:error, %Trellis.Error{code: :validation}} =
-             Trellis.release_key(t, "unit_prices", [20, 1])
+             Trellis.release_key(t, "unit_prices", [20])
 
     assert {:error, %Trellis.Error{code: :not_found}} =
-             Trellis.release_key(t, "unit_prices", [21])
+             Trellis.release_key(t, "unit_prices", [21, nil])
 
     SimplePG.query!(pg, "ALTER TABLE unit_prices DROP CONSTRAINT not_held")
-    assert :ok = Trellis.release_key(t, "unit_prices", ["20"], [])
+    assert :ok = Trellis.release_key(t, "unit_prices", ["20", nil], [])
     assert %{held_keys: 0} = status!(t, "unit_prices")
 
     equal!(

@@ -1,0 +1,1 @@
+SELECT "c"."id" AS "c.id", "o"."id" AS "order_id", (c.name) AS "name", (o.amount) AS "amount" FROM ("public"."customers" AS "c" LEFT JOIN "public"."orders" AS "o" ON "c"."id" = "o"."customer_id") WHERE true
