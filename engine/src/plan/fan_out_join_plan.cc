@@ -47,8 +47,13 @@ SELECT (SELECT count(*) FROM written), (SELECT count(*) FROM deleted))sql";
 // (__trellis_side, less those whose root is whole already) each cover the
 // rows holding their side row and their root's NULL-extended rows
 // (__trellis_side_roots). The rows they compute now are three disjoint
-// branches, each a join the planner drives from the units by an index (a
-// side row by its key; the NULL-extended rows as an anti-join), and the
+// branches, each driven from the units by an index: a side row by its key
+// (a LATERAL subquery per unit that PostgreSQL never flattens, so it is
+// planned for one unit, where the side's key is the selective index; joined
+// to all units at once it was planned by the root's key and read every side
+// row of the root, 120 of 160 ms for 1,000 units); the NULL-extended rows
+// as an anti-join (the side's join columns IS NULL, which PostgreSQL turns
+// into one, where its key IS NULL it does not: 95 ms to 17 ms); and the
 // target rows under them three lookups by the target key; as for root units,
 // the computed rows are upserted and the target rows under the units not
 // among them deleted (by their row identity, read in the statement's one
@@ -66,8 +71,9 @@ constexpr std::string_view kRecomputeSideUnits = R"sql(WITH __trellis_units AS M
   SELECT {named_values} FROM {from} JOIN __trellis_whole ON {root_is_whole}
   WHERE {where}
   UNION ALL
-  SELECT {named_values} FROM {from} JOIN __trellis_side ON {root_is_side} AND {side_is_side}
-  WHERE {where}
+  SELECT __trellis_x.* FROM __trellis_side, LATERAL (
+    SELECT {named_values} FROM {from} WHERE {root_is_side} AND {side_is_side} AND {where}
+    OFFSET 0) AS __trellis_x
   UNION ALL
   SELECT {named_values} FROM {from} JOIN __trellis_side_roots ON {root_is_side_root}
   WHERE {side_missing} AND {where}
@@ -282,7 +288,7 @@ std::string FanOutJoinPlan::RecomputeSideUnitsFrom(const std::string& keys_from)
   slots["root_is_side"] = KeyEquals(root_key, RootPart(exprs), side_root);
   slots["side_is_side"] = KeyEquals(side_key, SidePart(exprs), side_side);
   slots["root_is_side_root"] = KeyEquals(root_key, RootPart(exprs), side_roots);
-  slots["side_missing"] = AllNull(SidePart(exprs));
+  slots["side_missing"] = SideMissing();
   slots["target_key"] = sql::Join(KeyNames(target_key(), kTargetAlias), ", ");
   slots["target_root_is_whole"] = KeyEquals(root_key, RootPart(target), whole);
   slots["target_root_is_side"] = KeyEquals(root_key, RootPart(target), side_root);
@@ -292,6 +298,25 @@ std::string FanOutJoinPlan::RecomputeSideUnitsFrom(const std::string& keys_from)
   slots["fresh_key"] = sql::Join(KeyNames(target_key(), "__trellis_fresh"), ", ");
   slots["on_conflict"] = OnConflictUpdate(target_key(), quoted_columns(), kTargetAlias);
   return Render(kRecomputeSideUnits, slots);
+}
+
+std::string FanOutJoinPlan::SideMissing() const {
+  const catalog::Input& side = inputs()[*side_];
+  // A side whose own key may hold NULL: its key, which is what the unit's
+  // cover names.
+  for (const auto& column : side.source.key_columns) {
+    if (side.source.KeyColumnMayBeNull(column)) return AllNull(SidePart(KeyExprs(unit_key())));
+  }
+  // Otherwise its key is NULL exactly when it is NULL-extended, and so are
+  // the columns that match it with its neighbour (a matched row's are
+  // equal to a value, never NULL): PostgreSQL plans a LEFT join whose
+  // matching column is tested IS NULL as an anti-join.
+  const std::vector<size_t> path = PathBetween(inputs(), root(), *side_);
+  std::vector<std::string> matched;
+  for (const auto& c : EdgeBetween(inputs(), *side_, path[path.size() - 2]).near_columns) {
+    matched.push_back(sql::Ident(side.alias) + "." + sql::Ident(c));
+  }
+  return AllNull(matched);
 }
 
 std::vector<DirtyKeys> FanOutJoinPlan::DirtyKeySql() const {

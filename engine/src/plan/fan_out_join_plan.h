@@ -84,6 +84,8 @@ class FanOutJoinPlan : public JoinPlan {
  private:
   // The recompute of side units (RecomputeKeysFrom).
   std::string RecomputeSideUnitsFrom(const std::string& keys_from) const;
+  // The condition, over the join's row, that the side input is NULL there.
+  std::string SideMissing() const;
   // The side part of a unit-key-ordered list: its columns after the root's.
   template <typename T>
   std::vector<T> SidePart(const std::vector<T>& all) const {
