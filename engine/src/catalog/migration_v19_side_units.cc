@@ -9,7 +9,7 @@ namespace trellis::catalog::steps {
 // step keeps the units its pages, held keys and quarantine records were
 // written in (root keys), so nothing in flight changes meaning.
 const std::string_view kV19SideUnits = R"sql(
-ALTER TABLE {schema}.transforms ADD COLUMN side_units boolean NOT NULL DEFAULT false;
+ALTER TABLE {schema}.transforms ADD COLUMN IF NOT EXISTS side_units boolean NOT NULL DEFAULT false;
 )sql";
 
 }  // namespace trellis::catalog::steps
