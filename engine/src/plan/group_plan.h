@@ -29,6 +29,9 @@
 
 namespace trellis::plan {
 
+// The fillfactor of a group target (CreateTargetSql).
+inline constexpr int kTargetFillfactor = 90;
+
 class GroupPlan final : public TransformPlan {
  public:
   catalog::TransformKind kind() const override { return catalog::TransformKind::kGroupBy; }
