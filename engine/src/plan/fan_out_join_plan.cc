@@ -24,17 +24,21 @@ constexpr const char* kTargetAlias = "__trellis_t";
 // the join again for each (bench/README.md, "Joins of every shape").
 // DISTINCT on the typed key: two texts of one value (1.0 and 1.00) must not
 // make the upsert touch a row twice.
+// The upsert of the rows a recompute computed (the CTE __trellis_fresh), a
+// CTE of both recomputes below.
+constexpr std::string_view kUpsertFresh = R"sql(written AS (
+  INSERT INTO {target} AS __trellis_t ({target_columns})
+  SELECT {target_columns} FROM __trellis_fresh
+  {on_conflict}
+  RETURNING 1
+))sql";
+
 constexpr std::string_view kRecomputeUnits = R"sql(WITH __trellis_units AS MATERIALIZED (
   SELECT DISTINCT {decoded_keys} FROM {keys_from}
 ), __trellis_fresh AS MATERIALIZED (
   SELECT {named_values} FROM {unit_rows}
   WHERE {where}
-), written AS (
-  INSERT INTO {target} AS __trellis_t ({target_columns})
-  SELECT {target_columns} FROM __trellis_fresh
-  {on_conflict}
-  RETURNING 1
-), deleted AS (
+), {upsert_fresh}, deleted AS (
   DELETE FROM {target} AS __trellis_t USING __trellis_units
   WHERE {target_is_unit}
     AND ROW({target_key})::text NOT IN (SELECT ROW({fresh_key})::text FROM __trellis_fresh)
@@ -87,12 +91,7 @@ constexpr std::string_view kRecomputeSideUnits = R"sql(WITH __trellis_units AS M
   SELECT __trellis_t.ctid, ROW({target_key})::text
   FROM {target} AS __trellis_t JOIN __trellis_side_roots ON {target_root_is_side_root}
   WHERE {target_side_missing}
-), written AS (
-  INSERT INTO {target} AS __trellis_t ({target_columns})
-  SELECT {target_columns} FROM __trellis_fresh
-  {on_conflict}
-  RETURNING 1
-), deleted AS (
+), {upsert_fresh}, deleted AS (
   DELETE FROM {target} AS __trellis_t USING __trellis_under
   WHERE __trellis_t.ctid = __trellis_under.row_id
     AND __trellis_under.key NOT IN (SELECT ROW({fresh_key})::text FROM __trellis_fresh)
@@ -249,6 +248,7 @@ std::string FanOutJoinPlan::RecomputeKeysFrom(const std::string& keys_from) cons
   slots["fresh_key"] = sql::Join(KeyNames(target_key(), "__trellis_fresh"), ", ");
   slots["target_is_unit"] = KeyEquals(unit, KeyNames(unit, kTargetAlias), units);
   slots["on_conflict"] = OnConflictUpdate(target_key(), quoted_columns(), kTargetAlias);
+  slots["upsert_fresh"] = Render(kUpsertFresh, slots);
   return Render(kRecomputeUnits, slots);
 }
 
@@ -297,6 +297,7 @@ std::string FanOutJoinPlan::RecomputeSideUnitsFrom(const std::string& keys_from)
   slots["target_side_missing"] = AllNull(SidePart(target));
   slots["fresh_key"] = sql::Join(KeyNames(target_key(), "__trellis_fresh"), ", ");
   slots["on_conflict"] = OnConflictUpdate(target_key(), quoted_columns(), kTargetAlias);
+  slots["upsert_fresh"] = Render(kUpsertFresh, slots);
   return Render(kRecomputeSideUnits, slots);
 }
 
