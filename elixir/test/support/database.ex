@@ -6,10 +6,14 @@ defmodule Trellis.Test.Database do
 
   alias Trellis.Test.SimplePG
 
-  @doc "Creates a database and returns its URL."
-  @spec create!(String.t()) :: String.t()
-  def create!(prefix \\ "t") do
-    base = Trellis.TestCluster.url()
+  @doc """
+  Creates a database and returns its URL. Options: `:wal_level` -
+  `:logical` creates it on a cluster with `wal_level = logical`
+  (`Trellis.TestCluster.logical_url/0`); default: the suite's cluster.
+  """
+  @spec create!(String.t(), keyword()) :: String.t()
+  def create!(prefix \\ "t", opts \\ []) do
+    base = cluster_url(opts)
     name = "#{prefix}_#{System.unique_integer([:positive])}"
     admin = SimplePG.connect!(base)
     SimplePG.query!(admin, "CREATE DATABASE #{name}")
@@ -20,10 +24,11 @@ defmodule Trellis.Test.Database do
   @doc """
   Creates a database and opens a plain session on it, closed when the test
   exits (call it from the test process or its setup). Returns `%{url:, pg:}`.
+  Takes the options of `create!/2`.
   """
-  @spec open!(String.t()) :: %{url: String.t(), pg: SimplePG.t()}
-  def open!(prefix \\ "t") do
-    url = create!(prefix)
+  @spec open!(String.t(), keyword()) :: %{url: String.t(), pg: SimplePG.t()}
+  def open!(prefix \\ "t", opts \\ []) do
+    url = create!(prefix, opts)
     pg = SimplePG.connect!(url)
     ExUnit.Callbacks.on_exit(fn -> SimplePG.close(pg) end)
     %{url: url, pg: pg}
@@ -78,6 +83,19 @@ defmodule Trellis.Test.Database do
     end)
 
     Map.merge(db, %{owner: owner, admin: admin})
+  end
+
+  defp cluster_url(opts) do
+    case Keyword.validate!(opts, wal_level: :replica)[:wal_level] do
+      :replica ->
+        Trellis.TestCluster.url()
+
+      :logical ->
+        Trellis.TestCluster.logical_url()
+
+      other ->
+        raise ArgumentError, "wal_level: expected :replica or :logical, got #{inspect(other)}"
+    end
   end
 
   @doc "The URL of database `name` on the cluster of `base`."

@@ -114,4 +114,31 @@ defmodule Trellis.TestCluster do
 
   @doc "The cluster's URL (set by test_helper.exs)."
   def url, do: Application.fetch_env!(:trellis_pg, :test_url)
+
+  @doc """
+  The URL of a cluster running with `wal_level = logical` (capture by
+  logical decoding needs it): the suite's own when the run made every
+  cluster logical (TRELLIS_TESTKIT_LOGICAL=1), else a second testkit
+  started with `--logical` at the first call and shared by every later one
+  until the VM exits.
+  """
+  def logical_url do
+    if System.get_env("TRELLIS_TESTKIT_LOGICAL") == "1" do
+      url()
+    else
+      # One start for the whole suite, however many tests ask at once.
+      :global.trans({__MODULE__, :logical}, fn ->
+        case Application.fetch_env(:trellis_pg, :test_logical_url) do
+          {:ok, logical} ->
+            logical
+
+          :error ->
+            {:ok, path} = testkit_path()
+            {_holder, logical} = start!(path, ["--logical"])
+            Application.put_env(:trellis_pg, :test_logical_url, logical)
+            logical
+        end
+      end)
+    end
+  end
 end

@@ -49,6 +49,15 @@ const std::vector<std::string> kServerSettings = {
     "log_min_messages=warning",
 };
 
+// Settings for capture by logical decoding (--logical): the WAL carries what
+// decoding needs, and there is room for the slots and WAL senders of several
+// engines and tests (the defaults, 10 each, are one busy test's worth).
+const std::vector<std::string> kLogicalDecoding = {
+    "wal_level=logical",
+    "max_replication_slots=20",
+    "max_wal_senders=20",
+};
+
 struct ConnCloser {
   void operator()(PGconn* conn) const { PQfinish(conn); }
 };
@@ -127,6 +136,9 @@ Cluster::Attempt Cluster::StartOnPort(int port, ShutdownWatch& watch, Status* st
   argv.insert(argv.end(), {"-p", std::to_string(port), "-h", "127.0.0.1"});
   std::vector<std::string> settings = kServerSettings;
   if (!config_.durable) settings.insert(settings.end(), kNoDurability.begin(), kNoDurability.end());
+  if (config_.logical) {
+    settings.insert(settings.end(), kLogicalDecoding.begin(), kLogicalDecoding.end());
+  }
   if (config_.tls) {
     settings.insert(settings.end(), {"ssl=on", "ssl_cert_file=" + config_.tls->server_cert,
                                      "ssl_key_file=" + config_.tls->server_key});

@@ -20,6 +20,7 @@ struct ClusterConfig {
   std::optional<Credentials> run_as;  // account for initdb and postgres; nullopt: ours
   std::optional<TlsFiles> tls;        // serve TLS with these files
   bool durable = false;               // leave durability on
+  bool logical = false;               // wal_level = logical, slots and WAL senders
 };
 
 // One throwaway PostgreSQL cluster under root_dir: data in root_dir/data,

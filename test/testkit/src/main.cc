@@ -6,6 +6,7 @@
 #include <chrono>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <optional>
 #include <string>
@@ -83,7 +84,8 @@ int Serve(const Options& options, const std::string& bin_dir,
     if (Status status = dir.ChownTo(*account); !status.ok()) return StartupFailure(status);
   }
 
-  Cluster cluster(ClusterConfig{bin_dir, dir.path(), account, tls, options.durable});
+  Cluster cluster(
+      ClusterConfig{bin_dir, dir.path(), account, tls, options.durable, options.logical});
   if (Status status = cluster.Init(watch); !status.ok()) return StartupFailure(status);
   if (Status status = cluster.Start(watch); !status.ok()) return StartupFailure(status);
 
@@ -96,7 +98,7 @@ int Serve(const Options& options, const std::string& bin_dir,
 }
 
 int Run(int argc, char** argv) {
-  Result<Options> options = ParseOptions(argc, argv);
+  Result<Options> options = ParseOptions(argc, argv, std::getenv("TRELLIS_TESTKIT_LOGICAL"));
   if (!options.ok()) {
     Note(options.status().message());
     std::fputs(UsageText(), stderr);

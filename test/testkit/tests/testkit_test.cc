@@ -27,8 +27,8 @@ constexpr auto kOrphanCleanupTimeout = 15s;
 
 // Starts a testkit and returns it with the URL it printed.
 std::pair<std::unique_ptr<TestkitProcess>, std::string> StartTestkit(
-    const std::vector<std::string>& args = {}) {
-  std::unique_ptr<TestkitProcess> testkit = TestkitProcess::Start(args);
+    const std::vector<std::string>& args = {}, const std::vector<std::string>& env = {}) {
+  std::unique_ptr<TestkitProcess> testkit = TestkitProcess::Start(args, env);
   REQUIRE(testkit);
   std::optional<std::string> url = testkit->ReadLine(kStartTimeout);
   INFO("testkit stderr:\n" << testkit->Stderr());
@@ -168,6 +168,40 @@ TEST_CASE("durability is off by default and on with --durable") {
     testkit->CloseStdin();
     CHECK(testkit->WaitExit(kStopTimeout) == 0);
   }
+}
+
+// The default is left to the environment of the run: a CI leg may set
+// TRELLIS_TESTKIT_LOGICAL=1 for every cluster, so this test sets it itself.
+TEST_CASE("wal_level is replica by default and logical with --logical or the environment") {
+  auto [plain, plain_url] = StartTestkit({}, {"TRELLIS_TESTKIT_LOGICAL=0"});
+  CHECK(ConnectOrFail(plain_url)->Scalar("SHOW wal_level") == "replica");
+
+  auto [flagged, flagged_url] = StartTestkit({"--logical"}, {"TRELLIS_TESTKIT_LOGICAL=0"});
+  std::unique_ptr<PgClient> flagged_client = ConnectOrFail(flagged_url);
+  CHECK(flagged_client->Scalar("SHOW wal_level") == "logical");
+  CHECK(flagged_client->Scalar("SHOW max_replication_slots") == "20");
+  CHECK(flagged_client->Scalar("SHOW max_wal_senders") == "20");
+  // A slot with the built-in output plugin can be made: what capture by
+  // logical decoding needs of the server.
+  CHECK(flagged_client->Scalar("SELECT slot_name FROM pg_create_logical_replication_slot("
+                               "'testkit_probe', 'pgoutput')") == "testkit_probe");
+
+  auto [from_env, env_url] = StartTestkit({}, {"TRELLIS_TESTKIT_LOGICAL=1"});
+  CHECK(ConnectOrFail(env_url)->Scalar("SHOW wal_level") == "logical");
+
+  for (auto* testkit : {plain.get(), flagged.get(), from_env.get()}) {
+    testkit->CloseStdin();
+    CHECK(testkit->WaitExit(kStopTimeout) == 0);
+  }
+}
+
+TEST_CASE("TRELLIS_TESTKIT_LOGICAL other than 0 or 1 exits 2 naming it") {
+  std::unique_ptr<TestkitProcess> testkit =
+      TestkitProcess::Start({}, {"TRELLIS_TESTKIT_LOGICAL=yes"});
+  REQUIRE(testkit);
+  CHECK(testkit->WaitExit(kStopTimeout) == 2);
+  CHECK(testkit->ReadRemainingStdout(1s).empty());
+  CHECK(testkit->Stderr().find("TRELLIS_TESTKIT_LOGICAL is 'yes'") != std::string::npos);
 }
 
 TEST_CASE("a server that dies makes the testkit exit 3 after cleaning up") {
