@@ -1,4 +1,4 @@
-#include "capture/disruption.h"
+#include "capture/feed.h"
 #include "catalog/composite.h"
 #include "catalog/migrations.h"
 #include "catalog/model.h"
@@ -102,7 +102,7 @@ Result<std::vector<std::string>> Session::DetectCaptureDisruptions() {
   auto tx = pg::Transaction::Begin(*conn_);
   if (!tx.ok()) return tx.status();
   TRELLIS_RETURN_IF_ERROR(CheckMigrated());
-  auto found = capture::PauseDisruptedReaders(*conn_, options_.schema);
+  auto found = capture::CatalogFeed(options_.schema)->PauseDisruptedReaders(*conn_);
   if (!found.ok()) return found.status();
   TRELLIS_RETURN_IF_ERROR(tx.value()->Commit());
   std::vector<std::string> tables;

@@ -1,5 +1,6 @@
 #include "drain/self_check_compare.h"
 
+#include "capture/feed.h"
 #include "plan/key_sql.h"
 #include "sql/key_text.h"
 #include "sql/quote.h"
@@ -93,34 +94,34 @@ SelfCheckStatements::SelfCheckStatements(const plan::TransformPlan& plan,
 std::string SelfCheckStatements::AllPendingSql() const {
   // Work that may change any key: the transform is not built (building,
   // rebuilding) or paused, has a job queued, or a TRUNCATE of an input waits
-  // in the capture buffer.
+  // in the capture feed, not staged yet.
   std::vector<std::string> sources;
   for (const auto& d : plan_.DirtyKeySql()) sources.push_back(std::to_string(d.source_id));
   const std::string catalog = sql::WithSchema("{schema}", schema_);
   return "SELECT t.status NOT IN (" + sql::Literal(WireName(TransformState::kLive)) + ", " +
          sql::Literal(WireName(TransformState::kCatchingUp)) + ")" +
          "\n    OR EXISTS (SELECT 1 FROM " + catalog + ".jobs j WHERE j.transform_id = t.id)" +
-         "\n    OR EXISTS (SELECT 1 FROM " + catalog +
-         ".capture x WHERE x.op = 'T' AND x.source_id IN (" +
+         "\n    OR EXISTS (SELECT 1 FROM (" +
+         capture::CatalogFeed(schema_)->UnstagedRowsSql(false) +
+         ") x WHERE x.op = 'T' AND x.source_id IN (" +
          (sources.empty() ? std::string("NULL") : sql::Join(sources, ", ")) +
          ")) AS all_pending\n  FROM " + catalog +
          ".transforms t WHERE t.id = " + std::to_string(plan_.transform_id());
 }
 
 std::string SelfCheckStatements::PendingKeysSql() const {
-  // Keys with ledger pages, and keys the capture rows not staged yet will
-  // dirty (the plan's own dirty-key SQL over every capture row, as staging
-  // would consume them).
+  // Keys with ledger pages, and keys the captured changes not staged yet
+  // will dirty (the plan's own dirty-key SQL over every such change the
+  // capture feed shows, as staging would consume them).
   const size_t n = plan_.unit_key().size();
   std::string out = "SELECT " + sql::KeyOfRow("k", n) + " AS key FROM " +
                     sql::WithSchema("{schema}", schema_) + ".pages p, " +
                     sql::KeyRows("p.keys", "p.id", n, "k") +
                     " WHERE p.transform_id = " + std::to_string(plan_.transform_id());
+  const std::string unstaged = capture::CatalogFeed(schema_)->UnstagedRowsSql(/*member=*/false);
   for (const auto& dirty : plan_.DirtyKeySql()) {
     out +=
-        "\n  UNION ALL SELECT key FROM (WITH consumed AS (SELECT ctid AS id, source_id, op, "
-        "routing, array_length(routing, 2) AS width FROM " +
-        sql::WithSchema("{schema}", schema_) + ".capture)\n" + dirty.sql + ") x";
+        "\n  UNION ALL SELECT key FROM (WITH consumed AS (" + unstaged + ")\n" + dirty.sql + ") x";
   }
   return out;
 }

@@ -88,7 +88,7 @@ constexpr std::string_view kRecordSnapshot =
 
 constexpr std::string_view kCollectSnapshots = R"sql(DELETE FROM {schema}.group_snapshots
 WHERE pg_catalog.pg_snapshot_xmax(snapshot) <= LEAST(
-  (SELECT xid FROM {schema}.capture ORDER BY xid LIMIT 1),
+  ({oldest_unstaged}),
   (SELECT xid FROM {schema}.delta_rows ORDER BY xid LIMIT 1),
   pg_catalog.pg_snapshot_xmax(pg_catalog.pg_current_snapshot())))sql";
 
@@ -171,8 +171,9 @@ std::string RecomputedOnDeltaPage(const DeltaInputs& in, const std::string& page
                                          {"key", key_sql}});
 }
 
-std::string CollectSnapshotsSql(const std::string& schema) {
-  return Render(kCollectSnapshots, {{"schema", sql::Ident(schema)}});
+std::string CollectSnapshotsSql(const std::string& schema, const std::string& oldest_unstaged) {
+  return Render(kCollectSnapshots,
+                {{"schema", sql::Ident(schema)}, {"oldest_unstaged", oldest_unstaged}});
 }
 
 }  // namespace trellis::plan

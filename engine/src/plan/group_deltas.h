@@ -58,10 +58,13 @@ std::string RecomputedOnDeltaPage(const DeltaInputs& in, const std::string& page
                                   const std::string& key_sql, const std::string& claimed);
 
 // The staging statement's part that drops records no pending delta can
-// need: one whose snapshot's xmax is at or below every capture row's and
-// every delta row's transaction id (a transaction still running with a
-// smaller id was running when the snapshot was taken too, so it is not
-// visible in it). Returns the records dropped.
-std::string CollectSnapshotsSql(const std::string& schema);
+// need: one whose snapshot's xmax is at or below the transaction id of
+// every writer whose changes are not staged yet and of every delta row (a
+// transaction still running with a smaller id was running when the
+// snapshot was taken too, so it is not visible in it). `oldest_unstaged`
+// is the capture feed's scalar SELECT of the first
+// (capture::CaptureFeed::OldestUnstagedXidSql). Returns the records
+// dropped.
+std::string CollectSnapshotsSql(const std::string& schema, const std::string& oldest_unstaged);
 
 }  // namespace trellis::plan

@@ -3,6 +3,7 @@
 #include <optional>
 #include <thread>
 
+#include "capture/feed.h"
 #include "capture/relations.h"
 #include "catalog/migrations.h"
 #include "catalog/states.h"
@@ -23,9 +24,10 @@ constexpr int kCheckBlockedEvery = 10;
 // later), one that persists reaches this within about a second.
 constexpr int kBlockedAfterAttempts = 3;
 
-// A token is the snapshot and, after kBoundMark, the highest transform id
-// committed in it: a transform defined after the token (a higher id) is
-// none of the token's business, and is left out of every wait. A define
+// A token is the capture feed's watermark (the trigger feed's: a snapshot)
+// and, after kBoundMark, the highest transform id committed when it was
+// taken: a transform defined after the token (a higher id) is none of the
+// token's business, and is left out of every wait. A define
 // still running when the token was taken may hold a lower id than one
 // committed before it; it is then waited for, which only waits longer.
 constexpr char kBoundMark = '@';
@@ -33,7 +35,7 @@ constexpr char kBoundMark = '@';
 // The token's parts; `bound` is empty for a token of an older engine (no
 // transform is left out).
 struct Token {
-  std::string snapshot;
+  std::string watermark;  // the capture feed's (capture/feed.h)
   std::optional<std::string> bound;
 };
 
@@ -49,20 +51,16 @@ Token SplitToken(const std::string& token) {
 constexpr std::string_view kCovered =
     "t.status <> {state:paused} AND ({bound}::int IS NULL OR t.id <= {bound}::int)";
 
-// Phase 1: capture rows of writers committed before the token, not yet
-// staged, and builds that have not finished, of the transforms it covers.
+// Phase 1: writes committed before the token that the capture feed has not
+// staged yet (its {unstaged_before}, over the transforms the token covers),
+// and builds that have not finished, of the transforms it covers.
 constexpr std::string_view kPendingCapture = R"sql(
-SELECT EXISTS (
-  SELECT 1 FROM {schema}.capture c
-  WHERE pg_visible_in_snapshot(c.xid, $1::pg_snapshot)
-    AND EXISTS (SELECT 1 FROM {schema}.transforms t
-                JOIN {schema}.transform_inputs i ON i.transform_id = t.id
-                WHERE i.source_id = c.source_id AND {covered}))
+SELECT {unstaged_before}
 OR EXISTS (
   SELECT 1 FROM {schema}.transforms t
   WHERE {covered} AND t.status IN ({state:waiting_to_backfill}, {state:backfilling})))sql";
 
-// Phase 2: once nothing before the token is left in capture, every key it
+// Phase 2: once nothing before the token is left unstaged, every key it
 // dirtied sits in a page that exists now; wait until those pages are gone.
 constexpr std::string_view kLastPage = R"sql(
 SELECT coalesce(max(p.id), 0) FROM {schema}.pages p
@@ -82,9 +80,12 @@ void Fill(std::string& text, const std::string& slot, std::string_view value) {
 }
 
 // `sql` with the covered condition in its {covered} slot, the token's bound
-// being parameter `bound` ("$2").
-std::string Covering(std::string_view sql, const std::string& schema, std::string_view bound) {
+// being parameter `bound` ("$2"), and the feed's pending writes before the
+// watermark in parameter $1 in its {unstaged_before} slot.
+std::string Covering(std::string_view sql, const std::string& schema, std::string_view bound,
+                     const capture::CaptureFeed& feed) {
   std::string text(sql);
+  Fill(text, "{unstaged_before}", feed.UnstagedBeforeSql("$1", "{covered}"));
   Fill(text, "{covered}", kCovered);
   Fill(text, "{bound}", bound);
   return catalog::StateSql(text, schema);
@@ -122,9 +123,9 @@ SELECT coalesce(max(n), 1) FROM depth)sql";
 
 // An error naming the transform whose drain failure blocks the wait, or ok.
 Status CheckBlocked(pg::Connection& conn, const std::string& schema,
-                    const std::optional<std::string>& last_page,
+                    const capture::CaptureFeed& feed, const std::optional<std::string>& last_page,
                     const std::optional<std::string>& bound) {
-  auto blocked = conn.Query(Covering(kBlockedBy, schema, "$2"),
+  auto blocked = conn.Query(Covering(kBlockedBy, schema, "$2", feed),
                             {last_page, bound, std::to_string(kBlockedAfterAttempts)});
   if (!blocked.ok()) return blocked.status();
   if (blocked->empty()) return Status::OK();
@@ -142,12 +143,12 @@ Status CheckBlocked(pg::Connection& conn, const std::string& schema,
 
 // Waits until every write committed before `token` has reached the targets
 // that read it directly (phases 1 and 2 of spec/engine.md "Convergence").
-// `snapshot` is the level's token snapshot, `bound` the transforms the
+// `watermark` is the level's token watermark, `bound` the transforms the
 // caller's token covers. `wait` sleeps one poll and says whether to go on.
 template <typename Wait>
 Result<bool> AwaitLevel(pg::Connection& conn, const std::string& schema,
-                        const std::string& snapshot, const std::optional<std::string>& bound,
-                        Wait& wait) {
+                        const capture::CaptureFeed& feed, const std::string& watermark,
+                        const std::optional<std::string>& bound, Wait& wait) {
   // A partition attached (or a child made to inherit) before the token and
   // not captured yet may hold writes capture has not seen: the staging
   // worker captures it and corrects the targets (staging/relation_sync.h).
@@ -156,28 +157,28 @@ Result<bool> AwaitLevel(pg::Connection& conn, const std::string& schema,
   // transaction, and two statements could see the relation in step (sync
   // committed) after seeing no rebuild (not yet committed), and return
   // before the rebuild.
-  const std::string pending_sql = "SELECT (" + Covering(kPendingCapture, schema, "$2") + ") OR (" +
-                                  capture::RelationsOutOfStepSql(schema) + ")";
+  const std::string pending_sql = "SELECT (" + Covering(kPendingCapture, schema, "$2", feed) +
+                                  ") OR (" + capture::RelationsOutOfStepSql(schema) + ")";
   int polls = 0;
   while (true) {
-    auto pending = conn.Query(pending_sql, {snapshot, bound});
+    auto pending = conn.Query(pending_sql, {watermark, bound});
     if (!pending.ok()) return pending.status();
     if (pending->text(0, 0) == "f") break;
     if (++polls % kCheckBlockedEvery == 0) {
-      TRELLIS_RETURN_IF_ERROR(CheckBlocked(conn, schema, std::nullopt, bound));
+      TRELLIS_RETURN_IF_ERROR(CheckBlocked(conn, schema, feed, std::nullopt, bound));
     }
     auto more = wait();
     if (!more.ok() || !more.value()) return more;
   }
-  auto last = conn.Query(Covering(kLastPage, schema, "$1"), {bound});
+  auto last = conn.Query(Covering(kLastPage, schema, "$1", feed), {bound});
   if (!last.ok()) return last.status();
   const std::string last_page = last->text(0, 0);
   while (true) {
-    auto left = conn.Query(Covering(kPagesLeft, schema, "$2"), {last_page, bound});
+    auto left = conn.Query(Covering(kPagesLeft, schema, "$2", feed), {last_page, bound});
     if (!left.ok()) return left.status();
     if (left->text(0, 0) == "f") return true;
     if (++polls % kCheckBlockedEvery == 0) {
-      TRELLIS_RETURN_IF_ERROR(CheckBlocked(conn, schema, last_page, bound));
+      TRELLIS_RETURN_IF_ERROR(CheckBlocked(conn, schema, feed, last_page, bound));
     }
     auto more = wait();
     if (!more.ok() || !more.value()) return more;
@@ -189,7 +190,8 @@ Result<bool> AwaitLevel(pg::Connection& conn, const std::string& schema,
 Result<std::string> WatermarkToken(pg::Connection& conn, const std::string& schema) {
   TRELLIS_RETURN_IF_ERROR(catalog::CheckMigrated(conn, schema));
   // One statement, so the bound is read in the token's own snapshot.
-  auto rows = conn.Query(sql::WithSchema("SELECT pg_current_snapshot()::text || '" +
+  const auto feed = capture::CatalogFeed(schema);
+  auto rows = conn.Query(sql::WithSchema("SELECT " + feed->WatermarkSql() + " || '" +
                                              std::string(1, kBoundMark) +
                                              "' || coalesce(max(id), 0) FROM {schema}.transforms",
                                          schema));
@@ -202,9 +204,10 @@ Result<bool> AwaitConverged(pg::Connection& conn, const std::string& schema,
                             const std::atomic<bool>& cancelled) {
   TRELLIS_RETURN_IF_ERROR(catalog::CheckMigrated(conn, schema));
   const Token parts = SplitToken(token);
+  const auto feed = capture::CatalogFeed(schema);
   auto valid =
-      conn.Query("SELECT $1::pg_snapshot IS NOT NULL AND ($2::int IS NULL OR $2::int >= 0)",
-                 {parts.snapshot, parts.bound});
+      conn.Query("SELECT " + feed->IsWatermarkSql("$1") + " AND ($2::int IS NULL OR $2::int >= 0)",
+                 {parts.watermark, parts.bound});
   if (!valid.ok() || valid->text(0, 0) != "t") {
     return Status::Validation(
         "not a watermark token: pass back exactly what watermark_token/1 returned");
@@ -218,20 +221,20 @@ Result<bool> AwaitConverged(pg::Connection& conn, const std::string& schema,
   };
   // Level by level: the drains that brought a level's writes into its
   // targets are new writes to the next level's sources, committed after the
-  // token. Once a level has settled, a fresh snapshot covers them all.
+  // token. Once a level has settled, a fresh watermark covers them all.
   auto depth = conn.Query(sql::WithSchema(kChainDepth, schema));
   if (!depth.ok()) return depth.status();
   auto deepest = sql::ScalarInt64(depth.value());
   if (!deepest.ok()) return deepest.status();
   const int levels = static_cast<int>(deepest.value());
-  std::string level_token = parts.snapshot;
+  std::string level_token = parts.watermark;
   for (int level = 1; level <= levels; ++level) {
     if (level > 1) {
-      auto fresh = conn.Query("SELECT pg_current_snapshot()::text");
+      auto fresh = conn.Query("SELECT " + feed->WatermarkSql());
       if (!fresh.ok()) return fresh.status();
       level_token = fresh->text(0, 0);
     }
-    auto settled = AwaitLevel(conn, schema, level_token, parts.bound, wait);
+    auto settled = AwaitLevel(conn, schema, *feed, level_token, parts.bound, wait);
     if (!settled.ok() || !settled.value()) return settled;
   }
   return true;

@@ -1,6 +1,8 @@
 // Watermarks and convergence (spec/engine.md "Convergence"). A watermark
-// token is a snapshot of committed transaction ids; a write is "before" the
-// token when pg_visible_in_snapshot says its transaction was committed in it.
+// token is the capture feed's watermark (capture/feed.h; the trigger feed's
+// is a snapshot of committed transaction ids, and a write is "before" it
+// when pg_visible_in_snapshot says its transaction was committed in it) and
+// the highest transform id committed then.
 #pragma once
 
 #include <atomic>

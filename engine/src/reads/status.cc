@@ -2,6 +2,7 @@
 
 #include <variant>
 
+#include "capture/feed.h"
 #include "capture/row_security.h"
 #include "catalog/chains.h"
 #include "catalog/composite.h"
@@ -61,7 +62,9 @@ Result<TransformStatus> StatusOf(pg::Connection& conn, const std::string& schema
       sql::WithSchema(R"sql(
 SELECT (SELECT count(*) FROM {schema}.pages WHERE transform_id = $1::int),
        (SELECT coalesce(sum(key_count), 0) FROM {schema}.pages WHERE transform_id = $1::int),
-       (SELECT count(*) FROM {schema}.capture WHERE source_id = $2::int),
+       (SELECT count(*) FROM ()sql" +
+                          capture::CatalogFeed(schema)->UnstagedRowsSql(/*member=*/false) +
+                          R"sql() AS __trellis_u WHERE source_id = $2::int),
        (SELECT (extract(epoch FROM backfill_started_at) * 1000000)::bigint
         FROM {schema}.transforms WHERE id = $1::int),
        (SELECT (extract(epoch FROM backfill_finished_at) * 1000000)::bigint

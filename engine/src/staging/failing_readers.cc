@@ -4,8 +4,6 @@
 #include "grammar/address.h"
 #include "log/component_log.h"
 #include "plan/bind.h"
-#include "sql/quote.h"
-#include "staging/consumed_rows.h"
 
 namespace trellis::staging {
 
@@ -21,10 +19,11 @@ bool MayBeReadersFailure(const Status& error) {
 }
 
 Result<std::set<int>> FindFailingReaders(pg::Connection& conn, const std::string& schema,
+                                         const capture::FeedBatch& batch,
                                          const std::vector<catalog::Transform>& all) {
-  // The capture rows as the staging statement consumes them, read only.
-  const std::string consumed = "SELECT " + ConsumedColumnsSql(schema, "__trellis_c", true) +
-                               " FROM " + sql::Qualified(schema, "capture") + " AS __trellis_c";
+  // The batch's rows as the staging statement takes them, read only.
+  const std::string consumed = batch.PeekSql(1, /*member=*/true);
+  const pg::Params params = batch.Params();
   std::set<int> failing;
   for (const auto& t : all) {
     auto plan = plan::Bind(t, schema);
@@ -41,7 +40,8 @@ Result<std::set<int>> FindFailingReaders(pg::Connection& conn, const std::string
       // count(DISTINCT key): the key must be computed (an unused column
       // of a subquery is not), as staging computes it.
       Status tried = conn.Exec("WITH consumed AS (" + consumed +
-                               ") SELECT count(DISTINCT key) FROM (" + reader + ") AS d");
+                                   ") SELECT count(DISTINCT key) FROM (" + reader + ") AS d",
+                               params);
       if (!tried.ok()) {
         if (!MayBeReadersFailure(tried)) return tried;
         TRELLIS_RETURN_IF_ERROR(conn.Exec("ROLLBACK TO SAVEPOINT trellis_reader"));

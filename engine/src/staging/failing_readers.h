@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "capture/feed.h"
 #include "catalog/model.h"
 #include "pg/connection.h"
 #include "trellis/status.h"
@@ -23,9 +24,11 @@ namespace trellis::staging {
 bool MayBeReadersFailure(const Status& error);
 
 // The ids of the transforms of `all` whose dirty-key SQL fails with a data
-// error over the capture rows there are now. REQUIRES: inside a transaction
-// (each trial runs under a savepoint of its own).
+// error over the rows of `batch` (FeedBatch::PeekSql). REQUIRES: inside the
+// transaction that took the batch (each trial runs under a savepoint of its
+// own).
 Result<std::set<int>> FindFailingReaders(pg::Connection& conn, const std::string& schema,
+                                         const capture::FeedBatch& batch,
                                          const std::vector<catalog::Transform>& all);
 
 // Requests a rebuild of each transform of `failing`, with a warning.

@@ -2,6 +2,7 @@
 
 #include <map>
 
+#include "capture/feed.h"
 #include "catalog/locks.h"
 #include "catalog/model.h"
 #include "catalog/states.h"
@@ -9,7 +10,6 @@
 #include "plan/group_deltas.h"
 #include "sql/quote.h"
 #include "sql/row_reader.h"
-#include "staging/consumed_rows.h"
 #include "staging/failing_readers.h"
 #include "staging/ledger_pages.h"
 #include "workers/locks.h"
@@ -18,13 +18,20 @@
 namespace trellis::staging {
 namespace {
 
-// One statement: delete a batch of capture rows, turn them into pages of at
-// most `$2` keys per transform (each page listing the key buckets it covers),
+// The staging statement's own parameters; the feed's batch takes those
+// from kFirstFeedParam on.
+constexpr int kPageKeysParam = 1;
+constexpr int kFirstFeedParam = 4;
+
+// One statement: take a batch of captured changes from the feed (the
+// trigger feed deletes its capture rows), turn them into pages of at most
+// `$1` keys per transform (each page listing the key buckets it covers),
 // and report what was consumed and which sources were truncated. A batch
-// that consumed rows also notifies the drains of every port ($3, $4:
+// that consumed rows also notifies the drains of every port ($2, $3:
 // workers/wake_channel.h), once per transaction and delivered at its commit
 // only: those of this port are nudged in-process besides, and skip it.
-Result<std::string> StageSql(const std::string& schema, const std::vector<catalog::Transform>& all,
+Result<std::string> StageSql(const std::string& schema, const capture::FeedBatch& batch,
+                             const std::vector<catalog::Transform>& all,
                              const std::set<int>& skipped) {
   std::vector<std::string> plain;
   std::vector<std::string> changes;
@@ -53,47 +60,48 @@ Result<std::string> StageSql(const std::string& schema, const std::vector<catalo
   }
   std::string dirty = sql::Join(parts, "\nUNION ALL\n");
   if (dirty.empty()) dirty = "SELECT NULL::int AS transform_id, NULL::text[] AS key WHERE false";
-  return sql::WithSchema(R"sql(
-WITH consumed AS (
-  DELETE FROM {schema}.capture AS __trellis_c
-  WHERE ctid = ANY (ARRAY(SELECT ctid FROM {schema}.capture LIMIT $1::int))
-  RETURNING )sql",
-                         schema) +
-         ConsumedColumnsSql(schema, "__trellis_c", !changes.empty()) + R"sql(
+  return "\nWITH consumed AS (\n  " + batch.TakeSql(kFirstFeedParam, !changes.empty()) +
+         R"sql(
 ), dirty AS ()sql" +
-         dirty + "\n), " + PageDirtyKeysSql(schema, 2, !changes.empty(), lock_widths) + R"sql(
+         dirty + "\n), " + PageDirtyKeysSql(schema, kPageKeysParam, !changes.empty(), lock_widths) +
+         R"sql(
 SELECT (SELECT count(*) FROM consumed),
        ARRAY(SELECT DISTINCT source_id FROM consumed WHERE op = 'T'),
        (SELECT count(*) FROM paged),
-       (SELECT pg_notify($3::text, $4::text) WHERE EXISTS (SELECT FROM consumed)))sql";
+       (SELECT pg_notify($2::text, $3::text) WHERE EXISTS (SELECT FROM consumed)))sql";
 }
 
 // One staging transaction. With `find_failing`, the transforms whose
-// dirty keys fail over the capture rows are found first and rebuilt
+// dirty keys fail over the batch's rows are found first and rebuilt
 // instead of staged (failing_readers.h).
-Result<StagedBatch> StageOnce(pg::Connection& conn, const std::string& schema, int batch_rows,
-                              int page_keys, bool find_failing) {
+Result<StagedBatch> StageOnce(pg::Connection& conn, const std::string& schema,
+                              capture::CaptureFeed& feed, int batch_rows, int page_keys,
+                              bool find_failing) {
   auto tx = catalog::BeginStagingBatch(conn, schema);
   if (!tx.ok()) return tx.status();
   auto transforms = catalog::LoadTransforms(conn, schema);
   if (!transforms.ok()) return transforms.status();
-  // Only committed capture rows are visible here, and each is deleted as it
-  // is consumed: a writer that commits later is simply seen by a later batch,
-  // so no cursor can skip past it.
+  // The feed hands over only committed changes, and a batch it hands over
+  // is never handed over again once this transaction commits (the trigger
+  // feed deletes its rows as they are consumed: a writer that commits later
+  // is simply seen by a later batch, so no cursor can skip past it).
+  auto batch = feed.TakeBatch(conn, batch_rows);
+  if (!batch.ok()) return batch.status();
   std::set<int> skipped;
   if (find_failing) {
-    auto failing = FindFailingReaders(conn, schema, transforms.value());
+    auto failing = FindFailingReaders(conn, schema, *batch.value(), transforms.value());
     if (!failing.ok()) return failing.status();
     TRELLIS_RETURN_IF_ERROR(
         RebuildFailingReaders(conn, schema, transforms.value(), failing.value()));
     skipped = std::move(failing.value());
   }
-  auto stage = StageSql(schema, transforms.value(), skipped);
+  auto stage = StageSql(schema, *batch.value(), transforms.value(), skipped);
   if (!stage.ok()) return stage.status();
+  pg::Params params = {std::to_string(page_keys), workers::WakeChannel(schema, "drain"),
+                       workers::WakeSender()};
+  for (auto& p : batch.value()->Params()) params.push_back(std::move(p));
   // Prepared: its text changes only when the set of transforms does.
-  auto staged = conn.QueryPrepared(stage.value(),
-                                   {std::to_string(batch_rows), std::to_string(page_keys),
-                                    workers::WakeChannel(schema, "drain"), workers::WakeSender()});
+  auto staged = conn.QueryPrepared(stage.value(), params);
   if (!staged.ok()) return staged.status();
   sql::RowReader row(staged.value(), 0);
   const long consumed = row.Int64(0);
@@ -113,27 +121,31 @@ Result<StagedBatch> StageOnce(pg::Connection& conn, const std::string& schema, i
   // Once the capture backlog is read (a batch not full), the recompute
   // snapshots no pending delta can need go: cheap then, and they stay few.
   if (consumed < batch_rows) {
-    auto collected = conn.QueryPrepared(plan::CollectSnapshotsSql(schema));
+    auto collected =
+        conn.QueryPrepared(plan::CollectSnapshotsSql(schema, feed.OldestUnstagedXidSql()));
     if (!collected.ok()) return collected.status();
   }
+  TRELLIS_RETURN_IF_ERROR(batch.value()->Staged(conn, consumed));
   TRELLIS_RETURN_IF_ERROR(tx.value()->Commit());
-  StagedBatch batch{consumed, false};
+  TRELLIS_RETURN_IF_ERROR(batch.value()->Committed(conn));
+  StagedBatch out{consumed, false};
   for (const auto& t : transforms.value()) {
-    batch.catching_up = batch.catching_up || t.state == TransformState::kCatchingUp;
+    out.catching_up = out.catching_up || t.state == TransformState::kCatchingUp;
   }
-  return batch;
+  return out;
 }
 
 }  // namespace
 
 Result<StagedBatch> StageBatch(pg::Connection& conn, const std::string& schema, int batch_rows,
                                int page_keys) {
-  auto staged = StageOnce(conn, schema, batch_rows, page_keys, /*find_failing=*/false);
+  const auto feed = capture::CatalogFeed(schema);
+  auto staged = StageOnce(conn, schema, *feed, batch_rows, page_keys, /*find_failing=*/false);
   // A group expression that fails for a captured row must not stall every
   // transform's staging: the batch is staged again without the transforms
   // it fails for, which are rebuilt instead. Free while nothing fails.
   if (staged.ok() || !MayBeReadersFailure(staged.status())) return staged;
-  return StageOnce(conn, schema, batch_rows, page_keys, /*find_failing=*/true);
+  return StageOnce(conn, schema, *feed, batch_rows, page_keys, /*find_failing=*/true);
 }
 
 }  // namespace trellis::staging

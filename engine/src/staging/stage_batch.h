@@ -1,5 +1,6 @@
-// One staging transaction: consume a batch of committed capture rows, fan
-// them out into ledger pages, and delete them, atomically.
+// One staging transaction: take a batch of committed captured changes from
+// the catalog's capture feed (capture/feed.h) and fan them out into ledger
+// pages, atomically: the batch is taken exactly when its pages commit.
 #pragma once
 
 #include <string>
@@ -10,12 +11,15 @@
 namespace trellis::staging {
 
 struct StagedBatch {
-  long consumed = 0;  // capture rows consumed (0: nothing to do)
+  long consumed = 0;  // captured rows consumed (0: nothing to do)
   // A transform was catching up when the batch began: it may be promoted
   // (catalog::PromoteCaughtUp), which no other can be.
   bool catching_up = false;
 };
 
+// Stages one batch of at most `batch_rows` rows of the catalog's feed
+// (capture::CatalogFeed), in pages of at most `page_keys` keys.
+// REQUIRES: no transaction open on `conn`.
 Result<StagedBatch> StageBatch(pg::Connection& conn, const std::string& schema, int batch_rows,
                                int page_keys);
 

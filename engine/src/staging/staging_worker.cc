@@ -3,7 +3,7 @@
 #include <exception>
 #include <string>
 
-#include "capture/disruption.h"
+#include "capture/feed.h"
 #include "capture/functions.h"
 #include "capture/row_security.h"
 #include "catalog/migrations.h"
@@ -57,7 +57,7 @@ Result<bool> StagingWorker::Step(pg::Connection& conn) {
       now - last_capture_check_ >= kCaptureCheckEvery) {
     auto tx = pg::Transaction::Begin(conn);
     if (!tx.ok()) return tx.status();
-    auto found = capture::PauseDisruptedReaders(conn, options().schema);
+    auto found = capture::CatalogFeed(options().schema)->PauseDisruptedReaders(conn);
     if (!found.ok()) return found.status();
     // A routed column whose type changed may need its source's capture
     // functions to pin settings they do not, or no longer need them.
