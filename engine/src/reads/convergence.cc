@@ -80,12 +80,9 @@ void Fill(std::string& text, const std::string& slot, std::string_view value) {
 }
 
 // `sql` with the covered condition in its {covered} slot, the token's bound
-// being parameter `bound` ("$2"), and the feed's pending writes before the
-// watermark in parameter $1 in its {unstaged_before} slot.
-std::string Covering(std::string_view sql, const std::string& schema, std::string_view bound,
-                     const capture::CaptureFeed& feed) {
+// being parameter `bound` ("$2").
+std::string Covering(std::string_view sql, const std::string& schema, std::string_view bound) {
   std::string text(sql);
-  Fill(text, "{unstaged_before}", feed.UnstagedBeforeSql("$1", "{covered}"));
   Fill(text, "{covered}", kCovered);
   Fill(text, "{bound}", bound);
   return catalog::StateSql(text, schema);
@@ -123,9 +120,9 @@ SELECT coalesce(max(n), 1) FROM depth)sql";
 
 // An error naming the transform whose drain failure blocks the wait, or ok.
 Status CheckBlocked(pg::Connection& conn, const std::string& schema,
-                    const capture::CaptureFeed& feed, const std::optional<std::string>& last_page,
+                    const std::optional<std::string>& last_page,
                     const std::optional<std::string>& bound) {
-  auto blocked = conn.Query(Covering(kBlockedBy, schema, "$2", feed),
+  auto blocked = conn.Query(Covering(kBlockedBy, schema, "$2"),
                             {last_page, bound, std::to_string(kBlockedAfterAttempts)});
   if (!blocked.ok()) return blocked.status();
   if (blocked->empty()) return Status::OK();
@@ -157,28 +154,31 @@ Result<bool> AwaitLevel(pg::Connection& conn, const std::string& schema,
   // transaction, and two statements could see the relation in step (sync
   // committed) after seeing no rebuild (not yet committed), and return
   // before the rebuild.
-  const std::string pending_sql = "SELECT (" + Covering(kPendingCapture, schema, "$2", feed) +
-                                  ") OR (" + capture::RelationsOutOfStepSql(schema) + ")";
+  // The watermark is parameter $1.
+  std::string pending_capture(kPendingCapture);
+  Fill(pending_capture, "{unstaged_before}", feed.UnstagedBeforeSql("$1", "{covered}"));
+  const std::string pending_sql = "SELECT (" + Covering(pending_capture, schema, "$2") + ") OR (" +
+                                  capture::RelationsOutOfStepSql(schema) + ")";
   int polls = 0;
   while (true) {
     auto pending = conn.Query(pending_sql, {watermark, bound});
     if (!pending.ok()) return pending.status();
     if (pending->text(0, 0) == "f") break;
     if (++polls % kCheckBlockedEvery == 0) {
-      TRELLIS_RETURN_IF_ERROR(CheckBlocked(conn, schema, feed, std::nullopt, bound));
+      TRELLIS_RETURN_IF_ERROR(CheckBlocked(conn, schema, std::nullopt, bound));
     }
     auto more = wait();
     if (!more.ok() || !more.value()) return more;
   }
-  auto last = conn.Query(Covering(kLastPage, schema, "$1", feed), {bound});
+  auto last = conn.Query(Covering(kLastPage, schema, "$1"), {bound});
   if (!last.ok()) return last.status();
   const std::string last_page = last->text(0, 0);
   while (true) {
-    auto left = conn.Query(Covering(kPagesLeft, schema, "$2", feed), {last_page, bound});
+    auto left = conn.Query(Covering(kPagesLeft, schema, "$2"), {last_page, bound});
     if (!left.ok()) return left.status();
     if (left->text(0, 0) == "f") return true;
     if (++polls % kCheckBlockedEvery == 0) {
-      TRELLIS_RETURN_IF_ERROR(CheckBlocked(conn, schema, feed, last_page, bound));
+      TRELLIS_RETURN_IF_ERROR(CheckBlocked(conn, schema, last_page, bound));
     }
     auto more = wait();
     if (!more.ok() || !more.value()) return more;
