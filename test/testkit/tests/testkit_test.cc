@@ -173,10 +173,26 @@ TEST_CASE("durability is off by default and on with --durable") {
 // The default is left to the environment of the run: a CI leg may set
 // TRELLIS_TESTKIT_LOGICAL=1 for every cluster, so this test sets it itself.
 TEST_CASE("wal_level is replica by default and logical with --logical or the environment") {
-  auto [plain, plain_url] = StartTestkit({}, {"TRELLIS_TESTKIT_LOGICAL=0"});
-  CHECK(ConnectOrFail(plain_url)->Scalar("SHOW wal_level") == "replica");
+  // The three start side by side: a cluster's start is mostly waiting.
+  std::unique_ptr<TestkitProcess> plain = TestkitProcess::Start({}, {"TRELLIS_TESTKIT_LOGICAL=0"});
+  std::unique_ptr<TestkitProcess> flagged =
+      TestkitProcess::Start({"--logical"}, {"TRELLIS_TESTKIT_LOGICAL=0"});
+  std::unique_ptr<TestkitProcess> from_env =
+      TestkitProcess::Start({}, {"TRELLIS_TESTKIT_LOGICAL=1"});
+  REQUIRE(plain);
+  REQUIRE(flagged);
+  REQUIRE(from_env);
+  auto url_of = [](TestkitProcess& testkit) {
+    std::optional<std::string> url = testkit.ReadLine(kStartTimeout);
+    INFO("testkit stderr:\n" << testkit.Stderr());
+    REQUIRE(url);
+    return *url;
+  };
+  const std::string plain_url = url_of(*plain);
+  const std::string flagged_url = url_of(*flagged);
+  const std::string env_url = url_of(*from_env);
 
-  auto [flagged, flagged_url] = StartTestkit({"--logical"}, {"TRELLIS_TESTKIT_LOGICAL=0"});
+  CHECK(ConnectOrFail(plain_url)->Scalar("SHOW wal_level") == "replica");
   std::unique_ptr<PgClient> flagged_client = ConnectOrFail(flagged_url);
   CHECK(flagged_client->Scalar("SHOW wal_level") == "logical");
   CHECK(flagged_client->Scalar("SHOW max_replication_slots") == "20");
@@ -185,8 +201,6 @@ TEST_CASE("wal_level is replica by default and logical with --logical or the env
   // logical decoding needs of the server.
   CHECK(flagged_client->Scalar("SELECT slot_name FROM pg_create_logical_replication_slot("
                                "'testkit_probe', 'pgoutput')") == "testkit_probe");
-
-  auto [from_env, env_url] = StartTestkit({}, {"TRELLIS_TESTKIT_LOGICAL=1"});
   CHECK(ConnectOrFail(env_url)->Scalar("SHOW wal_level") == "logical");
 
   for (auto* testkit : {plain.get(), flagged.get(), from_env.get()}) {
@@ -222,7 +236,7 @@ TEST_CASE("the --help option prints usage on stderr and nothing on stdout") {
   CHECK(testkit->WaitExit(kStopTimeout) == 0);
   CHECK(testkit->ReadRemainingStdout(1s).empty());
   CHECK(testkit->Stderr().starts_with(
-      "usage: trellis-testkit [--tls] [--durable] [--keep] [--help]"));
+      "usage: trellis-testkit [--tls] [--durable] [--logical] [--keep] [--help]"));
 }
 
 TEST_CASE("an unknown argument exits 2 naming it") {
