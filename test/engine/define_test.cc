@@ -33,8 +33,10 @@ TEST_CASE("define refuses bad definitions and creates nothing", "[engine][define
       {"TRANSFORM t FROM widgets SELECT random() AS r", Code::kValidation, "volatile"},
       {"TRANSFORM t FROM widgets SELECT price + random() AS r", Code::kValidation, "random()"},
       {"TRANSFORM t FROM widgets SELECT clock_timestamp() AS r", Code::kValidation, "volatile"},
-      {"TRANSFORM t FROM widgets SELECT coalesce(count(*), 0) AS r", Code::kUnsupported,
-       "aggregate"},
+      // An expression over aggregates compiles into stages, but not one
+      // that reads a column outside its aggregates without grouping by it.
+      {"TRANSFORM t FROM widgets SELECT price + count(*) AS r", Code::kValidation,
+       "must appear in the GROUP BY clause"},
       {"TRANSFORM t FROM widgets SELECT (SELECT 1) AS r", Code::kValidation, "subquer"},
       {"TRANSFORM t FROM widgets SELECT price AS p WHERE random() > 0.5", Code::kValidation,
        "volatile"},

@@ -580,7 +580,7 @@ TEST_CASE("text after the statement is refused", "[grammar]") {
   auto e = ParseFails("TRANSFORM t FROM s SELECT a AS a b");
   CHECK(e.position == 33);
   CHECK(e.message ==
-        "at position 33: expected \",\", WHERE, GROUP BY, WITHOUT SOURCE INDEX, WITHOUT ROW "
+        "at position 33: expected \",\", WHERE, GROUP BY, HAVING, WITHOUT SOURCE INDEX, WITHOUT ROW "
         "SECURITY, GRANT SELECT TO or end of statement after the column alias, found \"b\"");
 }
 
@@ -600,7 +600,7 @@ TEST_CASE("clauses come in order: WHERE after GROUP BY is refused", "[grammar]")
   auto e = ParseFails("TRANSFORM t FROM s SELECT a AS a GROUP BY a WHERE b");
   CHECK(e.position == 44);
   CHECK(e.message ==
-        "at position 44: expected \",\", WITHOUT SOURCE INDEX, WITHOUT ROW SECURITY, GRANT SELECT "
+        "at position 44: expected \",\", HAVING, WITHOUT SOURCE INDEX, WITHOUT ROW SECURITY, GRANT SELECT "
         "TO or end of statement after the GROUP BY expression, found \"WHERE\"");
 }
 
@@ -608,7 +608,7 @@ TEST_CASE("a comma at the top of a WHERE predicate is refused", "[grammar]") {
   auto e = ParseFails("TRANSFORM t FROM s SELECT a AS a WHERE b, c");
   CHECK(e.position == 40);
   CHECK_THAT(e.message,
-             Contains("expected GROUP BY, WITHOUT SOURCE INDEX, WITHOUT ROW SECURITY, GRANT "
+             Contains("expected GROUP BY, HAVING, WITHOUT SOURCE INDEX, WITHOUT ROW SECURITY, GRANT "
                       "SELECT TO or end of statement after the WHERE predicate, found \",\""));
 }
 
@@ -838,25 +838,113 @@ TEST_CASE("calls that are not built-in aggregates are plain expressions", "[gram
   CHECK_FALSE(s.Groups());
 }
 
-TEST_CASE("an aggregate must be a column of its own", "[grammar][aggregate]") {
-  for (const char* select : {"sum(x) + 1 AS y", "coalesce(sum(x), 0) AS y",
-                             "sum(x) / count(*) AS y", "sum(x)::bigint AS y"}) {
-    auto e = ParseFails(std::string("TRANSFORM t FROM s SELECT ") + select);
-    INFO(select);
-    CHECK(e.kind == ParseError::Kind::kUnsupported);
-    CHECK_THAT(e.message, Contains("an aggregate must be a column of its own, as in sum(amount) "
-                                   "AS total; compute expressions over aggregates"));
-  }
-  CHECK(ParseFails("TRANSFORM t FROM s SELECT coalesce(sum(x), 0) AS y").position == 35);
+TEST_CASE("expressions over aggregates keep each call and its span", "[grammar][aggregate]") {
+  auto s = ParseAs<TransformStmt>(
+      "TRANSFORM r FROM orders o SELECT o.region, sum(o.amount) / nullif(count(*), 0) AS mean, "
+      "100 * pg_catalog.sum(o.paid) AS cents, coalesce(max(o.amount), 0) AS top, "
+      "'sum(x)' || \"count\"(o.id)::text AS label, sum(o.amount) AS total "
+      "GROUP BY o.region");
+  using F = AggregateFunction;
+  REQUIRE(s.select.size() == 6);
+  CHECK(s.select[0].aggregate_uses.empty());
+  CHECK_FALSE(s.select[0].ComputesOverAggregates());
+
+  const auto& mean = s.select[1];
+  CHECK_FALSE(mean.aggregate);
+  CHECK(mean.ComputesOverAggregates());
+  REQUIRE(mean.aggregate_uses.size() == 2);
+  CHECK(mean.aggregate_uses[0].call == AggregateCall{F::kSum, "o.amount"});
+  CHECK(mean.aggregate_uses[1].call == AggregateCall{F::kCount, std::nullopt});
+  auto text = [](const SelectItem& item, std::size_t i) {
+    const auto& use = item.aggregate_uses[i];
+    return item.expr.substr(use.begin, use.end - use.begin);
+  };
+  CHECK(text(mean, 0) == "sum(o.amount)");
+  CHECK(text(mean, 1) == "count(*)");
+  // A qualified call's span starts at its qualifier.
+  REQUIRE(s.select[2].aggregate_uses.size() == 1);
+  CHECK(text(s.select[2], 0) == "pg_catalog.sum(o.paid)");
+  CHECK(text(s.select[3], 0) == "max(o.amount)");
+  // A string that reads like a call is not one; a quoted name is.
+  REQUIRE(s.select[4].aggregate_uses.size() == 1);
+  CHECK(text(s.select[4], 0) == "\"count\"(o.id)");
+  // One call alone is still an aggregate column, with its one use.
+  CHECK(s.select[5].aggregate == AggregateCall{F::kSum, "o.amount"});
+  REQUIRE(s.select[5].aggregate_uses.size() == 1);
+  CHECK(text(s.select[5], 0) == "sum(o.amount)");
+  CHECK_FALSE(s.select[5].ComputesOverAggregates());
+  CHECK(s.Groups());
+  CHECK(s.CompilesToStages());
+  CHECK_FALSE(s.having);
+}
+
+TEST_CASE("HAVING keeps its condition and its aggregate calls", "[grammar][aggregate]") {
+  auto s = ParseAs<TransformStmt>(
+      "TRANSFORM t FROM s SELECT g, count(*) AS n WHERE x > 0 GROUP BY g "
+      "HAVING count(*) > 1 AND min(x) < 10 GRANT SELECT TO r");
+  REQUIRE(s.having);
+  CHECK(*s.having == "count(*) > 1 AND min(x) < 10");
+  REQUIRE(s.having_uses.size() == 2);
+  CHECK(s.having_uses[0].call == AggregateCall{AggregateFunction::kCount, std::nullopt});
+  CHECK(s.having->substr(s.having_uses[1].begin, s.having_uses[1].end - s.having_uses[1].begin) ==
+        "min(x)");
+  CHECK(s.readers == std::vector<std::string>{"r"});
+  CHECK(s.CompilesToStages());
+  // Without GROUP BY, over the whole table.
+  auto whole = ParseAs<TransformStmt>("TRANSFORM t FROM s SELECT sum(a) AS a HAVING count(*) > 0");
+  CHECK(whole.having == std::optional<std::string>("count(*) > 0"));
+  CHECK(whole.group_by.empty());
+  // A plain GROUP BY is not compiled.
+  CHECK_FALSE(ParseAs<TransformStmt>("TRANSFORM t FROM s SELECT g, sum(a) AS a GROUP BY g")
+                  .CompilesToStages());
+}
+
+TEST_CASE("HAVING and expressions over aggregates render as written", "[grammar][aggregate]") {
+  const std::string text =
+      "TRANSFORM t FROM s SELECT g AS g, sum(a) / nullif(count(*), 0) AS r WHERE a > 0 "
+      "GROUP BY g HAVING count(*) > 5";
+  auto s = ParseAs<TransformStmt>(text);
+  CHECK(Render(s) == text);
+  CHECK(ParseAs<TransformStmt>(Render(s)) == s);
+}
+
+TEST_CASE("aggregates in HAVING and SELECT refuse what they refuse alone", "[grammar][aggregate]") {
+  CheckRefusals(
+      {
+          {"TRANSFORM t FROM s SELECT g, count(*) AS n GROUP BY g HAVING sum(count(*)) > 1", 65,
+           "an aggregate of an aggregate is not supported"},
+          {"TRANSFORM t FROM s SELECT 1 + sum(max(x)) AS n", 34,
+           "an aggregate of an aggregate is not supported"},
+          {"TRANSFORM t FROM s SELECT g, count(*) AS n GROUP BY g HAVING count(*) OVER () > 1", 70,
+           "window functions (OVER) are not supported"},
+          {"TRANSFORM t FROM s SELECT g, count(*) AS n GROUP BY g HAVING count(DISTINCT x) > 1", 67,
+           "count(DISTINCT ...) is not supported"},
+          {"TRANSFORM t FROM s SELECT DISTINCT g HAVING g > 1", 26,
+           "SELECT DISTINCT with HAVING is not supported"},
+          {"TRANSFORM t FROM s SELECT DISTINCT 1 + count(*) AS n", 26,
+           "SELECT DISTINCT with aggregates is not supported"},
+          {"ALTER TRANSFORM t ADD COLUMN sum(x) / count(*) AS r", 29,
+           "ALTER TRANSFORM cannot add or change a column computed over aggregates"},
+          {"ALTER TRANSFORM t ALTER COLUMN r AS coalesce(sum(x), 0)", 36,
+           "DROP TRANSFORM and define it again with the column"},
+      },
+      ParseError::Kind::kUnsupported);
+  auto where =
+      ParseFails("TRANSFORM t FROM s SELECT g, count(*) AS n WHERE count(*) > 1 GROUP BY g");
+  CHECK(where.position == 49);
+  CHECK_THAT(where.message, Contains("aggregate functions are not allowed in WHERE"));
+  CHECK_THAT(where.message, Contains("write the condition in HAVING"));
+  auto group = ParseFails("TRANSFORM t FROM s SELECT count(*) AS n GROUP BY sum(x)");
+  CHECK_THAT(group.message, Contains("aggregate functions are not allowed in GROUP BY"));
+  // HAVING comes after GROUP BY.
+  auto order =
+      ParseFails("TRANSFORM t FROM s SELECT g, count(*) AS n HAVING count(*) > 1 GROUP BY g");
+  CHECK_THAT(order.message, Contains("after the HAVING condition, found \"GROUP\""));
 }
 
 TEST_CASE("aggregate forms Trellis does not maintain are refused by name", "[grammar][aggregate]") {
   CheckRefusals(
       {
-          {"TRANSFORM t FROM s SELECT g, count(*) AS n GROUP BY g HAVING count(*) > 1", 54,
-           "HAVING is not supported: a transform keeps every group"},
-          {"TRANSFORM t FROM s SELECT g, count(*) AS n HAVING count(*) > 1", 43,
-           "HAVING is not supported"},
           {"TRANSFORM t FROM s SELECT count(*) FILTER (WHERE paid) AS n", 35,
            "FILTER on an aggregate is not supported: move the condition into the argument"},
           {"TRANSFORM t FROM s SELECT sum(x) OVER (PARTITION BY g) AS n", 33,

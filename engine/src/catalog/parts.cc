@@ -9,20 +9,25 @@ namespace trellis::catalog {
 
 bool IsHiddenPart(const Transform& t) { return t.owner_id.has_value(); }
 
-Status RecordStage(pg::Connection& conn, const std::string& schema, int stage_id, int owner_id) {
-  // The stage reads only sources (1), its owner reads the stage (2).
+Status RecordStages(pg::Connection& conn, const std::string& schema,
+                    const std::vector<int>& stage_ids, int owner_id) {
+  std::vector<std::string> ids;
+  for (int id : stage_ids) ids.push_back(std::to_string(id));
   return conn.Exec(sql::WithSchema(R"sql(
-UPDATE {schema}.transforms SET owner_id = CASE WHEN id = $1::int THEN $2::int END,
-                               stage_order = CASE WHEN id = $1::int THEN 1 ELSE 2 END
-WHERE id IN ($1::int, $2::int))sql",
+UPDATE {schema}.transforms t
+SET owner_id = CASE WHEN t.id = $2::int THEN NULL ELSE $2::int END,
+    stage_order = coalesce((SELECT s.n FROM pg_catalog.unnest($1::int[]) WITH ORDINALITY
+                            AS s(id, n) WHERE s.id = t.id),
+                           pg_catalog.cardinality($1::int[]) + 1)
+WHERE t.id = $2::int OR t.id = ANY ($1::int[]))sql",
                                    schema),
-                   {std::to_string(stage_id), std::to_string(owner_id)});
+                   {sql::ArrayLiteral(ids), std::to_string(owner_id)});
 }
 
-std::string JoinBuildsForGroupSql(const std::string& schema, std::string_view group,
-                                  std::string_view join) {
-  const std::string g(group);
-  const std::string j(join);
+std::string StageBuildsForOwnerSql(const std::string& schema, std::string_view owner,
+                                   std::string_view stage) {
+  const std::string g(owner);
+  const std::string j(stage);
   return StateSql("(" + g + ".status = {state:waiting_to_backfill} AND " + j +
                       ".status IN ({state:backfilling}, {state:catching_up}, {state:live}) AND " +
                       j + ".backfill_started_at >= coalesce((SELECT min(q.created_at) FROM " +
@@ -49,9 +54,9 @@ Status RefuseHiddenPart(pg::Connection& conn, const std::string& schema, const T
   auto owner = OwnerName(conn, schema, t.name());
   if (!owner.ok()) return owner.status();
   return Status::NotFound("transform " + grammar::RenderName(t.name()) +
-                          " is the hidden join of GROUP BY transform " +
-                          grammar::RenderName(owner.value()) + ", and goes with it: address " +
-                          grammar::RenderName(owner.value()) + " instead");
+                          " is a hidden stage of transform " + grammar::RenderName(owner.value()) +
+                          ", and goes with it: address " + grammar::RenderName(owner.value()) +
+                          " instead");
 }
 
 }  // namespace trellis::catalog

@@ -78,6 +78,8 @@ class ExpressionTokens {
 struct Call {
   std::size_t start = 0;
   std::size_t close = 0;
+  std::size_t begin = 0;  // the byte offset of its first token
+  std::size_t end = 0;    // one past its closing parenthesis
   std::size_t name_begin = 0;
   std::size_t open_end = 0;
   std::size_t close_begin = 0;
@@ -95,10 +97,11 @@ struct CallFacts {
   // The first call that is an aggregate or followed by OVER, and which.
   std::optional<Call> aggregate_or_window;
   bool aggregate_or_window_is_window = false;
-  // Aggregates: how many, the first, and the first inside another.
+  // Aggregates: how many, and the first inside another.
   std::size_t aggregates = 0;
-  std::optional<Call> first_aggregate;
   std::optional<std::size_t> nested_aggregate_begin;
+  // Every aggregate call not inside another, in the order written.
+  std::vector<Call> outer_aggregates;
 };
 
 CallFacts FindCalls(const TokenCursor& cursor, std::size_t begin, std::size_t end) {
@@ -130,6 +133,7 @@ CallFacts FindCalls(const TokenCursor& cursor, std::size_t begin, std::size_t en
       call.name_begin = tokens.At(name).begin;
       const bool qualified = name >= 2 && IsPunctuation(tokens.At(name - 1), ".");
       if (qualified) call.start = name - 2;
+      call.begin = tokens.At(call.start).begin;
       // Only the built-in aggregates are maintained: unqualified, or
       // qualified by pg_catalog (and not itself part of a longer name).
       const bool builtin = !qualified || (IsWord(tokens.At(name - 2), "pg_catalog") &&
@@ -153,11 +157,9 @@ CallFacts FindCalls(const TokenCursor& cursor, std::size_t begin, std::size_t en
       open.pop_back();
       call.close = i;
       call.close_begin = token.begin;
+      call.end = token.end;
       if (call.aggregate) --open_aggregates;
-      if (call.aggregate && !facts.first_aggregate) facts.first_aggregate = call;
-      if (facts.first_aggregate && call.start < facts.first_aggregate->start && call.aggregate) {
-        facts.first_aggregate = call;
-      }
+      if (call.aggregate && open_aggregates == 0) facts.outer_aggregates.push_back(call);
       const Token& after = tokens.At(i + 1);
       const bool over = IsWord(after, "over");
       const bool filter = IsWord(after, "filter") && IsPunctuation(tokens.At(i + 2), "(");
@@ -262,29 +264,30 @@ std::string_view AggregateName(AggregateFunction function) {
   return "count";
 }
 
-std::variant<std::optional<AggregateCall>, ParseError> ReadAggregate(const TokenCursor& cursor,
-                                                                     const ExprSpan& expr) {
+std::variant<AggregatesRead, ParseError> ReadAggregates(const TokenCursor& cursor,
+                                                        const ExprSpan& expr) {
   const CallFacts facts = FindCalls(cursor, expr.position, expr.end());
   if (facts.window_or_filter) return *facts.window_or_filter;
-  if (facts.aggregates == 0) return std::optional<AggregateCall>();
+  AggregatesRead out;
+  if (facts.aggregates == 0) return out;
   if (facts.nested_aggregate_begin) {
     return cursor.UnsupportedAt(
         *facts.nested_aggregate_begin,
         "an aggregate of an aggregate is not supported: define a transform with the inner "
         "aggregate and aggregate its target in a second transform");
   }
-  const Call& call = *facts.first_aggregate;
-  auto argument = ReadArgument(cursor, call);
-  if (auto* error = std::get_if<ParseError>(&argument)) return *error;
-  if (facts.aggregates > 1 || call.start != 0 || call.close + 1 != facts.token_count) {
-    return cursor.UnsupportedAt(
-        call.name_begin,
-        "an aggregate must be a column of its own, as in sum(amount) AS total; compute "
-        "expressions over aggregates (sum(a) / count(*), coalesce(sum(a), 0)) in a projection "
-        "over this transform's target");
+  for (const Call& call : facts.outer_aggregates) {
+    auto argument = ReadArgument(cursor, call);
+    if (auto* error = std::get_if<ParseError>(&argument)) return *error;
+    out.uses.push_back(AggregateUse{
+        AggregateCall{*call.aggregate, std::get<std::optional<std::string>>(std::move(argument))},
+        call.begin - expr.position, call.end - expr.position});
   }
-  return std::optional<AggregateCall>(
-      AggregateCall{*call.aggregate, std::get<std::optional<std::string>>(std::move(argument))});
+  const Call& first = facts.outer_aggregates.front();
+  if (out.uses.size() == 1 && first.start == 0 && first.close + 1 == facts.token_count) {
+    out.whole = out.uses.front().call;
+  }
+  return out;
 }
 
 std::optional<ParseError> RefuseAggregates(const TokenCursor& cursor, const ExprSpan& expr,
@@ -297,8 +300,7 @@ std::optional<ParseError> RefuseAggregates(const TokenCursor& cursor, const Expr
       std::string(window ? "window functions" : "aggregate functions") + " are not allowed in " +
           std::string(clause) +
           (clause == "WHERE" ? ": WHERE picks source rows before they are grouped; to keep "
-                               "only some groups, filter this transform's target in a "
-                               "projection over it"
+                               "only some groups, write the condition in HAVING"
                              : ": group by columns or expressions of one source row"));
 }
 

@@ -7,6 +7,7 @@
 #include <optional>
 #include <string_view>
 #include <variant>
+#include <vector>
 
 #include "grammar/ast.h"
 #include "grammar/expression.h"
@@ -19,19 +20,27 @@ namespace trellis::grammar {
 // "bool_or".
 std::string_view AggregateName(AggregateFunction function);
 
-// The aggregate call `expr` is, if it is one: `count(*)`, `count(x)`,
-// `sum(x)`, `avg(x)`, `min(x)`, `max(x)`, `bool_and(x)` (or `every(x)`),
-// `bool_or(x)`, with the name plain, quoted or qualified by pg_catalog.
-// Refused, with a message saying what to write instead:
+// The aggregate calls in an expression: each call not inside another, with
+// its span relative to the expression's text, and the call the whole
+// expression is, when it is one call and nothing else.
+struct AggregatesRead {
+  std::optional<AggregateCall> whole;
+  std::vector<AggregateUse> uses;
+};
+
+// The aggregate calls in `expr`: `count(*)`, `count(x)`, `sum(x)`, `avg(x)`,
+// `min(x)`, `max(x)`, `bool_and(x)` (or `every(x)`), `bool_or(x)`, with the
+// name plain, quoted or qualified by pg_catalog, anywhere in the expression
+// (`sum(a) / nullif(count(*), 0)`). Refused, with a message saying what to
+// write instead:
 // - kUnsupported: FILTER, OVER (window functions), DISTINCT or ORDER BY
-//   inside the call, an aggregate of an aggregate, an aggregate inside a
-//   larger expression (`sum(x) + 1`);
+//   inside a call, an aggregate of an aggregate;
 // - kSyntax: a call with the wrong number of arguments, `*` for anything
 //   but count.
-// Expressions without an aggregate call give nullopt (a window function in
-// one is refused all the same).
-std::variant<std::optional<AggregateCall>, ParseError> ReadAggregate(const TokenCursor& cursor,
-                                                                     const ExprSpan& expr);
+// An expression without an aggregate call gives no uses (a window function
+// in one is refused all the same).
+std::variant<AggregatesRead, ParseError> ReadAggregates(const TokenCursor& cursor,
+                                                        const ExprSpan& expr);
 
 // Refuses an aggregate call or window function anywhere in `expr`, an
 // expression of `clause` ("WHERE", "GROUP BY"), where SQL allows neither.

@@ -84,15 +84,34 @@ struct AggregateCall {
   bool operator==(const AggregateCall&) const = default;
 };
 
+// One aggregate call written inside an expression (a SELECT item or
+// HAVING): the call, and the bytes [begin, end) it covers in the
+// expression's text, from its name (or its qualifier, `pg_catalog.sum`) to
+// its closing parenthesis. A statement that computes over aggregates is
+// compiled into stages by rewriting these spans (plan/aggregate_stages.h).
+struct AggregateUse {
+  AggregateCall call;
+  std::size_t begin = 0;
+  std::size_t end = 0;
+
+  bool operator==(const AggregateUse&) const = default;
+};
+
 // `expr AS alias`, or a bare column reference named after its column.
 // `position` is the byte offset of the expression in the statement it was
 // parsed from, for error messages at define time. `aggregate` is set when the
-// expression is one aggregate call; it is derived from `expr`.
+// expression is one aggregate call; `aggregate_uses` lists every aggregate
+// call in it, in the order written (the one call, for such an item). Both
+// are derived from `expr`.
 struct SelectItem {
   std::string expr;
   std::string alias;
   std::size_t position = 0;
   std::optional<AggregateCall> aggregate;
+  std::vector<AggregateUse> aggregate_uses;
+
+  // An expression over aggregates (`sum(a) / count(*)`), not one call alone.
+  bool ComputesOverAggregates() const { return !aggregate && !aggregate_uses.empty(); }
 
   // Equality compares the definition, not where it was written: the same item
   // parsed from two differently formatted statements is equal.
@@ -109,6 +128,10 @@ struct TransformStmt {
   std::vector<SelectItem> select;  // never empty; aliases are distinct
   std::optional<std::string> where;
   std::vector<std::string> group_by;
+  // HAVING's condition as written, and the aggregate calls in it (their
+  // spans are within `having`).
+  std::optional<std::string> having;
+  std::vector<AggregateUse> having_uses;
   bool without_source_index = false;
   // WITHOUT ROW SECURITY: the define may read sources whose row-level
   // security the target will not follow (spec/engine.md "Row-level security").
@@ -118,11 +141,22 @@ struct TransformStmt {
   std::vector<std::string> readers;
 
   // True when the target has a row per group rather than per source row:
-  // GROUP BY, SELECT DISTINCT, or aggregates over the whole table.
+  // GROUP BY, SELECT DISTINCT, HAVING, or aggregates over the whole table.
   bool Groups() const {
-    if (distinct || !group_by.empty()) return true;
+    if (distinct || !group_by.empty() || having) return true;
     for (const auto& item : select) {
-      if (item.aggregate) return true;
+      if (item.aggregate || !item.aggregate_uses.empty()) return true;
+    }
+    return false;
+  }
+
+  // True when one grouping transform cannot hold the statement: it has a
+  // HAVING or an expression over aggregates, and is compiled into stages, a
+  // hidden grouping and a projection over it (plan/aggregate_stages.h).
+  bool CompilesToStages() const {
+    if (having) return true;
+    for (const auto& item : select) {
+      if (item.ComputesOverAggregates()) return true;
     }
     return false;
   }

@@ -35,8 +35,8 @@ struct ExprSpan {
 
 // True when the cursor is on a keyword that ends an expression written at
 // bracket depth 0 (`after_dot`: the previous token was `.`, so a keyword is a
-// column name): AS, WHERE, GROUP BY, WITHOUT SOURCE, and the clauses of a
-// SELECT that Trellis refuses (HAVING, ORDER BY, LIMIT, OFFSET, WINDOW,
+// column name): AS, WHERE, GROUP BY, HAVING, WITHOUT SOURCE, and the clauses
+// of a SELECT that Trellis refuses (ORDER BY, LIMIT, OFFSET, WINDOW,
 // UNION, INTERSECT, EXCEPT), so that they are reported by name rather than
 // read as part of an expression.
 bool AtClauseKeyword(const TokenCursor& cursor, bool after_dot = false);

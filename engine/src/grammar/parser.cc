@@ -63,13 +63,27 @@ std::variant<std::string, ParseError> ParseColumnKeywordAndName(TokenCursor& cur
   return ParseName(cursor, "the column name after " + std::string(action) + " COLUMN");
 }
 
+// An ALTER's column that computes over aggregates (`sum(a) / count(*)`): a
+// transform with one is compiled into stages when defined, and ALTER does
+// not recompile it.
+ParseError RefuseComputedColumn(const TokenCursor& cursor, std::size_t at) {
+  return cursor.UnsupportedAt(
+      at,
+      "ALTER TRANSFORM cannot add or change a column computed over aggregates (an expression "
+      "such as sum(a) / count(*)): DROP TRANSFORM and define it again with the column");
+}
+
 // ALTER TRANSFORM target ADD COLUMN expr AS col (or a bare column reference)
 Result ParseAlterAdd(TokenCursor& cursor, QualifiedName target) {
   cursor.Advance();
   if (!cursor.AtKeyword("column")) return cursor.Expected("COLUMN after ADD");
   cursor.Advance();
+  const std::size_t at = cursor.Peek().begin;
   auto parsed = ParseSelectItem(cursor, "an expression after ADD COLUMN");
   if (auto* error = std::get_if<ParseError>(&parsed)) return *error;
+  if (std::get<ParsedSelectItem>(parsed).item.ComputesOverAggregates()) {
+    return RefuseComputedColumn(cursor, at);
+  }
   if (auto error = cursor.ExpectEnd("end of statement after the column alias")) return *error;
   return AlterAddColumnStmt{std::move(target), std::get<ParsedSelectItem>(std::move(parsed)).item};
 }
@@ -93,13 +107,14 @@ Result ParseAlterColumn(TokenCursor& cursor, QualifiedName target) {
   auto expr = ScanExpression(cursor, "an expression after AS");
   if (auto* error = std::get_if<ParseError>(&expr)) return *error;
   auto& span = std::get<ExprSpan>(expr);
-  auto aggregate = ReadAggregate(cursor, span);
-  if (auto* error = std::get_if<ParseError>(&aggregate)) return *error;
+  auto aggregates = ReadAggregates(cursor, span);
+  if (auto* error = std::get_if<ParseError>(&aggregates)) return *error;
+  auto& read = std::get<AggregatesRead>(aggregates);
+  if (!read.whole && !read.uses.empty()) return RefuseComputedColumn(cursor, span.position);
   if (auto error = cursor.ExpectEnd("end of statement after the expression")) return *error;
-  return AlterColumnStmt{
-      std::move(target),
-      SelectItem{std::move(span.text), std::get<std::string>(std::move(column)), span.position,
-                 std::get<std::optional<AggregateCall>>(std::move(aggregate))}};
+  return AlterColumnStmt{std::move(target),
+                         SelectItem{std::move(span.text), std::get<std::string>(std::move(column)),
+                                    span.position, std::move(read.whole), std::move(read.uses)}};
 }
 
 Result ParseAlter(TokenCursor& cursor) {

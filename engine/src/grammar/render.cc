@@ -56,6 +56,7 @@ std::string Render(const TransformStmt& statement) {
   std::size_t expressions = statement.where ? statement.where->size() : 0;
   for (const auto& item : statement.select) expressions += item.expr.size();
   for (const auto& g : statement.group_by) expressions += g.size();
+  if (statement.having) expressions += statement.having->size();
   text.reserve(text.size() + expressions + 64 * (statement.select.size() + 4));
   text += statement.distinct ? " SELECT DISTINCT " : " SELECT ";
   for (std::size_t i = 0; i < statement.select.size(); ++i) {
@@ -73,6 +74,10 @@ std::string Render(const TransformStmt& statement) {
       if (i > 0) text += ", ";
       text += statement.group_by[i];
     }
+  }
+  if (statement.having) {
+    text += " HAVING ";
+    text += *statement.having;
   }
   if (statement.without_source_index) text += " WITHOUT SOURCE INDEX";
   if (statement.without_row_security) text += " WITHOUT ROW SECURITY";

@@ -61,8 +61,8 @@ std::variant<ParsedSelectItem, ParseError> ParseSelectItem(TokenCursor& cursor,
                                 "SELECT * is not supported: list the columns the target keeps "
                                 "(its columns are fixed when it is defined)");
   }
-  auto aggregate = ReadAggregate(cursor, expr);
-  if (auto* error = std::get_if<ParseError>(&aggregate)) return *error;
+  auto aggregates = ReadAggregates(cursor, expr);
+  if (auto* error = std::get_if<ParseError>(&aggregates)) return *error;
 
   ParsedSelectItem parsed;
   if (cursor.AtKeyword("as")) {
@@ -84,7 +84,9 @@ std::variant<ParsedSelectItem, ParseError> ParseSelectItem(TokenCursor& cursor,
   }
   parsed.item.expr = std::move(expr.text);
   parsed.item.position = expr.position;
-  parsed.item.aggregate = std::get<std::optional<AggregateCall>>(std::move(aggregate));
+  auto& read = std::get<AggregatesRead>(aggregates);
+  parsed.item.aggregate = std::move(read.whole);
+  parsed.item.aggregate_uses = std::move(read.uses);
   return parsed;
 }
 

@@ -33,6 +33,10 @@ class TransformParser {
       if (auto error = ParseGroupBy()) return *error;
       after_ = Clause::kGroupBy;
     }
+    if (cursor_.AtKeyword("having")) {
+      if (auto error = ParseHaving()) return *error;
+      after_ = Clause::kHaving;
+    }
     if (auto error = RefuseUnsupportedClause()) return *error;
     if (cursor_.AtKeyword("without") && !cursor_.AtKeyword("row", 1)) {
       if (auto error = ParseWithoutSourceIndex()) return *error;
@@ -57,6 +61,7 @@ class TransformParser {
     kSelectList,
     kWhere,
     kGroupBy,
+    kHaving,
     kWithoutSourceIndex,
     kWithoutRowSecurity,
     kGrantSelect
@@ -68,6 +73,7 @@ class TransformParser {
     static constexpr std::pair<Clause, std::string_view> kLater[] = {
         {Clause::kWhere, "WHERE"},
         {Clause::kGroupBy, "GROUP BY"},
+        {Clause::kHaving, "HAVING"},
         {Clause::kWithoutSourceIndex, "WITHOUT SOURCE INDEX"},
         {Clause::kWithoutRowSecurity, "WITHOUT ROW SECURITY"},
         {Clause::kGrantSelect, "GRANT SELECT TO"},
@@ -88,6 +94,8 @@ class TransformParser {
         return text + "the WHERE predicate";
       case Clause::kGroupBy:
         return text + "the GROUP BY expression";
+      case Clause::kHaving:
+        return text + "the HAVING condition";
       case Clause::kWithoutSourceIndex:
         return text + "WITHOUT SOURCE INDEX";
       case Clause::kWithoutRowSecurity:
@@ -179,13 +187,6 @@ class TransformParser {
   // Clauses of a SELECT that are valid SQL but that Trellis does not keep.
   std::optional<ParseError> RefuseUnsupportedClause() const {
     const std::size_t at = cursor_.Peek().begin;
-    if (cursor_.AtKeyword("having")) {
-      return cursor_.UnsupportedAt(
-          at,
-          "HAVING is not supported: a transform keeps every group; to keep only some, filter "
-          "this transform's target in a projection over it (TRANSFORM ... FROM <this target> "
-          "SELECT ... WHERE <condition>)");
-    }
     if (cursor_.AtKeyword("order") && cursor_.AtKeyword("by", 1)) {
       return cursor_.UnsupportedAt(at,
                                    "ORDER BY is not supported: a target is a table and its rows "
@@ -219,8 +220,13 @@ class TransformParser {
                                    "SELECT DISTINCT with GROUP BY is not supported: GROUP BY "
                                    "already gives one row per group; remove DISTINCT");
     }
+    if (statement_.having) {
+      return cursor_.UnsupportedAt(distinct_position_,
+                                   "SELECT DISTINCT with HAVING is not supported: HAVING keeps "
+                                   "groups of a GROUP BY; write GROUP BY and remove DISTINCT");
+    }
     for (const auto& item : statement_.select) {
-      if (item.aggregate) {
+      if (!item.aggregate_uses.empty()) {
         return cursor_.UnsupportedAt(distinct_position_,
                                      "SELECT DISTINCT with aggregates is not supported: "
                                      "aggregates without GROUP BY give one row; remove DISTINCT");
@@ -291,6 +297,20 @@ class TransformParser {
                                        "write the expression itself");
     }
     return RefuseAggregates(cursor_, expr, "GROUP BY");
+  }
+
+  // HAVING condition: aggregates allowed (each use is kept, to be compiled
+  // into stages), window functions not.
+  std::optional<ParseError> ParseHaving() {
+    cursor_.Advance();
+    auto condition = ScanExpression(cursor_, "a condition after HAVING");
+    if (auto* error = std::get_if<ParseError>(&condition)) return *error;
+    ExprSpan& span = std::get<ExprSpan>(condition);
+    auto aggregates = ReadAggregates(cursor_, span);
+    if (auto* error = std::get_if<ParseError>(&aggregates)) return *error;
+    statement_.having = std::move(span.text);
+    statement_.having_uses = std::get<AggregatesRead>(std::move(aggregates)).uses;
+    return std::nullopt;
   }
 
   std::optional<ParseError> ParseWithoutSourceIndex() {

@@ -1,6 +1,7 @@
 #include "plan/define_statement.h"
 
 #include "grammar/render.h"
+#include "plan/aggregate_stages_define.h"
 #include "plan/aggregates/rules.h"
 #include "plan/group_define_over_join.h"
 
@@ -24,6 +25,7 @@ Status RefuseReservedTarget(const std::string& schema, const grammar::QualifiedN
 Status DefineStatement(pg::Connection& conn, const std::string& schema,
                        const grammar::TransformStmt& stmt, const DefineSteps& steps) {
   TRELLIS_RETURN_IF_ERROR(RefuseReservedTarget(schema, stmt.target));
+  if (stmt.CompilesToStages()) return DefineAggregateStages(conn, schema, stmt, steps);
   if (stmt.Groups() && !stmt.joins.empty()) {
     return DefineGroupOverJoin(conn, schema, stmt, steps);
   }

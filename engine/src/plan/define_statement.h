@@ -1,6 +1,8 @@
 // Which catalog transforms a TRANSFORM statement defines, and in what
 // order: one, or for a GROUP BY over a join its hidden join and the
-// grouping over it (group_define_over_join.h). Define (statements/define.h)
+// grouping over it (group_define_over_join.h), or for a HAVING or an
+// expression over aggregates its hidden grouping and the projection over it
+// (aggregate_stages_define.h). Define (statements/define.h)
 // runs the steps of each transform and lends them here as DefineSteps, so
 // that it asks no question of the statement's kind itself.
 #pragma once

@@ -46,16 +46,6 @@ void ReplaceAll(std::string& text, const std::string& from, const std::string& t
     text.replace(at, from.size(), to);
 }
 
-// A fresh name for the hidden part: a number the transforms' id sequence
-// hands out once (never again, even after a rollback), so it fits in 63
-// bytes whatever the user's name and never carries the user's bytes.
-Result<grammar::QualifiedName> HiddenName(pg::Connection& conn, const std::string& schema) {
-  auto n = conn.Query("SELECT pg_catalog.nextval(pg_catalog.pg_get_serial_sequence($1, 'id'))",
-                      {sql::Qualified(schema, "transforms")});
-  if (!n.ok()) return n.status();
-  return grammar::QualifiedName{schema, std::string(kHiddenJoinPrefix) + n->text(0, 0)};
-}
-
 // Every group recompute looks its rows up in the hidden target by the group
 // expressions: the index that serves it, made with the target (which is
 // Trellis's own, so no user is asked to).
@@ -78,10 +68,18 @@ Status IndexGroups(pg::Connection& conn, const std::string& schema, int group_id
 
 }  // namespace
 
+Result<grammar::QualifiedName> HiddenName(pg::Connection& conn, const std::string& schema,
+                                          std::string_view prefix) {
+  auto n = conn.Query("SELECT pg_catalog.nextval(pg_catalog.pg_get_serial_sequence($1, 'id'))",
+                      {sql::Qualified(schema, "transforms")});
+  if (!n.ok()) return n.status();
+  return grammar::QualifiedName{schema, std::string(prefix) + n->text(0, 0)};
+}
+
 Status DefineGroupOverJoin(pg::Connection& conn, const std::string& schema,
                            const grammar::TransformStmt& stmt, const DefineSteps& steps) {
   const std::string& name = stmt.target.name;
-  auto hidden = HiddenName(conn, schema);
+  auto hidden = HiddenName(conn, schema, kHiddenJoinPrefix);
   if (!hidden.ok()) return hidden.status();
 
   // The join first: its define locks every table it reads before any
@@ -100,7 +98,7 @@ Status DefineGroupOverJoin(pg::Connection& conn, const std::string& schema,
   auto group_id = steps.define_one(stmt, {target.value()});
   if (!group_id.ok()) return GroupingRefusal(group_id.status(), hidden.value(), name);
   // The join is the group's first stage, recorded as such in the catalog.
-  TRELLIS_RETURN_IF_ERROR(catalog::RecordStage(conn, schema, join_id.value(), group_id.value()));
+  TRELLIS_RETURN_IF_ERROR(catalog::RecordStages(conn, schema, {join_id.value()}, group_id.value()));
   return IndexGroups(conn, schema, group_id.value());
 }
 
@@ -116,11 +114,11 @@ Status GroupingRefusal(const Status& status, const grammar::QualifiedName& hidde
 }
 
 Status InUserTerms(const Status& status, const grammar::QualifiedName& hidden,
-                   const std::string& user_name) {
+                   const std::string& user_name, std::string_view reads_as) {
   if (status.ok()) return status;
   std::string message = status.message();
-  ReplaceAll(message, sql::Qualified(*hidden.schema, hidden.name), "the join");
-  ReplaceAll(message, grammar::RenderQualified(hidden), "the join");
+  ReplaceAll(message, sql::Qualified(*hidden.schema, hidden.name), std::string(reads_as));
+  ReplaceAll(message, grammar::RenderQualified(hidden), std::string(reads_as));
   ReplaceAll(message, sql::Ident(hidden.name), sql::Ident(user_name));
   ReplaceAll(message, hidden.name, user_name);
   return WithMessage(status, std::move(message));

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 #include "catalog/model.h"
 #include "grammar/ast.h"
@@ -31,9 +32,17 @@ Status CheckGroupingOverJoin(pg::Connection& conn, const std::string& schema, in
                              const grammar::TransformStmt& stmt);
 
 // A refusal of hidden part `hidden` in the user's terms: the hidden target
-// reads "the join", the hidden transform's name `user_name`. OK stays OK.
+// reads `reads_as` ("the join"), the hidden transform's name `user_name`.
+// OK stays OK.
 Status InUserTerms(const Status& status, const grammar::QualifiedName& hidden,
-                   const std::string& user_name);
+                   const std::string& user_name, std::string_view reads_as = "the join");
+
+// A fresh name for a hidden part, `prefix` and a number the transforms' id
+// sequence hands out once (never again, even after a rollback), in the
+// catalog schema: it fits in 63 bytes whatever the user's name and never
+// carries the user's bytes.
+Result<grammar::QualifiedName> HiddenName(pg::Connection& conn, const std::string& schema,
+                                          std::string_view prefix);
 
 // A refusal of the grouping over hidden target `hidden`, met after the
 // checks over the join passed: in the user's terms (InUserTerms), a

@@ -96,7 +96,7 @@ std::vector<JoinColumnRef> GroupingColumnRefs(const grammar::TransformStmt& stmt
 
 grammar::SelectItem HiddenJoinItem(const JoinColumnRef& ref) {
   return grammar::SelectItem{
-      sql::Ident(ref.qualifier) + "." + sql::Ident(ref.column), HiddenColumnName(ref), 0, {}};
+      sql::Ident(ref.qualifier) + "." + sql::Ident(ref.column), HiddenColumnName(ref), 0, {}, {}};
 }
 
 grammar::TransformStmt HiddenJoinStatement(const grammar::TransformStmt& stmt,
@@ -111,7 +111,7 @@ grammar::TransformStmt HiddenJoinStatement(const grammar::TransformStmt& stmt,
   // count(*) alone reads no column: the target still has a row per FROM
   // row, keyed by the FROM key, which a SELECT needs one item to say.
   if (join.select.empty()) {
-    join.select.push_back(grammar::SelectItem{"true", "__trellis_row", 0, {}});
+    join.select.push_back(grammar::SelectItem{"true", "__trellis_row", 0, {}, {}});
   }
   return join;
 }

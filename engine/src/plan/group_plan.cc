@@ -6,6 +6,7 @@
 #include "capture/routing.h"
 #include "grammar/parser.h"
 #include "grammar/render.h"
+#include "plan/aggregate_stages.h"
 #include "plan/aggregates/group_check.h"
 #include "plan/group_over_join.h"
 #include "plan/key_sql.h"
@@ -291,7 +292,11 @@ Result<catalog::Transform> GroupPlan::Draft(
 
   aggregates::GroupShape shape;
   for (const auto& item : stmt.select) {
-    if (item.alias.rfind(hidden, 0) == 0) {
+    // A hidden grouping names its aggregate columns so (aggregate_stages.h);
+    // its name says it is one, since no user's transform may start so.
+    const bool compiled_column =
+        name.rfind(kHiddenGroupPrefix, 0) == 0 && IsAggregateColumnName(item.alias);
+    if (item.alias.rfind(hidden, 0) == 0 && !compiled_column) {
       return aggregates::Refusal(name, "the column name " + sql::Ident(item.alias) +
                                            " starts with " + hidden +
                                            ", which Trellis keeps for its hidden columns; choose "

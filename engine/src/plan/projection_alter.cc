@@ -10,6 +10,7 @@
 #include "catalog/states.h"
 #include "grammar/parser.h"
 #include "grammar/render.h"
+#include "plan/aggregate_stages_define.h"
 #include "plan/expression_check.h"
 #include "plan/projection_plan.h"
 #include "sql/quote.h"
@@ -46,6 +47,7 @@ Status StoreDefinition(pg::Connection& conn, const std::string& schema, int id,
 Status ProjectionPlan::AddColumn(pg::Connection& conn, const std::string& schema,
                                  const catalog::Transform& t,
                                  const grammar::SelectItem& column) const {
+  TRELLIS_RETURN_IF_ERROR(RefuseAlterOfStages(t.name(), t.definition));
   const std::string& name = column.alias;
   if (HasColumn(t, name) || t.IsKeyColumn(name)) {
     return Status::AlreadyExists("transform " + sql::Ident(t.name()) + " already has a column " +
@@ -69,6 +71,7 @@ FROM {schema}.transform_columns WHERE transform_id = $1::int)sql",
 
 Status ProjectionPlan::DropColumn(pg::Connection& conn, const std::string& schema,
                                   const catalog::Transform& t, const std::string& column) const {
+  TRELLIS_RETURN_IF_ERROR(RefuseAlterOfStages(t.name(), t.definition));
   if (t.IsKeyColumn(column)) {
     return Status::Validation("column " + sql::Ident(column) + " is the key of transform " +
                               sql::Ident(t.name()) + " and cannot be dropped");
@@ -92,6 +95,7 @@ Status ProjectionPlan::DropColumn(pg::Connection& conn, const std::string& schem
 Status ProjectionPlan::AlterColumn(pg::Connection& conn, const std::string& schema,
                                    const catalog::Transform& t,
                                    const grammar::SelectItem& column) const {
+  TRELLIS_RETURN_IF_ERROR(RefuseAlterOfStages(t.name(), t.definition));
   const std::string& name = column.alias;
   auto existing = std::find_if(t.columns.begin(), t.columns.end(),
                                [&](const catalog::Column& c) { return c.name == name; });

@@ -10,7 +10,7 @@ namespace trellis::reads {
 
 // The state of the pair, by wire name: backfilling while its one build is
 // under way (`building`: the group waits for a join whose build began after
-// the group's was asked for, catalog::JoinBuildsForGroupSql), else the worse
+// the group's was asked for, catalog::StageBuildsForOwnerSql), else the worse
 // of the two (paused, backfilling, waiting_to_backfill, catching_up, live, in
 // that order). So a rebuild of the pair reads waiting_to_backfill ->
 // backfilling (the join's half, then the group's) -> catching_up -> live,

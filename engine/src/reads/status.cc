@@ -173,7 +173,7 @@ Result<TransformStatus> ReadStatus(pg::Connection& conn, const std::string& sche
     auto part = StatusOf(conn, schema, &stage);
     if (!part.ok()) return part.status();
     auto building =
-        conn.Query("SELECT " + catalog::JoinBuildsForGroupSql(schema, "g", "j") +
+        conn.Query("SELECT " + catalog::StageBuildsForOwnerSql(schema, "g", "j") +
                        sql::WithSchema(" FROM {schema}.transforms g, {schema}.transforms j "
                                        "WHERE g.id = $1::int AND j.id = $2::int",
                                        schema),
@@ -182,6 +182,8 @@ Result<TransformStatus> ReadStatus(pg::Connection& conn, const std::string& sche
     // Both rows are gone if a DROP committed since they were loaded.
     const bool pair_building = !building->empty() && building->text(0, 0) == "t";
     const std::string stage_target = part->target_table;
+    // Each stage folds in order; the owner's state is by then the worse of
+    // itself and the stages before (a three-stage transform reads as one).
     FoldJoinPart(s.value(), std::move(part.value()), stage_target, pair_building);
   }
   TRELLIS_RETURN_IF_ERROR(tx.value()->Commit());
@@ -190,9 +192,9 @@ Result<TransformStatus> ReadStatus(pg::Connection& conn, const std::string& sche
 
 Result<std::vector<Definition>> ReadDefinitions(pg::Connection& conn, const std::string& schema) {
   TRELLIS_RETURN_IF_ERROR(catalog::CheckMigrated(conn, schema));
-  // Every transform with its state; a grouped join's hidden part (a stage:
-  // it has an owner) is no row of its own but folds its state into the
-  // group that owns it (catalog/parts.h).
+  // Every transform with its state; a hidden part (a stage: it has an
+  // owner) is no row of its own but folds its state into the transform
+  // that owns it (catalog/parts.h).
   auto rows = conn.Query(sql::WithSchema(R"sql(
 WITH s AS (
   SELECT t.id, t.owner_id, t.stage_order, t.target_schema, t.target_name, t.definition,
@@ -202,14 +204,15 @@ WITH s AS (
                          catalog::StateSql(R"sql( THEN {state:live} ELSE status END AS state
   FROM {schema}.transforms t)
 SELECT u.target_name, u.target_schema || '.' || u.target_name, u.definition, u.state,
-       (extract(epoch FROM u.created_at) * 1000000)::bigint, h.state,
-       (SELECT )sql",
+       (extract(epoch FROM u.created_at) * 1000000)::bigint,
+       (SELECT array_agg(h.state ORDER BY h.stage_order) FROM s h WHERE h.owner_id = u.id),
+       (SELECT array_agg((SELECT )sql",
                                            schema) +
-                         catalog::JoinBuildsForGroupSql(schema, "g", "j") +
+                         catalog::StageBuildsForOwnerSql(schema, "g", "j") +
                          catalog::StateSql(R"sql(
         FROM {schema}.transforms g, {schema}.transforms j WHERE g.id = u.id AND j.id = h.id)
+        ORDER BY h.stage_order) FROM s h WHERE h.owner_id = u.id)
 FROM s u
-LEFT JOIN s h ON h.owner_id = u.id AND h.stage_order = 1
 WHERE u.owner_id IS NULL ORDER BY u.target_name)sql",
                                            schema));
   if (!rows.ok()) return rows.status();
@@ -217,8 +220,12 @@ WHERE u.owner_id IS NULL ORDER BY u.target_name)sql",
   for (size_t r = 0; r < rows->size(); ++r) {
     sql::RowReader row(rows.value(), r);
     std::string state = row.Text(3);
-    if (auto part = row.OptionalText(5))
-      state = PairState(state, *part, row.OptionalText(6) == std::optional<std::string>("t"));
+    // Each stage in order folds into the owner's state, as status folds it.
+    const auto parts = row.OptionalTextArray(5).value_or(std::vector<std::string>{});
+    const auto building = row.OptionalTextArray(6).value_or(std::vector<std::string>{});
+    for (size_t i = 0; i < parts.size(); ++i) {
+      state = PairState(state, parts[i], i < building.size() && building[i] == "t");
+    }
     out.push_back(Definition{grammar::RenderTransformName(row.Text(0)), row.Text(1), row.Text(2),
                              state, row.OptionalInt64(4)});
     if (!row.status().ok()) return row.status();

@@ -62,6 +62,7 @@ Status CheckGroupedQuery(pg::Connection& conn, const grammar::TransformStmt& stm
     for (const auto& g : stmt.group_by) groups.push_back("(" + g + ")");
     query += " GROUP BY " + sql::Join(groups, ", ");
   }
+  if (stmt.having) query += " HAVING (" + *stmt.having + ")";
   TRELLIS_RETURN_IF_ERROR(CreateView(conn, name, query));
   auto described =
       conn.Query("SELECT ev_action::text FROM pg_rewrite WHERE ev_class = $1::regclass",
@@ -110,12 +111,25 @@ Status CheckGroupedQuery(pg::Connection& conn, const grammar::TransformStmt& stm
   }
   for (size_t i = 0; i < stmt.select.size() && !stmt.distinct; ++i) {
     const auto& item = stmt.select[i];
-    if (!item.aggregate && !grouped_items.count(i)) {
+    if (item.aggregate_uses.empty() && !grouped_items.count(i)) {
       return Refusal(name, "the column " + sql::Ident(item.alias) +
                                " is neither an aggregate Trellis maintains (count, sum, avg, min, "
                                "max, bool_and, bool_or) nor a GROUP BY expression; group by it, "
                                "or compute it over this transform's target in another one");
     }
+  }
+  // Every aggregate PostgreSQL found is one Trellis maintains: an
+  // expression over aggregates may hold another (string_agg) beside them,
+  // which the grammar does not read as an aggregate.
+  auto unknown = conn.Query(
+      "SELECT p.proname::text FROM pg_proc p WHERE p.oid = ANY($1::oid[]) AND p.proname NOT IN "
+      "('count', 'sum', 'avg', 'min', 'max', 'bool_and', 'bool_or', 'every') ORDER BY 1 LIMIT 1",
+      {sql::ArrayLiteral(Fields(tree, "aggfnoid"))});
+  if (!unknown.ok()) return unknown.status();
+  if (!unknown->empty()) {
+    return Refusal(name, "the aggregate " + unknown->text(0, 0) +
+                             " is not one Trellis maintains (count, sum, avg, min, max, "
+                             "bool_and or every, bool_or); compute it when you read the target");
   }
   return Status::OK();
 }

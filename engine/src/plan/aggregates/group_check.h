@@ -20,8 +20,10 @@ namespace trellis::plan::aggregates {
 // any query, `customer_id` and `o.customer_id` alike) and which aggregate
 // each call resolved to. Refuses (validation, naming the transform): a
 // GROUP BY expression that is no SELECT item, an item that is neither an
-// aggregate nor a GROUP BY expression (not for SELECT DISTINCT), an
-// aggregate that is not pg_catalog's, and whatever PostgreSQL refuses.
+// aggregate nor a GROUP BY expression nor an expression over aggregates (not
+// for SELECT DISTINCT), an aggregate that is not pg_catalog's, an aggregate
+// call the grammar did not find (one Trellis does not maintain), and
+// whatever PostgreSQL refuses. A HAVING is checked with the query.
 Status CheckGroupedQuery(pg::Connection& conn, const grammar::TransformStmt& stmt,
                          const std::string& from);
 

@@ -1,0 +1,29 @@
+// Define of a statement compiled into stages (aggregate_stages.h; spec/
+// engine.md "Compiled stages"): in define's one transaction, the hidden
+// grouping (over a join, a grouped join: its hidden join, then it), then the
+// user's projection over its target, whose stored definition is the
+// statement as the user wrote it; the hidden parts are recorded as the
+// user's transform's stages, in order. A refusal of any part creates nothing
+// and reads in the user's terms. Define reaches it through DefineStatement.
+#pragma once
+
+#include <string>
+
+#include "grammar/ast.h"
+#include "pg/connection.h"
+#include "plan/define_statement.h"
+#include "trellis/status.h"
+
+namespace trellis::plan {
+
+// Defines `stmt` (REQUIRES: stmt.CompilesToStages()) inside the caller's
+// transaction, which define has begun and commits, each part through `steps`.
+Status DefineAggregateStages(pg::Connection& conn, const std::string& schema,
+                             const grammar::TransformStmt& stmt, const DefineSteps& steps);
+
+// Refuses an ALTER TRANSFORM of transform `name` whose stored definition
+// `definition` is compiled into stages (unsupported, naming the fix: DROP
+// and define again). OK for any other.
+Status RefuseAlterOfStages(const std::string& name, const std::string& definition);
+
+}  // namespace trellis::plan
