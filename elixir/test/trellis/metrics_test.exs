@@ -182,9 +182,8 @@ defmodule Trellis.MetricsTest do
       INSERT INTO widgets SELECT g, g FROM generate_series(1, 20) g;
       """)
 
-      # Defined before the workers start, so their first read of the
-      # transforms (which a drain worker repeats every few seconds) knows
-      # which targets others read.
+      # Defined before the workers start (a drain's claim asks whether others
+      # read its target, so defining them later would do as well).
       definer = connect!(url, [])
       :ok = Trellis.migrate(definer)
       {:ok, _} = Trellis.define(definer, "TRANSFORM widget_prices FROM widgets SELECT price AS p")

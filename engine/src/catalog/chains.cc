@@ -1,7 +1,6 @@
 #include "catalog/chains.h"
 
 #include "sql/quote.h"
-#include "sql/row_reader.h"
 #include "trellis/states.h"
 
 namespace trellis::catalog {
@@ -76,13 +75,10 @@ WHERE e.up = $1::int AND e.down <> $1::int ORDER BY 1)sql",
   return FirstColumn(rows.value());
 }
 
-Result<std::set<int>> TransformsReadByOthers(pg::Connection& conn, const std::string& schema) {
-  auto rows = conn.Query(sql::WithSchema(
-      "SELECT DISTINCT e.up FROM (" + std::string(kEdges) + ") e WHERE e.down <> e.up", schema));
-  if (!rows.ok()) return rows.status();
-  std::set<int> out;
-  for (size_t r = 0; r < rows->size(); ++r) out.insert(sql::RowReader(rows.value(), r).Int(0));
-  return out;
+std::string ReadByOthersSql(const std::string& schema, const std::string& transform_id_expr) {
+  return sql::WithSchema("EXISTS (SELECT 1 FROM (" + std::string(kEdges) + ") e WHERE e.up = " +
+                             transform_id_expr + " AND e.down <> " + transform_id_expr + ")",
+                         schema);
 }
 
 Result<std::vector<std::pair<std::string, std::string>>> PendingTargetKey(

@@ -8,7 +8,6 @@
 // (as reads/convergence.cc does).
 #pragma once
 
-#include <set>
 #include <string>
 #include <vector>
 
@@ -33,10 +32,14 @@ Result<std::vector<std::string>> PausedUpstreamColumns(pg::Connection& conn,
 Result<std::vector<std::string>> ReadersOf(pg::Connection& conn, const std::string& schema,
                                            int transform_id);
 
-// The ids of the transforms whose target another transform reads: a stage
-// its owner reads, or the upstream of a chain. A drain of one of them makes
-// capture rows for the next, so it wakes staging (drain/drain_worker.cc).
-Result<std::set<int>> TransformsReadByOthers(pg::Connection& conn, const std::string& schema);
+// A SQL condition, true when another transform reads the target of
+// transform `transform_id_expr` (an SQL expression, e.g. "s.transform_id"):
+// a stage its owner reads, or the upstream of a chain. A drain of such a
+// transform makes capture rows for the next, so it wakes staging
+// (drain/drain_page.h). Evaluated in the drain's own claim, so a chain
+// defined a moment ago is known at its upstream's very next drain: no
+// cached set, nothing to refresh.
+std::string ReadByOthersSql(const std::string& schema, const std::string& transform_id_expr);
 
 // The primary key a transform's target will have, for `relid` when it is a
 // transform's target whose first build has not made the key yet: (name,

@@ -1,5 +1,6 @@
 #include "drain/drain_page.h"
 
+#include "catalog/chains.h"
 #include "catalog/model.h"
 #include "catalog/states.h"
 #include "drain/page_unit.h"
@@ -97,16 +98,20 @@ SELECT transform_id, ids, pages, keys, attempts, free, delta_rows,
                                workers::BucketLockSpace() + ", s.transform_id * " +
                                std::to_string(workers::kBuckets) + R"sql( + b)), true)
           FROM (SELECT b FROM unnest(s.buckets) AS b ORDER BY b) AS sorted)
-       END AS buckets_free
-FROM shared s)sql",
-                           schema);
+       END AS buckets_free,)sql",
+                           schema) +
+         // Asked in the claim's snapshot, so a reader defined before this
+         // drain began is always seen: its wake is never left to a cached
+         // list's next refresh. Appended rendered (a schema's name may hold
+         // braces the template would read as slots).
+         "\n       " + catalog::ReadByOthersSql(schema, "s.transform_id") +
+         " AS read_by_others\nFROM shared s";
 }
 
 }  // namespace
 
 Result<PageResult> DrainPages(pg::Connection& conn, const std::string& schema,
-                              const std::set<int>& skip, UnitExecutor& executor,
-                              const std::set<int>& wake_staging_for) {
+                              const std::set<int>& skip, UnitExecutor& executor) {
   pg::Rows claim;
   auto tx = pg::Transaction::BeginWith(
       conn, ClaimSql(schema),
@@ -123,6 +128,7 @@ Result<PageResult> DrainPages(pg::Connection& conn, const std::string& schema,
   const std::string page_ids = claimed.Text(1);
   PageResult result{PageOutcome::kDrained, tid, claimed.Int64(2), claimed.Int64(3),
                     claimed.Int64(6)};
+  result.read_by_others = claimed.Bool(8);
   const bool retrying = claimed.Int64(4) != 0;
   const bool free = claimed.Bool(5) && claimed.OptionalText(7) == std::optional<std::string>("t");
   if (!claimed.status().ok()) return claimed.status();
@@ -152,7 +158,7 @@ Result<PageResult> DrainPages(pg::Connection& conn, const std::string& schema,
   }
   // Its target is another transform's input: the capture rows this commit
   // makes wake the staging worker, wherever it runs (at commit only).
-  if (result.outcome == PageOutcome::kDrained && wake_staging_for.count(tid) > 0) {
+  if (result.outcome == PageOutcome::kDrained && result.read_by_others) {
     TRELLIS_RETURN_IF_ERROR(conn.Exec(
         workers::kNotifySql, {workers::WakeChannel(schema, "staging"), workers::WakeSender()}));
   }

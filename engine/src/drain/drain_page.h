@@ -26,6 +26,10 @@ struct PageResult {
   long pages = 0;
   long keys = 0;
   long delta_rows = 0;  // as the pages record them (none for pages staged before catalog step 16)
+  // Another transform reads the target (a stage its owner reads, a chain's
+  // next link), as the claim's own snapshot of the catalog says: a drain of
+  // it made work for staging.
+  bool read_by_others = false;
 };
 
 // Pages claimed together: at most this many, at most this many keys, and at
@@ -46,11 +50,11 @@ inline constexpr int kDeltaRowsPerClaim = 10000;
 inline constexpr int kSplitClaimAboveKeys = 1000;
 
 // Drains the oldest claimable pages of one transform, skipping pages of the
-// transforms in `skip`, through `executor`. When the transform drained is in
-// `wake_staging_for` (others read its target), the commit also notifies the
-// staging worker of every port (workers/wake_channel.h).
+// transforms in `skip`, through `executor`. When another transform reads
+// the target drained (`read_by_others`, asked by the claim itself), the
+// commit also notifies the staging worker of every port
+// (workers/wake_channel.h).
 Result<PageResult> DrainPages(pg::Connection& conn, const std::string& schema,
-                              const std::set<int>& skip, UnitExecutor& executor,
-                              const std::set<int>& wake_staging_for = {});
+                              const std::set<int>& skip, UnitExecutor& executor);
 
 }  // namespace trellis::drain

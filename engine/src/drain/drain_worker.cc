@@ -1,6 +1,5 @@
 #include "drain/drain_worker.h"
 
-#include "catalog/chains.h"
 #include "catalog/migrations.h"
 #include "catalog/transform_names.h"
 #include "drain/build_job.h"
@@ -34,23 +33,19 @@ Result<bool> DrainWorker::Prepare(pg::Connection& conn) {
   return true;
 }
 
-Status DrainWorker::ReadTransforms(pg::Connection& conn) {
+Status DrainWorker::ReadTransformNames(pg::Connection& conn) {
   auto names = catalog::TransformNames(conn, options().schema);
   if (!names.ok()) return names.status();
   ChargingMetrics::Get().Know(names.value());
-  auto read = catalog::TransformsReadByOthers(conn, options().schema);
-  if (!read.ok()) return read.status();
-  read_by_others_ = std::move(read.value());
   return Status::OK();
 }
 
 Result<bool> DrainWorker::Step(pg::Connection& conn) {
   const auto now = std::chrono::steady_clock::now();
   if (now - names_read_ >= kNamesEvery) {
-    // Both reads serve the side of draining (counters at 0, an earlier wake
-    // of staging): a failure is logged and draining goes on, unless the
-    // connection is gone.
-    Status read = ReadTransforms(conn);
+    // The counters at 0 serve the side of draining: a failure is logged and
+    // draining goes on, unless the connection is gone.
+    Status read = ReadTransformNames(conn);
     if (!read.ok() && conn.broken()) return read;
     if (!read.ok()) {
       log::Component("trellis::drain")
@@ -71,15 +66,16 @@ Result<bool> DrainWorker::Step(pg::Connection& conn) {
   // worker keeps heartbeating (the job's lease) and draining while it runs.
   auto checked = self_check_.Step(conn, options().schema, executor_);
   if (!checked.ok()) return checked.status();
-  auto page = DrainPages(conn, options().schema, skip, executor_, read_by_others_);
+  auto page = DrainPages(conn, options().schema, skip, executor_);
   if (!page.ok()) return page.status();
   auto& metrics = GlobalEngineMetrics();
   switch (page->outcome) {
     case PageOutcome::kDrained:
-      // Its target is another transform's input: the capture rows this
-      // drain committed wait for staging, which starts on them now (the
-      // commit notified the staging worker of other ports too).
-      if (read_by_others_.count(page->transform_id) > 0) {
+      // Its target is another transform's input (the claim asked the
+      // catalog, so a chain defined a moment ago counts): the capture rows
+      // this drain committed wait for staging, which starts on them now
+      // (the commit notified the staging worker of other ports too).
+      if (page->read_by_others) {
         NudgeRole("staging");
         metrics.stage_wakes.fetch_add(1, std::memory_order_relaxed);
       }

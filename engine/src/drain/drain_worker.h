@@ -30,20 +30,14 @@ class DrainWorker : public workers::WorkerLoop {
   Result<bool> Step(pg::Connection& conn) override;
 
  private:
-  // Reads the transforms' names into the failure counters and the
-  // transforms another reads into read_by_others_.
-  Status ReadTransforms(pg::Connection& conn);
+  // Reads the transforms' names into the failure counters.
+  Status ReadTransformNames(pg::Connection& conn);
 
   // Transforms whose pages were skipped because a rebuild's range held them,
   // and until when to keep skipping.
   std::map<int, std::chrono::steady_clock::time_point> busy_;
-  // When the transforms' names (for the failure counters) and the
-  // transforms another reads were last read.
+  // When the transforms' names (for the failure counters) were last read.
   std::chrono::steady_clock::time_point names_read_{};
-  // Transforms whose target another transform reads (a stage, a chain's
-  // upstream): a drain of one wakes this process's staging worker at once,
-  // so the next stage's work starts without waiting for staging's poll.
-  std::set<int> read_by_others_;
   // Every unit of work goes through the executor; failures it cannot cure
   // by retrying go to the charging policy.
   std::unique_ptr<ChargingHook> charging_;

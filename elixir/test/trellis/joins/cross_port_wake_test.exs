@@ -41,9 +41,8 @@ defmodule Trellis.Joins.CrossPortWakeTest do
     INSERT INTO customers SELECT g, 't' || (g % 3) FROM generate_series(1, 20) g;
     """)
 
-    # Defined before the workers start: a drain worker learns which targets
-    # others read at its first step, then every 5 s, and wakes staging only
-    # for those.
+    # Defined before the workers start (a drain's claim asks whether others
+    # read its target, and wakes staging only for those).
     Handles.with_handle(url, [], fn definer ->
       :ok = Trellis.migrate(definer)
       {:ok, {:transform_defined, _}} = Trellis.define(definer, @statement)
