@@ -18,6 +18,31 @@
 namespace trellis::staging {
 namespace {
 
+// SQL true unless transform `id` waits to start its first build: such a
+// build reads every input row committed before it starts, and this test
+// runs in the staging statement's own snapshot, so a capture row it consumes
+// was committed before the build's first range reads. Its pages would be
+// work the build does anyway, and done twice: a chain defined back to back
+// captured the whole first build of each link (one INSERT of every row) for
+// the next, which staged it as pages of every key and drained it again as
+// catch-up (bench/README.md, "Stages and FULL JOIN"). A rebuild of a keyed
+// target is not skipped: a column rebuild recomputes only its columns.
+std::string NotAwaitingFirstBuildSql(const std::string& schema, int id) {
+  return catalog::StateSql(
+      "NOT EXISTS (SELECT 1 FROM {schema}.transforms WHERE id = " + std::to_string(id) +
+          " AND status = {state:waiting_to_backfill} AND NOT key_indexed"
+          " AND backfill_started_at IS NULL)",
+      schema);
+}
+
+// A transform's part of `dirty`, gated by NotAwaitingFirstBuildSql: the
+// condition names no column of the part, so the planner tests it once,
+// before reading any capture row for it.
+std::string Gated(const std::string& part, const std::string& schema, int id) {
+  return "SELECT * FROM (" + part + ") AS __trellis_part WHERE " +
+         NotAwaitingFirstBuildSql(schema, id);
+}
+
 // The staging statement's own parameters; the feed's batch takes those
 // from kFirstFeedParam on.
 constexpr int kPageKeysParam = 1;
@@ -46,10 +71,11 @@ Result<std::string> StageSql(const std::string& schema, const capture::FeedBatch
     // A transform taking deltas: its change rows, whose groups are its page
     // keys (one evaluation of the group expressions).
     if (std::string deltas = plan.value()->DeltaRowsSql(); !deltas.empty()) {
-      changes.push_back(std::move(deltas));
+      changes.push_back(Gated(deltas, schema, t.id));
       continue;
     }
-    for (const auto& input : plan.value()->DirtyKeySql()) plain.push_back(input.sql);
+    for (const auto& input : plan.value()->DirtyKeySql())
+      plain.push_back(Gated(input.sql, schema, t.id));
   }
   std::vector<std::string> parts = changes;
   for (const auto& keys : plain) {
