@@ -149,6 +149,12 @@ defmodule Trellis.MetricsTest do
       :ok = Trellis.migrate(migrator)
       trellis = connect!(url, staging: true, drain_threads: 2)
       {:ok, _} = Trellis.define(trellis, "TRANSFORM widget_prices FROM widgets SELECT price AS p")
+
+      # Built first: a write staged before the build starts makes no page
+      # (the build reads it), so the update would reach no drain.
+      :ok =
+        Trellis.await_converged(trellis, Trellis.watermark_token!(trellis), timeout_ms: 60_000)
+
       Trellis.Test.SimplePG.query!(pg, "UPDATE widgets SET price = price + 1 WHERE id <= 50")
 
       :ok =
