@@ -4,6 +4,8 @@
 #include <catch2/catch.hpp>
 
 #include <atomic>
+#include <chrono>
+#include <future>
 #include <mutex>
 #include <random>
 #include <thread>
@@ -186,4 +188,42 @@ TEST_CASE("a composite key is cut into ranges by its whole key", "[engine][backf
   while (f.Scalar("SELECT key_indexed FROM trellis.transforms") == "f") REQUIRE(BuildStep(*conn));
   CHECK(f.Differences("doubled", "SELECT region, seq, reading * 2 AS twice FROM readings") == 0);
   CHECK(f.Scalar("SELECT count(*) FROM doubled") == "5000");
+}
+
+TEST_CASE("a build's last step never waits long on its target while it holds the transform's row",
+          "[engine][backfill][locks]") {
+  EngineFixture f;
+  f.Sql(kItems);
+  auto s = f.OpenSession();
+  REQUIRE(s->Apply(kDefinition, true).ok());
+  auto conn = Connect(f);
+  // Every range built: what is left is the last step, which makes the key.
+  REQUIRE(BuildStep(*conn));
+  while (f.Scalar("SELECT count(*) FROM trellis.jobs") != "0") REQUIRE(BuildStep(*conn));
+  REQUIRE(f.Scalar("SELECT key_indexed FROM trellis.transforms") == "f");
+
+  // A reader of the target holds its lock (as a staging batch reading it for
+  // a transform over it does, which then waits for the transform's row).
+  auto reader = trellis::pg::Connection::Open(f.url(), "reader");
+  REQUIRE(reader.ok());
+  REQUIRE(reader.value()->Exec("BEGIN").ok());
+  REQUIRE(reader.value()->Exec("SELECT count(*) FROM items_t").ok());
+
+  // The step gives up within its lock timeout instead of waiting for the
+  // reader with the row held (it waited until the reader ended).
+  auto step = std::async(std::launch::async, [&] { return TryBuildStep(*conn); });
+  const bool returned = step.wait_for(std::chrono::seconds(10)) == std::future_status::ready;
+  CHECK(returned);
+  CHECK(f.Scalar("SELECT key_indexed FROM trellis.transforms") == "f");
+  CHECK(f.Scalar("SELECT count(*) FROM trellis.transforms WHERE id IN (SELECT id FROM "
+                 "trellis.transforms FOR KEY SHARE SKIP LOCKED)") == "1");
+  REQUIRE(reader.value()->Exec("COMMIT").ok());
+  auto stepped = step.get();
+  if (!stepped.ok()) FAIL(stepped.status().message());
+
+  // Tried again once the reader is gone: the key is made, the build ends.
+  while (f.Scalar("SELECT key_indexed FROM trellis.transforms") == "f") {
+    REQUIRE(BuildStep(*conn));
+  }
+  CHECK(f.Differences("items_t", kQuery) == 0);
 }

@@ -15,6 +15,11 @@
 namespace trellis::drain {
 namespace {
 
+// How long the build's last step waits for its target's lock (AdvanceBuild).
+constexpr const char* kKeyLockTimeout = "200ms";
+// The SQLSTATE of a lock not granted within lock_timeout.
+constexpr const char* kLockNotAvailable = "55P03";
+
 // Enough sampled rows per range for even ranges, and at least this many in
 // all, so that the pages sampled are spread over the whole input.
 constexpr double kSampleRowsPerRange = 100;
@@ -124,8 +129,20 @@ Result<bool> AdvanceBuild(pg::Connection& conn, const std::string& schema, long 
   // Every range is in (none is running: this holds the row). A first build
   // makes its key; then the transform catches up.
   if (!t->key_indexed) {
+    // The key takes the target's ACCESS EXCLUSIVE lock while this holds the
+    // transform's row: it may wait for the target's readers (a staging
+    // batch reading it for the transform over it, which waits in turn for
+    // this row to insert its pages: a deadlock) only briefly. A lock not
+    // granted in time fails as transient; the step is tried again.
+    TRELLIS_RETURN_IF_ERROR(
+        conn.Exec("SET LOCAL lock_timeout = '" + std::string(kKeyLockTimeout) + "'"));
     StatementUnit add_key("add_key", plan.AddKeySql());
     auto keyed = executor.Run(conn, schema, t.value(), add_key, RunOptions{.retrying = true});
+    if (!keyed.ok() && keyed.status().sqlstate == kLockNotAvailable) {
+      // The target is busy: the transaction rolls back as it goes (the row
+      // free), and the step is tried again: no failed step, no backoff.
+      return true;
+    }
     if (!keyed.ok()) return keyed.status();
     if (keyed->outcome != UnitOutcome::kApplied) {
       TRELLIS_RETURN_IF_ERROR(tx.value()->Commit());
