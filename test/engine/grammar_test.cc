@@ -579,9 +579,10 @@ TEST_CASE("an empty expression before AS or after a comma is refused", "[grammar
 TEST_CASE("text after the statement is refused", "[grammar]") {
   auto e = ParseFails("TRANSFORM t FROM s SELECT a AS a b");
   CHECK(e.position == 33);
-  CHECK(e.message ==
-        "at position 33: expected \",\", WHERE, GROUP BY, HAVING, WITHOUT SOURCE INDEX, WITHOUT ROW "
-        "SECURITY, GRANT SELECT TO or end of statement after the column alias, found \"b\"");
+  CHECK(
+      e.message ==
+      "at position 33: expected \",\", WHERE, GROUP BY, HAVING, WITHOUT SOURCE INDEX, WITHOUT ROW "
+      "SECURITY, GRANT SELECT TO or end of statement after the column alias, found \"b\"");
 }
 
 TEST_CASE("a second statement after the semicolon is refused", "[grammar]") {
@@ -600,16 +601,18 @@ TEST_CASE("clauses come in order: WHERE after GROUP BY is refused", "[grammar]")
   auto e = ParseFails("TRANSFORM t FROM s SELECT a AS a GROUP BY a WHERE b");
   CHECK(e.position == 44);
   CHECK(e.message ==
-        "at position 44: expected \",\", HAVING, WITHOUT SOURCE INDEX, WITHOUT ROW SECURITY, GRANT SELECT "
+        "at position 44: expected \",\", HAVING, WITHOUT SOURCE INDEX, WITHOUT ROW SECURITY, GRANT "
+        "SELECT "
         "TO or end of statement after the GROUP BY expression, found \"WHERE\"");
 }
 
 TEST_CASE("a comma at the top of a WHERE predicate is refused", "[grammar]") {
   auto e = ParseFails("TRANSFORM t FROM s SELECT a AS a WHERE b, c");
   CHECK(e.position == 40);
-  CHECK_THAT(e.message,
-             Contains("expected GROUP BY, HAVING, WITHOUT SOURCE INDEX, WITHOUT ROW SECURITY, GRANT "
-                      "SELECT TO or end of statement after the WHERE predicate, found \",\""));
+  CHECK_THAT(
+      e.message,
+      Contains("expected GROUP BY, HAVING, WITHOUT SOURCE INDEX, WITHOUT ROW SECURITY, GRANT "
+               "SELECT TO or end of statement after the WHERE predicate, found \",\""));
 }
 
 TEST_CASE("GROUP needs BY and WITHOUT needs SOURCE INDEX", "[grammar]") {

@@ -217,8 +217,8 @@ INSERT INTO orders SELECT g, 1 + g % 40, g FROM generate_series(1, 1000) g;
   CHECK(f.Scalar("SELECT sum(key_count) FROM trellis.pages") == "1000");
   // Each key's bucket is its customer's: 40 customers, at most 40 buckets
   // (1,000 keys hashed whole fill hundreds).
-  CHECK(std::stol(f.Scalar(
-            "SELECT count(DISTINCT b) FROM trellis.pages, unnest(buckets) b")) <= 40);
+  CHECK(std::stol(f.Scalar("SELECT count(DISTINCT b) FROM trellis.pages, unnest(buckets) b")) <=
+        40);
   DrainAllPages(*conn);
   CHECK(f.Differences("customer_orders",
                       "SELECT c.id, o.id, c.name, o.amount FROM customers c "
