@@ -376,11 +376,8 @@ std::string FanOutJoinPlan::UnitsOverlap(const std::vector<std::string>& a,
 
 std::string FanOutJoinPlan::UnitRows() const {
   const auto& unit = unit_key();
-  std::vector<std::string> units;
-  for (size_t i = 0; i < unit.size(); ++i) {
-    units.push_back("__trellis_units." + sql::Ident("__k" + std::to_string(i + 1)));
-  }
-  return FromClause() + " JOIN __trellis_units ON " + KeyEquals(unit, KeyExprs(unit), units);
+  return FromClause() + " JOIN __trellis_units ON " +
+         KeyEquals(unit, KeyExprs(unit), UnitColumns("__trellis_units", 0, unit.size()));
 }
 
 std::string FanOutJoinPlan::AddKeySql() const { return Render(kAddNullableKey, BaseSlots()); }
