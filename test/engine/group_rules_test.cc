@@ -306,22 +306,22 @@ TEST_CASE("deltas update existing groups, insert new ones, delete emptied ones, 
     FROM __trellis_deltas AS __trellis_d LEFT JOIN LATERAL (SELECT * FROM "public"."order_totals" AS __trellis_t WHERE __trellis_t."customer_id" = __trellis_d."customer_id" OFFSET 0) AS __trellis_t ON true
 ), __trellis_extremes AS (
   SELECT (o.customer_id) AS "customer_id", max((o.placed_at)) AS "last"
-  FROM (SELECT __trellis_d."customer_id" AS __trellis_key_1 FROM __trellis_pre AS __trellis_d WHERE __trellis_d.__trellis_flagged AND NOT coalesce((SELECT sum(__trellis_d.__trellis_size) FROM __trellis_pre AS __trellis_d WHERE __trellis_d.__trellis_flagged) > (SELECT nullif(greatest(reltuples, 0), 0) / 10 FROM pg_catalog.pg_class WHERE oid = pg_catalog.to_regclass('"public"."orders"')), false)) AS __trellis_k CROSS JOIN LATERAL (SELECT * FROM "public"."orders" AS "o" WHERE (o.customer_id) = __trellis_k.__trellis_key_1 OFFSET 0) AS "o"
+  FROM (SELECT __trellis_d."customer_id" AS __trellis_key_1 FROM __trellis_pre AS __trellis_d WHERE __trellis_d.__trellis_flagged AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_index AS i WHERE i.indrelid = pg_catalog.to_regclass('"public"."orders"') AND i.indisvalid AND i.indnkeyatts >= 2 AND i.indkey[0] = (SELECT a.attnum FROM pg_catalog.pg_attribute AS a WHERE a.attrelid = i.indrelid AND a.attname = 'customer_id') AND i.indkey[1] = (SELECT a.attnum FROM pg_catalog.pg_attribute AS a WHERE a.attrelid = i.indrelid AND a.attname = 'placed_at')) AND NOT (coalesce((SELECT sum(__trellis_d.__trellis_size) FROM __trellis_pre AS __trellis_d WHERE __trellis_d.__trellis_flagged) > (SELECT nullif(greatest(reltuples, 0), 0) / 10 FROM pg_catalog.pg_class WHERE oid = pg_catalog.to_regclass('"public"."orders"')), false) AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_index AS i WHERE i.indrelid = pg_catalog.to_regclass('"public"."orders"') AND i.indisvalid AND i.indnkeyatts >= 2 AND i.indkey[0] = (SELECT a.attnum FROM pg_catalog.pg_attribute AS a WHERE a.attrelid = i.indrelid AND a.attname = 'customer_id') AND i.indkey[1] = (SELECT a.attnum FROM pg_catalog.pg_attribute AS a WHERE a.attrelid = i.indrelid AND a.attname = 'placed_at')))) AS __trellis_k CROSS JOIN LATERAL (SELECT * FROM "public"."orders" AS "o" WHERE (o.customer_id) = __trellis_k.__trellis_key_1 OFFSET 0) AS "o"
   WHERE (o.status <> 'void')
   GROUP BY (o.customer_id)
   UNION ALL
   SELECT (o.customer_id) AS "customer_id", max((o.placed_at)) AS "last"
-  FROM (SELECT * FROM "public"."orders" AS "o" WHERE coalesce((SELECT sum(__trellis_d.__trellis_size) FROM __trellis_pre AS __trellis_d WHERE __trellis_d.__trellis_flagged) > (SELECT nullif(greatest(reltuples, 0), 0) / 10 FROM pg_catalog.pg_class WHERE oid = pg_catalog.to_regclass('"public"."orders"')), false) AND EXISTS (SELECT 1 FROM (SELECT __trellis_d."customer_id" AS __trellis_key_1 FROM __trellis_pre AS __trellis_d WHERE __trellis_d.__trellis_flagged) AS __trellis_k WHERE (o.customer_id) = __trellis_k.__trellis_key_1) OFFSET 0) AS "o"
+  FROM (SELECT * FROM "public"."orders" AS "o" WHERE (coalesce((SELECT sum(__trellis_d.__trellis_size) FROM __trellis_pre AS __trellis_d WHERE __trellis_d.__trellis_flagged) > (SELECT nullif(greatest(reltuples, 0), 0) / 10 FROM pg_catalog.pg_class WHERE oid = pg_catalog.to_regclass('"public"."orders"')), false) AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_index AS i WHERE i.indrelid = pg_catalog.to_regclass('"public"."orders"') AND i.indisvalid AND i.indnkeyatts >= 2 AND i.indkey[0] = (SELECT a.attnum FROM pg_catalog.pg_attribute AS a WHERE a.attrelid = i.indrelid AND a.attname = 'customer_id') AND i.indkey[1] = (SELECT a.attnum FROM pg_catalog.pg_attribute AS a WHERE a.attrelid = i.indrelid AND a.attname = 'placed_at'))) AND EXISTS (SELECT 1 FROM (SELECT __trellis_d."customer_id" AS __trellis_key_1 FROM __trellis_pre AS __trellis_d WHERE __trellis_d.__trellis_flagged) AS __trellis_k WHERE (o.customer_id) = __trellis_k.__trellis_key_1) OFFSET 0) AS "o"
   WHERE (o.status <> 'void')
   GROUP BY (o.customer_id)
 ), __trellis_updated AS (
-  UPDATE "public"."order_totals" AS __trellis_t SET "n" = __trellis_t."n" + __trellis_d."n", "total" = CASE WHEN __trellis_t."__trellis_2_n" + __trellis_d."__trellis_2_n" = 0 THEN NULL ELSE __trellis_t."__trellis_2_sum" + __trellis_d."__trellis_2_sum" END, "__trellis_2_sum" = __trellis_t."__trellis_2_sum" + __trellis_d."__trellis_2_sum", "__trellis_2_n" = __trellis_t."__trellis_2_n" + __trellis_d."__trellis_2_n", "last" = CASE WHEN __trellis_d."last" IS NOT NULL AND (__trellis_t."last" IS NULL OR __trellis_d."last" >= __trellis_t."last") THEN __trellis_x."last" ELSE __trellis_t."last" END, "__trellis_rows" = __trellis_t."__trellis_rows" + __trellis_d."__trellis_rows"
+  UPDATE "public"."order_totals" AS __trellis_t SET "n" = __trellis_t."n" + __trellis_d."n", "total" = CASE WHEN __trellis_t."__trellis_2_n" + __trellis_d."__trellis_2_n" = 0 THEN NULL ELSE __trellis_t."__trellis_2_sum" + __trellis_d."__trellis_2_sum" END, "__trellis_2_sum" = __trellis_t."__trellis_2_sum" + __trellis_d."__trellis_2_sum", "__trellis_2_n" = __trellis_t."__trellis_2_n" + __trellis_d."__trellis_2_n", "last" = CASE WHEN __trellis_d."last" IS NOT NULL AND (__trellis_t."last" IS NULL OR __trellis_d."last" >= __trellis_t."last") THEN CASE WHEN EXISTS (SELECT 1 FROM pg_catalog.pg_index AS i WHERE i.indrelid = pg_catalog.to_regclass('"public"."orders"') AND i.indisvalid AND i.indnkeyatts >= 2 AND i.indkey[0] = (SELECT a.attnum FROM pg_catalog.pg_attribute AS a WHERE a.attrelid = i.indrelid AND a.attname = 'customer_id') AND i.indkey[1] = (SELECT a.attnum FROM pg_catalog.pg_attribute AS a WHERE a.attrelid = i.indrelid AND a.attname = 'placed_at')) THEN (SELECT max((o.placed_at)) FROM "public"."orders" AS "o" WHERE (o.customer_id) = __trellis_d."customer_id" AND CASE WHEN (o.customer_id) = __trellis_d."customer_id" THEN (o.status <> 'void') ELSE false END) ELSE __trellis_x."last" END ELSE __trellis_t."last" END, "__trellis_rows" = __trellis_t."__trellis_rows" + __trellis_d."__trellis_rows"
     FROM __trellis_pre AS __trellis_d LEFT JOIN __trellis_extremes AS __trellis_x ON __trellis_x."customer_id" = __trellis_d."customer_id"
     WHERE __trellis_t."customer_id" = __trellis_d."customer_id" AND __trellis_d.__trellis_found AND NOT __trellis_d.__trellis_emptied
   RETURNING 1
 ), __trellis_inserted AS (
   INSERT INTO "public"."order_totals" ("customer_id", "n", "total", "__trellis_2_sum", "__trellis_2_n", "last", "__trellis_rows")
-    SELECT __trellis_d."customer_id", __trellis_d."n", CASE WHEN __trellis_d."__trellis_2_n" = 0 THEN NULL ELSE __trellis_d."__trellis_2_sum" END, __trellis_d."__trellis_2_sum", __trellis_d."__trellis_2_n", __trellis_x."last", __trellis_d."__trellis_rows"
+    SELECT __trellis_d."customer_id", __trellis_d."n", CASE WHEN __trellis_d."__trellis_2_n" = 0 THEN NULL ELSE __trellis_d."__trellis_2_sum" END, __trellis_d."__trellis_2_sum", __trellis_d."__trellis_2_n", CASE WHEN EXISTS (SELECT 1 FROM pg_catalog.pg_index AS i WHERE i.indrelid = pg_catalog.to_regclass('"public"."orders"') AND i.indisvalid AND i.indnkeyatts >= 2 AND i.indkey[0] = (SELECT a.attnum FROM pg_catalog.pg_attribute AS a WHERE a.attrelid = i.indrelid AND a.attname = 'customer_id') AND i.indkey[1] = (SELECT a.attnum FROM pg_catalog.pg_attribute AS a WHERE a.attrelid = i.indrelid AND a.attname = 'placed_at')) THEN (SELECT max((o.placed_at)) FROM "public"."orders" AS "o" WHERE (o.customer_id) = __trellis_d."customer_id" AND CASE WHEN (o.customer_id) = __trellis_d."customer_id" THEN (o.status <> 'void') ELSE false END) ELSE __trellis_x."last" END, __trellis_d."__trellis_rows"
     FROM __trellis_pre AS __trellis_d LEFT JOIN __trellis_extremes AS __trellis_x ON __trellis_x."customer_id" = __trellis_d."customer_id"
     WHERE NOT __trellis_d.__trellis_found AND (__trellis_d."n" = 0 AND __trellis_d."__trellis_2_sum" = 0 AND __trellis_d."__trellis_2_n" = 0 AND __trellis_d."__trellis_rows" = 0) IS NOT TRUE
   RETURNING 1
@@ -358,19 +358,36 @@ TEST_CASE("deltas of groups with a NULL key take a branch of their own", "[group
   // keys, or one scan when those groups hold more rows than the source has
   // pages; a gated branch for groups with a NULL key; joined back by
   // arrays, whose equality holds for two NULLs.
+  // A lone max over columns: when an index on (customer_id, placed_at)
+  // exists, the update looks each group without a NULL key up itself, one
+  // index entry each, and the two branches below read nothing.
+  const std::string indexed =
+      "EXISTS (SELECT 1 FROM pg_catalog.pg_index AS i WHERE i.indrelid = "
+      "pg_catalog.to_regclass('\"public\".\"orders\"') AND i.indisvalid AND i.indnkeyatts >= 2 "
+      "AND i.indkey[0] = (SELECT a.attnum FROM pg_catalog.pg_attribute AS a WHERE a.attrelid = "
+      "i.indrelid AND a.attname = 'customer_id') AND i.indkey[1] = (SELECT a.attnum FROM "
+      "pg_catalog.pg_attribute AS a WHERE a.attrelid = i.indrelid AND a.attname = 'placed_at'))";
   const std::string scan =
-      "coalesce((SELECT sum(__trellis_d.__trellis_size) FROM __trellis_pre AS __trellis_d WHERE "
-      "__trellis_d.__trellis_flagged AND NOT (__trellis_d.\"customer_id\" IS NULL)) > (SELECT "
-      "nullif(greatest(reltuples, 0), 0) / 10 FROM pg_catalog.pg_class WHERE oid = "
-      "pg_catalog.to_regclass('\"public\".\"orders\"')), false)";
+      "(coalesce((SELECT sum(__trellis_d.__trellis_size) FROM __trellis_pre AS __trellis_d "
+      "WHERE __trellis_d.__trellis_flagged AND NOT (__trellis_d.\"customer_id\" IS NULL)) > "
+      "(SELECT nullif(greatest(reltuples, 0), 0) / 10 FROM pg_catalog.pg_class WHERE oid = "
+      "pg_catalog.to_regclass('\"public\".\"orders\"')), false) AND NOT " +
+      indexed + ")";
   CHECK_THAT(sql, Catch::Contains("WHERE __trellis_d.__trellis_flagged AND NOT "
                                   "(__trellis_d.\"customer_id\" IS NULL) AND NOT " +
-                                  scan +
+                                  indexed + " AND NOT " + scan +
                                   ") AS __trellis_k CROSS JOIN LATERAL (SELECT * FROM "
                                   "\"public\".\"orders\" AS \"o\" WHERE (o.customer_id) = "
                                   "__trellis_k.__trellis_key_1 OFFSET 0) AS \"o\""));
   CHECK_THAT(sql, Catch::Contains("FROM (SELECT * FROM \"public\".\"orders\" AS \"o\" WHERE " +
                                   scan + " AND EXISTS (SELECT 1 FROM (SELECT"));
+  CHECK_THAT(sql, Catch::Contains(
+                      "CASE WHEN " + indexed +
+                      " AND NOT (__trellis_d.\"customer_id\" IS NULL) THEN (SELECT "
+                      "max((o.placed_at)) FROM \"public\".\"orders\" AS \"o\" WHERE "
+                      "(o.customer_id) = __trellis_d.\"customer_id\" AND CASE WHEN "
+                      "(o.customer_id) = __trellis_d.\"customer_id\" THEN (o.status <> 'void') "
+                      "ELSE false END) ELSE __trellis_x.\"last\" END"));
   CHECK_THAT(sql,
              Catch::Contains("FROM (SELECT * FROM \"public\".\"orders\" AS \"o\" WHERE "
                              "((o.customer_id) IS NULL) AND EXISTS (SELECT 1 FROM __trellis_pre "
@@ -383,6 +400,23 @@ TEST_CASE("deltas of groups with a NULL key take a branch of their own", "[group
                                   "count(*) FROM __trellis_updated_null) + (SELECT count(*) FROM "
                                   "__trellis_inserted), (SELECT count(*) FROM __trellis_deleted) + "
                                   "(SELECT count(*) FROM __trellis_deleted_null)"));
+}
+
+TEST_CASE("an index answers a lone min or max of grouped columns only", "[group][sql]") {
+  GroupShape shape = OrderTotals();
+  CHECK(LoneExtremeIndexColumns(shape) == std::vector<std::string>{"customer_id", "placed_at"});
+  // Without GROUP BY the one row is recomputed by one statement already.
+  GroupShape whole = shape;
+  whole.keys.clear();
+  CHECK(LoneExtremeIndexColumns(whole).empty());
+  CHECK_THAT(ApplyDeltasSql(whole, "deltas"), !Catch::Contains("pg_index"));
+  // Two recomputed columns, or one over an expression: no one index serves.
+  GroupShape two = shape;
+  two.aggregates.push_back(Input(AggregateFunction::kMin, "o.amount", "least", 4));
+  CHECK(LoneExtremeIndexColumns(two).empty());
+  GroupShape expression = shape;
+  expression.aggregates.back() = Input(AggregateFunction::kMax, "o.amount * 2", "last", 3);
+  CHECK(LoneExtremeIndexColumns(expression).empty());
 }
 
 TEST_CASE("deltas without min or max read no source", "[group][sql]") {

@@ -108,4 +108,10 @@ std::string FoldChangesSql(const GroupShape& shape, std::string_view changes);
 // (written, deleted), as RecomputeGroupsSql does.
 std::string ApplyDeltasSql(const GroupShape& shape, std::string_view deltas);
 
+// When the group's maintenance recomputes exactly one column, a min or max
+// whose argument and grouping are columns: the columns an index should lead
+// with (the group's, then the argument) so that the recompute reads one
+// index entry per group. Empty otherwise.
+std::vector<std::string> LoneExtremeIndexColumns(const GroupShape& shape);
+
 }  // namespace trellis::plan::aggregates

@@ -253,6 +253,7 @@ AggregateRule ExtremeRule(const AggregateInput& input) {
       Column(input, input.column, fn + "({arg})", fn + "({ch_arg})",
              "CASE WHEN " + when + " THEN {recomputed} ELSE {t}.{v} END", "{recomputed}");
   column.recompute_when_template = when;
+  column.extreme = true;
   return AggregateRule{Upkeep::kExtreme, {std::move(column)}};
 }
 

@@ -60,6 +60,9 @@ struct StateColumn {
   // ApplyDeltasSql recomputes exactly the groups for which some column's
   // condition holds, in one pass over them.
   std::string recompute_when_template;
+  // A min or max: one index entry answers its recompute when an index leads
+  // with the group's columns and then its argument (FlaggedGroupsSql).
+  bool extreme = false;
   // For an additive column that is not one number (a count per display
   // scale): SQL over `t` and `d`, true when the column plus the delta is
   // all zeros, and over `d`, true when the delta is. Empty: `= 0`.

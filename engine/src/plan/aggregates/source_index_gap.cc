@@ -51,6 +51,41 @@ Unqualified Unqualify(const std::string& expr, const std::string& alias) {
 
 }  // namespace
 
+std::optional<std::string> ColumnName(const std::string& expr, const std::string& alias) {
+  std::vector<grammar::Token> tokens = grammar::Tokenize(expr);
+  while (!tokens.empty() && tokens.back().kind == grammar::TokenKind::kEnd) tokens.pop_back();
+  auto is = [](const grammar::Token& token, std::string_view value) {
+    return token.kind == grammar::TokenKind::kPunctuation && token.value == value;
+  };
+  std::size_t first = 0;
+  std::size_t last = tokens.size();
+  while (last - first >= 3 && is(tokens[first], "(") && is(tokens[last - 1], ")")) {
+    ++first;
+    --last;
+  }
+  if (last - first == 3 && IsName(tokens[first]) && tokens[first].value == alias &&
+      IsDot(tokens[first + 1])) {
+    first += 2;
+  }
+  if (last - first != 1 || !IsName(tokens[first])) return std::nullopt;
+  return tokens[first].value;
+}
+
+std::string HasIndexOnSql(const std::string& source, const std::vector<std::string>& columns) {
+  std::vector<std::string> leading;
+  for (std::size_t i = 0; i < columns.size(); ++i) {
+    leading.push_back("i.indkey[" + std::to_string(i) +
+                      "] = (SELECT a.attnum FROM pg_catalog.pg_attribute AS a WHERE a.attrelid = "
+                      "i.indrelid AND a.attname = " +
+                      sql::Literal(columns[i]) + ")");
+  }
+  return "EXISTS (SELECT 1 FROM pg_catalog.pg_index AS i WHERE i.indrelid = "
+         "pg_catalog.to_regclass(" +
+         sql::Literal(source) +
+         ") AND i.indisvalid AND i.indnkeyatts >= " + std::to_string(columns.size()) + " AND " +
+         sql::Join(leading, " AND ") + ")";
+}
+
 std::vector<std::string> IndexParts(const std::string& alias,
                                     const std::vector<GroupingExpression>& keys) {
   std::vector<std::string> parts;

@@ -4,6 +4,7 @@
 // the fix a user runs and the probe that says whether the gap is open.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -39,6 +40,16 @@ std::string IndexFixSql(const std::string& source, const std::string& alias,
 // whatever its name or column order.
 std::string GroupLookupProbeSql(const std::string& source, const std::string& alias,
                                 const std::vector<GroupingExpression>& keys);
+
+// The column `expr` names when it is one column of the source, bare or
+// qualified by `alias` and in any number of parentheses, as the server
+// stores it (unquoted names folded to lower case); nullopt for any other
+// expression.
+std::optional<std::string> ColumnName(const std::string& expr, const std::string& alias);
+
+// SQL true when `source` (quoted, qualified) has a valid index whose leading
+// columns are `columns`, in order (names as ColumnName gives them).
+std::string HasIndexOnSql(const std::string& source, const std::vector<std::string>& columns);
 
 // True when `explain_json` (the probe's output) reads the source through an
 // index condition.
