@@ -120,6 +120,50 @@ struct SelectItem {
   }
 };
 
+// How a subquery is used in WHERE (spec/grammar.md, "Subqueries in WHERE").
+enum class SubqueryUse { kExists, kNotExists, kIn, kNotIn, kCompare };
+
+// One equality of a subquery's WHERE that ties it to the statement around
+// it, `inner = q.outer_column` in either order, with q the subquery's
+// `outer` table; or, for IN, the tested column and the value selected.
+struct Correlation {
+  std::string outer_column;  // a column of the statement's table `outer`
+  std::string inner;         // the subquery's side, as written
+
+  bool operator==(const Correlation&) const = default;
+};
+
+// A subquery in WHERE, one condition of the WHERE's top-level AND: `EXISTS
+// (...)`, `NOT EXISTS (...)`, `q.c IN (...)`, `q.c NOT IN (...)` or `expr op
+// (...)` (a scalar subquery over aggregates). The statement is compiled
+// into stages (plan/subquery_stages.h): each subquery becomes a hidden
+// grouping joined to the statement, its condition a predicate over it.
+struct WhereSubquery {
+  SubqueryUse use = SubqueryUse::kExists;
+  // The condition's bytes [begin, end) in the WHERE's text, and the
+  // statement byte offset of the subquery's "(" (for messages).
+  std::size_t begin = 0;
+  std::size_t end = 0;
+  std::size_t position = 0;
+  TableRef from;                     // the subquery's FROM table
+  std::optional<std::string> where;  // its WHERE without the correlations
+  // The qualifier of the statement's table it is correlated with (empty:
+  // none), and its equalities with that table, in the order written.
+  std::string outer;
+  std::vector<Correlation> correlations;
+  // IN and NOT IN: the tested column (of `outer`) and the value selected.
+  std::optional<Correlation> tested;
+  // kCompare: the subquery's one SELECT item, the aggregate calls in it
+  // (spans within `item`), the other side as written and the operator, as
+  // `compared op (subquery)` reads (a subquery written first is turned round).
+  std::string item;
+  std::vector<AggregateUse> item_uses;
+  std::string compared;
+  std::string op;
+
+  bool operator==(const WhereSubquery&) const = default;
+};
+
 struct TransformStmt {
   QualifiedName target;
   TableRef source;
@@ -127,6 +171,9 @@ struct TransformStmt {
   bool distinct = false;           // SELECT DISTINCT
   std::vector<SelectItem> select;  // never empty; aliases are distinct
   std::optional<std::string> where;
+  // The subqueries in WHERE, in the order written (their spans are within
+  // `where`): derived from `where` by the parser.
+  std::vector<WhereSubquery> subqueries;
   std::vector<std::string> group_by;
   // HAVING's condition as written, and the aggregate calls in it (their
   // spans are within `having`).
@@ -160,6 +207,10 @@ struct TransformStmt {
     }
     return false;
   }
+
+  // True when WHERE has subqueries: the statement is compiled into stages,
+  // a hidden grouping per subquery joined to it (plan/subquery_stages.h).
+  bool HasSubqueries() const { return !subqueries.empty(); }
 
   bool operator==(const TransformStmt&) const = default;
 };

@@ -12,6 +12,7 @@
 #include "grammar/join.h"
 #include "grammar/names.h"
 #include "grammar/select_item.h"
+#include "grammar/subquery.h"
 
 namespace trellis::grammar {
 namespace {
@@ -239,9 +240,13 @@ class TransformParser {
     cursor_.Advance();
     auto predicate = ScanExpression(cursor_, "a predicate after WHERE");
     if (auto* error = std::get_if<ParseError>(&predicate)) return *error;
-    if (auto error = RefuseAggregates(cursor_, std::get<ExprSpan>(predicate), "WHERE")) {
-      return *error;
-    }
+    // Aggregates are refused outside subqueries; each subquery is read
+    // (grammar/subquery.h) to be compiled into stages.
+    std::vector<std::string> tables{statement_.source.Qualifier()};
+    for (const auto& join : statement_.joins) tables.push_back(join.table.Qualifier());
+    auto subqueries = ReadWhereSubqueries(cursor_, std::get<ExprSpan>(predicate), tables);
+    if (auto* error = std::get_if<ParseError>(&subqueries)) return *error;
+    statement_.subqueries = std::get<std::vector<WhereSubquery>>(std::move(subqueries));
     statement_.where = std::get<ExprSpan>(std::move(predicate)).text;
     return std::nullopt;
   }

@@ -99,11 +99,14 @@ Status RefuseAlterOfStages(const std::string& name, const std::string& definitio
   auto parsed = grammar::Parse(definition);
   const auto* statement = std::get_if<grammar::Statement>(&parsed);
   const auto* stmt = statement ? std::get_if<grammar::TransformStmt>(statement) : nullptr;
-  if (!stmt || !stmt->CompilesToStages()) return Status::OK();
-  return Status::Unsupported(
-      "ALTER TRANSFORM cannot change transform " + grammar::RenderName(name) +
-      ": it runs as stages compiled from its HAVING or its expressions over aggregates, which "
-      "ALTER does not recompile; DROP TRANSFORM it and define it again as you want it");
+  if (!stmt || (!stmt->CompilesToStages() && !stmt->HasSubqueries())) return Status::OK();
+  const std::string from = stmt->HasSubqueries() ? "its subqueries in WHERE"
+                                                 : "its HAVING or its expressions over aggregates";
+  return Status::Unsupported("ALTER TRANSFORM cannot change transform " +
+                             grammar::RenderName(name) + ": it runs as stages compiled from " +
+                             from +
+                             ", which ALTER does not recompile; DROP TRANSFORM it and define it "
+                             "again as you want it");
 }
 
 }  // namespace trellis::plan

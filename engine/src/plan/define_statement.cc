@@ -4,6 +4,7 @@
 #include "plan/aggregate_stages_define.h"
 #include "plan/aggregates/rules.h"
 #include "plan/group_define_over_join.h"
+#include "plan/subquery_stages_define.h"
 
 namespace trellis::plan {
 
@@ -25,6 +26,7 @@ Status RefuseReservedTarget(const std::string& schema, const grammar::QualifiedN
 Status DefineStatement(pg::Connection& conn, const std::string& schema,
                        const grammar::TransformStmt& stmt, const DefineSteps& steps) {
   TRELLIS_RETURN_IF_ERROR(RefuseReservedTarget(schema, stmt.target));
+  if (stmt.HasSubqueries()) return DefineSubqueryStages(conn, schema, stmt, steps);
   if (stmt.CompilesToStages()) return DefineAggregateStages(conn, schema, stmt, steps);
   if (stmt.Groups() && !stmt.joins.empty()) {
     return DefineGroupOverJoin(conn, schema, stmt, steps);

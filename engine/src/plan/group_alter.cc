@@ -10,6 +10,7 @@
 #include "catalog/states.h"
 #include "grammar/parser.h"
 #include "grammar/render.h"
+#include "plan/aggregate_stages_define.h"
 #include "plan/aggregates/rules.h"
 #include "plan/bind.h"
 #include "plan/expression_check.h"
@@ -33,6 +34,7 @@ Result<grammar::TransformStmt> StoredStatement(const catalog::Transform& t) {
   const auto* statement = std::get_if<grammar::Statement>(&parsed);
   const auto* stmt = statement ? std::get_if<grammar::TransformStmt>(statement) : nullptr;
   if (!stmt) return Status::Internal("the stored definition of " + t.name() + " does not parse");
+  TRELLIS_RETURN_IF_ERROR(RefuseAlterOfStages(t.name(), t.definition));
   return *stmt;
 }
 

@@ -118,13 +118,16 @@ grammar::TransformStmt HiddenJoinStatement(const grammar::TransformStmt& stmt,
 
 grammar::TransformStmt GroupOverHidden(const grammar::TransformStmt& stmt,
                                        const grammar::QualifiedName& hidden) {
-  if (stmt.joins.empty()) return stmt;
+  // A statement with subqueries groups a hidden join too: the one its
+  // subqueries' targets are joined in (plan/subquery_stages.h).
+  if (stmt.joins.empty() && !stmt.HasSubqueries()) return stmt;
   const std::set<std::string> qualifiers = Qualifiers(stmt);
   const std::string alias = stmt.source.Qualifier();
   grammar::TransformStmt group = stmt;
   group.source = grammar::TableRef{hidden, alias};
   group.joins.clear();
   group.where.reset();
+  group.subqueries.clear();
   for (auto& item : group.select) {
     item.expr = Rewrite(item.expr, qualifiers, alias);
     if (item.aggregate && item.aggregate->argument) {

@@ -57,7 +57,7 @@ grammar::TransformStmt HiddenJoinStatement(const grammar::TransformStmt& stmt,
 // The grouping of `stmt` over the hidden target `hidden`, aliased as
 // `stmt`'s FROM table: every reference rewritten to the hidden column, the
 // output names kept, no joins and no WHERE (the join applied both).
-// Identity for a statement without joins.
+// Identity for a statement without joins or subqueries.
 grammar::TransformStmt GroupOverHidden(const grammar::TransformStmt& stmt,
                                        const grammar::QualifiedName& hidden);
 

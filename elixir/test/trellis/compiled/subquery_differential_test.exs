@@ -1,0 +1,145 @@
+defmodule Trellis.Compiled.SubqueryDifferentialTest do
+  # Randomized differential tests of subqueries in WHERE, compiled into
+  # stages (spec/engine.md "Compiled stages: subqueries in WHERE"): EXISTS,
+  # NOT EXISTS, IN (NULLs on both sides), correlated comparisons to
+  # aggregates (avg, and count, which reads 0 for no rows), NOT EXISTS over
+  # a join, and a grouped statement with EXISTS (TPC-H Q4's shape). The
+  # writers of JoinWorkload run on the outer and the subqueries' tables at
+  # once: NULL amounts, customer ids, region ids, emails and contacts; orders
+  # moving between customers, customers between regions, keys changing, rows
+  # inserted and deleted, so rows gain and lose matches and cross the
+  # comparisons both ways. After await_converged each target equals a fresh
+  # run of the user's SQL. Seeded: replay with TRELLIS_SEED=<n>.
+  use ExUnit.Case, async: false
+
+  alias Trellis.Test.{Handles, JoinWorkload, SimplePG}
+  import Trellis.Test.Targets
+
+  @moduletag :port
+  @moduletag timeout: 600_000
+
+  # name, definition, the target's columns compared, the query they equal.
+  # The thresholds sit about the starting values, so writes cross them.
+  @transforms [
+    {"big_buyers",
+     "TRANSFORM big_buyers FROM customers c SELECT c.id, c.name " <>
+       "WHERE c.region_id IS DISTINCT FROM 3 AND EXISTS (SELECT 1 FROM orders o " <>
+       "WHERE o.customer_id = c.id AND o.amount > 110)", "id, name",
+     "SELECT id, name FROM customers c WHERE c.region_id IS DISTINCT FROM 3 AND EXISTS " <>
+       "(SELECT 1 FROM orders o WHERE o.customer_id = c.id AND o.amount > 110)"},
+    {"quiet_customers",
+     "TRANSFORM quiet_customers FROM customers c SELECT c.id, c.region_id " <>
+       "WHERE NOT EXISTS (SELECT 1 FROM orders WHERE customer_id = c.id AND amount > 90)",
+     "id, region_id",
+     "SELECT id, region_id FROM customers c WHERE NOT EXISTS " <>
+       "(SELECT 1 FROM orders WHERE customer_id = c.id AND amount > 90)"},
+    {"vat_customers",
+     "TRANSFORM vat_customers FROM customers c SELECT c.id, c.email " <>
+       "WHERE c.region_id IN (SELECT r.id FROM regions r WHERE r.vat >= 1.1)", "id, email",
+     "SELECT id, email FROM customers c WHERE c.region_id IN " <>
+       "(SELECT r.id FROM regions r WHERE r.vat >= 1.1)"},
+    {"contacted_orders",
+     "TRANSFORM contacted_orders FROM orders o SELECT o.id, o.amount " <>
+       "WHERE o.contact IN (SELECT email FROM customers WHERE region_id < 6)", "id, amount",
+     "SELECT id, amount FROM orders o WHERE o.contact IN " <>
+       "(SELECT email FROM customers WHERE region_id < 6)"},
+    {"above_mean",
+     "TRANSFORM above_mean FROM orders o SELECT o.id, o.amount " <>
+       "WHERE o.amount > (SELECT 1.2 * avg(x.amount) FROM orders x " <>
+       "WHERE x.customer_id = o.customer_id)", "id, amount",
+     "SELECT id, amount FROM orders o WHERE o.amount > (SELECT 1.2 * avg(x.amount) " <>
+       "FROM orders x WHERE x.customer_id = o.customer_id)"},
+    {"few_orders",
+     "TRANSFORM few_orders FROM customers c SELECT c.id, c.name " <>
+       "WHERE (SELECT count(*) FROM orders o WHERE o.customer_id = c.id) < 12", "id, name",
+     "SELECT id, name FROM customers c " <>
+       "WHERE (SELECT count(*) FROM orders o WHERE o.customer_id = c.id) < 12"},
+    {"plain_region_orders",
+     "TRANSFORM plain_region_orders FROM orders o JOIN customers c ON o.customer_id = c.id " <>
+       "SELECT o.id, c.name, o.amount WHERE NOT EXISTS (SELECT 1 FROM regions r " <>
+       "WHERE r.id = c.region_id AND r.vat > 1.15)", "id, name, amount",
+     "SELECT o.id, c.name, o.amount FROM orders o JOIN customers c ON o.customer_id = c.id " <>
+       "WHERE NOT EXISTS (SELECT 1 FROM regions r WHERE r.id = c.region_id AND r.vat > 1.15)"},
+    {"region_buyers",
+     "TRANSFORM region_buyers FROM customers c SELECT c.region_id, count(*) AS n " <>
+       "WHERE EXISTS (SELECT 1 FROM orders o WHERE o.customer_id = c.id AND o.amount > 100) " <>
+       "GROUP BY c.region_id", "region_id, n",
+     "SELECT region_id, count(*) FROM customers c WHERE EXISTS (SELECT 1 FROM orders o " <>
+       "WHERE o.customer_id = c.id AND o.amount > 100) GROUP BY region_id"}
+  ]
+
+  setup do: JoinWorkload.seeded_database!("subquery_differential", "subqueries differential")
+
+  defp define_every!(handle) do
+    for {_, statement, _, _} <- @transforms do
+      assert {:ok, {:transform_defined, _}} = Trellis.define(handle, statement)
+    end
+
+    :ok
+  end
+
+  defp assert_equal(handle, pg, seed) do
+    converge!(handle, 240_000)
+
+    for {name, _, columns, query} <- @transforms do
+      assert differences(pg, "SELECT #{columns} FROM #{name}", query) == "0",
+             "#{name} differs (seed #{seed}; rerun with TRELLIS_SEED=#{seed})"
+    end
+  end
+
+  test "4 writers over the outer and the subqueries' tables, a fleet of two handles",
+       %{url: url, pg: pg, seed: seed} do
+    {a, b} = Handles.fleet!(url, [staging: true, drain_threads: 2], drain_threads: 2)
+    define_every!(a)
+    assert_equal(a, pg, seed)
+
+    # A stage per subquery; the grouped statement's join is one more.
+    stages =
+      SimplePG.query!(pg, """
+      SELECT u.target_name, count(s.id) FROM trellis.transforms u
+      LEFT JOIN trellis.transforms s ON s.owner_id = u.id
+      WHERE u.owner_id IS NULL GROUP BY 1 ORDER BY 1
+      """)
+
+    assert stages == [
+             ["above_mean", "1"],
+             ["big_buyers", "1"],
+             ["contacted_orders", "1"],
+             ["few_orders", "1"],
+             ["plain_region_orders", "1"],
+             ["quiet_customers", "1"],
+             ["region_buyers", "2"],
+             ["vat_customers", "1"]
+           ]
+
+    # Each shows the statement as written.
+    {:ok, definitions} = Trellis.definitions(a)
+
+    for {name, statement, _, _} <- @transforms do
+      [_, where] = String.split(statement, " WHERE ", parts: 2)
+      %Trellis.Definition{statement: shown} = Enum.find(definitions, &(&1.name == name))
+      assert String.ends_with?(shown, " WHERE " <> where), "#{name} shows #{shown}"
+      refute shown =~ "__trellis", "#{name} shows #{shown}"
+    end
+
+    committed =
+      url |> JoinWorkload.writers(seed, 4, 600) |> Task.await_many(480_000) |> Enum.sum()
+
+    assert committed > 1_800, "only #{committed} of 2400 writes committed"
+    assert_equal(b, pg, seed)
+
+    for {name, _, _, _} <- @transforms do
+      assert {:ok, %Trellis.Status{status: :live, backlog_pages: 0}} = Trellis.status(b, name)
+    end
+
+    Trellis.shutdown(a)
+    Trellis.shutdown(b)
+  end
+
+  test "killing the port that stages while the stages drain loses and repeats nothing",
+       %{url: url, pg: pg, seed: seed} do
+    b = JoinWorkload.staging_crash_round!(url, pg, seed, &define_every!/1)
+    assert_equal(b, pg, seed)
+    Trellis.shutdown(b)
+  end
+end

@@ -1,0 +1,128 @@
+defmodule Trellis.Compiled.SubqueryLifecycleTest do
+  # A statement with subqueries in WHERE runs as a hidden grouping per
+  # subquery and the user's statement joined to their targets, and a user
+  # sees one transform: the definition as written, refusals that name the
+  # subquery (never a hidden part), ALTER refused with the fix, DROP taking
+  # every part. Each form that is not compiled is refused by name with its
+  # fix, and creates nothing.
+  use ExUnit.Case, async: true
+
+  alias Trellis.Test.{Database, SimplePG}
+  import Trellis.Test.Targets
+
+  @moduletag :port
+  @moduletag timeout: 180_000
+
+  @statement "TRANSFORM open_orders FROM orders o SELECT o.id, o.total " <>
+               "WHERE o.total > 0 AND EXISTS (SELECT 1 FROM lineitem l " <>
+               "WHERE l.order_id = o.id AND l.shipped IS NULL) " <>
+               "AND o.total > (SELECT 2 * avg(l.qty) FROM lineitem l WHERE l.order_id = o.id)"
+  @query "SELECT id, total FROM orders o WHERE o.total > 0 AND EXISTS (SELECT 1 FROM lineitem l " <>
+           "WHERE l.order_id = o.id AND l.shipped IS NULL) " <>
+           "AND o.total > (SELECT 2 * avg(l.qty) FROM lineitem l WHERE l.order_id = o.id)"
+
+  setup do
+    %{url: url, pg: pg} = Database.open!("subquery_lifecycle")
+
+    SimplePG.query!(pg, """
+    CREATE TABLE orders (id int PRIMARY KEY, customer_id int, total int);
+    CREATE TABLE lineitem (id int PRIMARY KEY, order_id int, qty int, shipped date);
+    CREATE TABLE blocked (customer_id int);
+    INSERT INTO orders SELECT g, g % 7, g % 50 FROM generate_series(1, 200) g;
+    INSERT INTO lineitem SELECT g, 1 + g % 210, g % 13,
+      CASE WHEN g % 3 = 0 THEN NULL ELSE date '2026-01-01' END FROM generate_series(1, 900) g;
+    """)
+
+    :ok = Trellis.migrate(Trellis.connect!(url: url))
+    trellis = Trellis.connect!(url: url, staging: true, drain_threads: 1)
+    %{trellis: trellis, pg: pg}
+  end
+
+  defp parts(pg) do
+    SimplePG.query!(pg, "SELECT target_name FROM trellis.transforms ORDER BY id") |> Enum.map(&hd/1)
+  end
+
+  test "one transform: definition as written, writes followed, ALTER refused, DROP takes all",
+       %{trellis: t, pg: pg} do
+    assert {:ok, {:transform_defined, "open_orders"}} = Trellis.define(t, @statement)
+    converge!(t)
+    assert differences(pg, "SELECT id, total FROM open_orders", @query) == "0"
+
+    assert [a, b, "open_orders"] = parts(pg)
+    assert a =~ ~r/^__trellis_sub_\d+$/ and b =~ ~r/^__trellis_sub_\d+$/
+
+    assert {:ok, [%Trellis.Definition{name: "open_orders", statement: shown, status: :live}]} =
+             Trellis.definitions(t)
+
+    assert shown =~ "EXISTS (SELECT 1 FROM lineitem l WHERE l.order_id = o.id AND l.shipped IS NULL)"
+    refute shown =~ "__trellis"
+
+    SimplePG.query!(pg, """
+    UPDATE lineitem SET shipped = NULL WHERE id % 5 = 0;
+    UPDATE lineitem SET qty = qty + 7 WHERE id % 4 = 0;
+    DELETE FROM lineitem WHERE id % 11 = 0;
+    UPDATE orders SET total = total + 9 WHERE id % 3 = 0;
+    INSERT INTO lineitem VALUES (5001, 7, NULL, NULL), (5002, NULL, 3, NULL);
+    """)
+
+    converge!(t)
+    assert differences(pg, "SELECT id, total FROM open_orders", @query) == "0"
+
+    assert {:error, %Trellis.Error{code: :unsupported, message: message}} =
+             Trellis.apply(t, "ALTER TRANSFORM open_orders ADD COLUMN o.customer_id AS c")
+
+    assert message =~ "compiled from its subqueries in WHERE"
+    assert message =~ "DROP TRANSFORM it and define it again"
+
+    assert :ok = Trellis.drop(t, "open_orders")
+    assert parts(pg) == []
+  end
+
+  test "a problem in a subquery's stage names the subquery, and creates nothing",
+       %{trellis: t, pg: pg} do
+    statement =
+      "TRANSFORM bad FROM orders o SELECT o.id WHERE EXISTS " <>
+        "(SELECT 1 FROM lineitem l WHERE l.order_id = o.id AND l.nosuch > 1)"
+
+    assert {:error, %Trellis.Error{message: message}} = Trellis.define(t, statement)
+    assert message =~ "the subquery at position"
+    assert message =~ "nosuch"
+    refute message =~ "__trellis"
+    assert_nothing_created(pg)
+    assert parts(pg) == []
+  end
+
+  test "each form that is not compiled is refused by name, with the fix", %{trellis: t, pg: pg} do
+    head = "TRANSFORM r FROM orders o SELECT o.id WHERE "
+
+    for {where, expected} <- [
+          {"o.total = 1 OR EXISTS (SELECT 1 FROM lineitem l WHERE l.order_id = o.id)",
+           "a subquery under OR"},
+          {"o.customer_id NOT IN (SELECT customer_id FROM blocked)",
+           "NOT IN (SELECT ...) is not supported yet"},
+          {"o.total > (SELECT avg(qty) FROM lineitem)", "uncorrelated"},
+          {"EXISTS (SELECT 1 FROM lineitem l WHERE l.order_id > o.id)",
+           "correlated by anything but equalities"},
+          {"EXISTS (SELECT 1 FROM lineitem l WHERE l.order_id = o.id AND EXISTS " <>
+             "(SELECT 1 FROM blocked))", "a subquery inside a subquery"},
+          {"EXISTS (SELECT 1 FROM LATERAL f(o.id) x)", "LATERAL"},
+          {"o.total = ANY (SELECT qty FROM lineitem)", "ANY, SOME or ALL"},
+          {"EXISTS (SELECT count(*) FROM lineitem l WHERE l.order_id = o.id)", "always true"}
+        ] do
+      assert {:error, %Trellis.Error{code: :unsupported, message: message}} =
+               Trellis.define(t, head <> where)
+
+      assert message =~ expected, "#{where}: #{message}"
+    end
+
+    # A subquery in a SELECT item stays refused at define, naming the fix.
+    assert {:error, %Trellis.Error{message: message}} =
+             Trellis.define(
+               t,
+               "TRANSFORM r FROM orders o SELECT o.id, (SELECT max(qty) FROM lineitem) AS m"
+             )
+
+    assert message =~ "subqueries are not allowed in a transform's expressions"
+    assert_nothing_created(pg)
+  end
+end

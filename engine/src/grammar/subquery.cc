@@ -1,0 +1,564 @@
+#include "grammar/subquery.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cstddef>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include "grammar/aggregate.h"
+#include "grammar/lexer.h"
+
+namespace trellis::grammar {
+namespace {
+
+bool IsWord(const Token& t, std::string_view word) {
+  return t.kind == TokenKind::kIdentifier && t.value == word;
+}
+
+bool IsMark(const Token& t, std::string_view mark) {
+  return t.kind == TokenKind::kPunctuation && t.value == mark;
+}
+
+bool IsName(const Token& t) {
+  return t.kind == TokenKind::kIdentifier || t.kind == TokenKind::kQuotedIdentifier;
+}
+
+bool IsComparison(const Token& t) {
+  static constexpr std::string_view kOperators[] = {"=", "<>", "!=", "<", "<=", ">", ">="};
+  if (t.kind != TokenKind::kOperator) return false;
+  return std::find(std::begin(kOperators), std::end(kOperators), t.value) != std::end(kOperators);
+}
+
+// `a op b` read as `b op' a`.
+std::string Reversed(const std::string& op) {
+  if (op == "<") return ">";
+  if (op == "<=") return ">=";
+  if (op == ">") return "<";
+  if (op == ">=") return "<=";
+  return op;
+}
+
+bool ContainsSelect(std::string_view text) {
+  constexpr std::string_view kWord = "select";
+  if (text.size() < kWord.size()) return false;
+  for (std::size_t i = 0; i + kWord.size() <= text.size(); ++i) {
+    std::size_t j = 0;
+    while (j < kWord.size() && std::tolower(static_cast<unsigned char>(text[i + j])) == kWord[j]) {
+      ++j;
+    }
+    if (j == kWord.size()) return true;
+  }
+  return false;
+}
+
+// Token indexes [first, last).
+struct Range {
+  std::size_t first = 0;
+  std::size_t last = 0;
+};
+
+// The forms a subquery may take, for the messages.
+constexpr std::string_view kForms =
+    "EXISTS (SELECT ...), NOT EXISTS (SELECT ...), q.column IN (SELECT ...), or an expression "
+    "compared (=, <>, <, <=, >, >=) to (SELECT <aggregate> ...)";
+
+// Clauses of a SELECT a subquery may not have, each refused by name.
+constexpr std::pair<std::string_view, std::string_view> kRefusedClauses[] = {
+    {"group", "GROUP BY"}, {"having", "HAVING"}, {"order", "ORDER BY"}, {"limit", "LIMIT"},
+    {"offset", "OFFSET"},  {"fetch", "FETCH"},   {"union", "UNION"},    {"intersect", "INTERSECT"},
+    {"except", "EXCEPT"},  {"window", "WINDOW"}, {"for", "FOR"},
+};
+
+constexpr std::string_view kJoinWords[] = {"join", "inner", "left",    "right",
+                                           "full", "cross", "natural", "lateral"};
+
+class WhereReader {
+ public:
+  WhereReader(const TokenCursor& cursor, const ExprSpan& where,
+              const std::vector<std::string>& tables)
+      : cursor_(cursor), where_(where), tables_(tables.begin(), tables.end()), ordered_(tables) {}
+
+  std::variant<std::vector<WhereSubquery>, ParseError> Run() {
+    if (!ContainsSelect(where_.text)) return Plain();
+    tokens_ = Tokenize(where_.text);
+    end_ = tokens_.size() - 1;  // the kEnd token
+    std::vector<Range> subqueries;
+    for (std::size_t i = 0; i + 1 < end_; ++i) {
+      if (!IsMark(tokens_[i], "(") || !IsWord(tokens_[i + 1], "select")) continue;
+      const std::size_t close = Close(i);
+      for (std::size_t j = i + 1; j + 1 < close; ++j) {
+        if (IsMark(tokens_[j], "(") && IsWord(tokens_[j + 1], "select")) {
+          return Refuse(j,
+                        "a subquery inside a subquery is not supported: define a transform for "
+                        "the inner query and use its target in the outer subquery");
+        }
+      }
+      subqueries.push_back(Range{i, close + 1});
+      i = close;
+    }
+    if (subqueries.empty()) return Plain();
+
+    std::vector<WhereSubquery> out;
+    const std::vector<Range> conditions = Conditions(Range{0, end_});
+    for (const Range& condition : conditions) {
+      std::optional<Range> found;
+      for (const Range& sq : subqueries) {
+        if (sq.first < condition.first || sq.last > condition.last) continue;
+        if (found) {
+          return Refuse(sq.first,
+                        "two subqueries in one condition are not supported: write each as a "
+                        "condition of its own, AND-ed with the others in WHERE");
+        }
+        found = sq;
+      }
+      if (!found) continue;
+      auto read = Condition(condition, *found);
+      if (auto* error = std::get_if<ParseError>(&read)) return *error;
+      out.push_back(std::get<WhereSubquery>(std::move(read)));
+    }
+    // Outside the subqueries, WHERE is a WHERE: no aggregates.
+    std::size_t from = 0;
+    for (const Range& sq : subqueries) {
+      if (auto error = RefuseAggregatesIn(Range{from, sq.first})) return *error;
+      from = sq.last;
+    }
+    if (auto error = RefuseAggregatesIn(Range{from, end_})) return *error;
+    return out;
+  }
+
+ private:
+  std::variant<std::vector<WhereSubquery>, ParseError> Plain() const {
+    if (auto error = RefuseAggregates(cursor_, where_, "WHERE")) return *error;
+    return std::vector<WhereSubquery>{};
+  }
+
+  // The statement offset of token `i`.
+  std::size_t At(std::size_t i) const { return where_.position + tokens_[i].begin; }
+
+  ParseError Refuse(std::size_t i, std::string_view what) const {
+    return cursor_.UnsupportedAt(At(i), what);
+  }
+
+  std::string Text(Range r) const {
+    if (r.first >= r.last) return "";
+    return where_.text.substr(tokens_[r.first].begin,
+                              tokens_[r.last - 1].end - tokens_[r.first].begin);
+  }
+
+  ExprSpan Span(Range r) const { return ExprSpan{Text(r), At(r.first), r.last - r.first, {}}; }
+
+  std::optional<ParseError> RefuseAggregatesIn(Range r) const {
+    if (r.first >= r.last) return std::nullopt;
+    return RefuseAggregates(cursor_, Span(r), "WHERE");
+  }
+
+  // The index of the bracket closing the one at `open` (ScanExpression has
+  // checked that they balance).
+  std::size_t Close(std::size_t open) const {
+    std::size_t depth = 0;
+    for (std::size_t i = open; i < end_; ++i) {
+      if (IsMark(tokens_[i], "(") || IsMark(tokens_[i], "[")) ++depth;
+      if (IsMark(tokens_[i], ")") || IsMark(tokens_[i], "]")) {
+        if (--depth == 0) return i;
+      }
+    }
+    return end_;
+  }
+
+  // Calls `visit(i)` for each token of `r` outside brackets; stops early
+  // when it returns false.
+  template <typename Visit>
+  void AtDepthZero(Range r, Visit visit) const {
+    std::size_t depth = 0;
+    for (std::size_t i = r.first; i < r.last; ++i) {
+      const Token& t = tokens_[i];
+      if (IsMark(t, "(") || IsMark(t, "[")) {
+        ++depth;
+      } else if (IsMark(t, ")") || IsMark(t, "]")) {
+        --depth;
+      } else if (depth == 0 && !visit(i)) {
+        return;
+      }
+    }
+  }
+
+  // The conditions of `r`'s top-level AND, in order (`BETWEEN a AND b` is
+  // one); `r` whole when an OR outside brackets joins them.
+  std::vector<Range> Conditions(Range r) const {
+    bool or_found = false;
+    AtDepthZero(r, [&](std::size_t i) {
+      or_found = or_found || IsWord(tokens_[i], "or");
+      return !or_found;
+    });
+    if (or_found) return {r};
+    std::vector<Range> out;
+    std::size_t first = r.first;
+    bool between = false;
+    AtDepthZero(r, [&](std::size_t i) {
+      if (IsWord(tokens_[i], "between")) between = true;
+      if (IsWord(tokens_[i], "and")) {
+        if (between) {
+          between = false;
+        } else {
+          out.push_back(Range{first, i});
+          first = i + 1;
+        }
+      }
+      return true;
+    });
+    out.push_back(Range{first, r.last});
+    return out;
+  }
+
+  bool Contains(Range r, std::string_view word) const {
+    for (std::size_t i = r.first; i < r.last; ++i) {
+      if (IsWord(tokens_[i], word)) return true;
+    }
+    return false;
+  }
+
+  // `q.column` or, with one table in the statement, `column`: the table's
+  // qualifier and the column; nullopt for anything else.
+  std::optional<std::pair<std::string, std::string>> OuterColumn(Range r) const {
+    const std::size_t n = r.last - r.first;
+    if (n == 1 && IsName(tokens_[r.first]) && ordered_.size() == 1 &&
+        (tokens_[r.first].kind == TokenKind::kQuotedIdentifier ||
+         (!IsWord(tokens_[r.first], "null") && !IsWord(tokens_[r.first], "true") &&
+          !IsWord(tokens_[r.first], "false")))) {
+      return std::make_pair(ordered_.front(), tokens_[r.first].value);
+    }
+    if (n == 3 && IsName(tokens_[r.first]) && IsMark(tokens_[r.first + 1], ".") &&
+        IsName(tokens_[r.first + 2]) && tables_.count(tokens_[r.first].value)) {
+      return std::make_pair(tokens_[r.first].value, tokens_[r.first + 2].value);
+    }
+    return std::nullopt;
+  }
+
+  std::variant<WhereSubquery, ParseError> Condition(Range condition, Range sq) {
+    if (Contains(Range{condition.first, sq.first}, "or") ||
+        Contains(Range{sq.last, condition.last}, "or")) {
+      return Refuse(sq.first,
+                    "a subquery under OR is not supported: Trellis compiles a subquery that is "
+                    "a condition of its own, AND-ed with the others in WHERE; write each side "
+                    "of the OR as a transform of its own, or write the subquery as one of " +
+                        std::string(kForms) + " AND-ed with the rest");
+    }
+    WhereSubquery out;
+    out.begin = tokens_[condition.first].begin;
+    out.end = tokens_[condition.last - 1].end;
+    out.position = At(sq.first);
+    const Range before{condition.first, sq.first};
+    const Range after{sq.last, condition.last};
+    const std::size_t b = before.last - before.first;
+    auto word_before = [&](std::size_t back, std::string_view w) {
+      return b >= back && IsWord(tokens_[before.last - back], w);
+    };
+    std::optional<Range> tested;
+    if (after.first == after.last && b == 1 && word_before(1, "exists")) {
+      out.use = SubqueryUse::kExists;
+    } else if (after.first == after.last && b == 2 && word_before(1, "exists") &&
+               word_before(2, "not")) {
+      out.use = SubqueryUse::kNotExists;
+    } else if (after.first == after.last && word_before(1, "in")) {
+      const bool negated = word_before(2, "not");
+      out.use = negated ? SubqueryUse::kNotIn : SubqueryUse::kIn;
+      tested = Range{before.first, before.last - (negated ? 2 : 1)};
+      if (negated) {
+        return Refuse(sq.first,
+                      "x NOT IN (SELECT ...) is not supported yet: by SQL's rules one NULL "
+                      "selected makes it never true, which needs the subquery's totals; write "
+                      "NOT EXISTS (SELECT 1 FROM t WHERE t.a = x) where neither side can be NULL");
+      }
+    } else if (after.first == after.last && b >= 2 &&
+               (word_before(1, "any") || word_before(1, "some") || word_before(1, "all"))) {
+      return Refuse(before.last - 1,
+                    "a comparison to ANY, SOME or ALL (SELECT ...) is not supported: write "
+                    "x IN (SELECT ...) for = ANY, or compare to an aggregate (x > (SELECT "
+                    "max(...) ...) for > ALL)");
+    } else if (after.first == after.last && b >= 2 && IsComparison(tokens_[before.last - 1])) {
+      out.use = SubqueryUse::kCompare;
+      out.compared = Text(Range{before.first, before.last - 1});
+      out.op = tokens_[before.last - 1].value;
+    } else if (b == 0 && after.last - after.first >= 2 && IsComparison(tokens_[after.first])) {
+      out.use = SubqueryUse::kCompare;
+      out.compared = Text(Range{after.first + 1, after.last});
+      out.op = Reversed(tokens_[after.first].value);
+    } else if (Contains(before, "not")) {
+      return Refuse(sq.first,
+                    "NOT around a subquery is not supported (other than NOT EXISTS): write NOT "
+                    "EXISTS (SELECT ...), or turn the comparison round");
+    } else {
+      return Refuse(sq.first,
+                    "this use of a subquery is not supported: in WHERE, a subquery "
+                    "must be a condition of its own, AND-ed with the others: " +
+                        std::string(kForms) +
+                        "; or define a transform for the subquery and join its target");
+    }
+    if (out.op == "!=") out.op = "<>";
+    if (auto error = Body(Range{sq.first + 1, sq.last - 1}, out)) return *error;
+    if (tested) {
+      auto column = OuterColumn(*tested);
+      if (!column) {
+        return Refuse(tested->first < tested->last ? tested->first : sq.first,
+                      "the value tested by IN (SELECT ...) must be a column of one of the "
+                      "statement's tables, written q.column: compute the expression in a "
+                      "transform first, or write EXISTS (SELECT 1 FROM t WHERE t.a = <expr>)");
+      }
+      if (!out.outer.empty() && out.outer != column->first) {
+        return Refuse(tested->first,
+                      "the value tested by IN is a column of " + Quoted(column->first) +
+                          ", but the subquery is correlated with " + Quoted(out.outer) +
+                          ": correlate a subquery with one table of the statement");
+      }
+      out.outer = column->first;
+      out.tested = Correlation{column->second, out.item};
+    }
+    if (out.outer.empty()) {
+      return Refuse(sq.first,
+                    "a subquery that reads no column of the statement's tables (uncorrelated) "
+                    "is not supported yet in EXISTS, NOT EXISTS or a comparison: correlate it "
+                    "by an equality in its WHERE (inner_column = q.column), or compute it in a "
+                    "transform of its own");
+    }
+    return out;
+  }
+
+  static std::string Quoted(const std::string& name) { return "\"" + name + "\""; }
+
+  // Outer column references in `r`: `q.c` with q a table of the statement
+  // and not the subquery's own qualifier `inner`.
+  std::vector<std::size_t> OuterReferences(Range r, const std::string& inner) const {
+    std::vector<std::size_t> out;
+    for (std::size_t i = r.first; i + 2 < r.last; ++i) {
+      if (!IsName(tokens_[i]) || !IsMark(tokens_[i + 1], ".") || !IsName(tokens_[i + 2])) continue;
+      if (i > 0 && IsMark(tokens_[i - 1], ".")) continue;
+      if (IsMark(tokens_[i + 3], "(") || IsMark(tokens_[i + 3], ".")) continue;
+      if (!tables_.count(tokens_[i].value) || tokens_[i].value == inner) continue;
+      out.push_back(i);
+    }
+    return out;
+  }
+
+  // The subquery's body `r` (inside its brackets): SELECT items FROM table
+  // [alias] [WHERE ...].
+  std::optional<ParseError> Body(Range r, WhereSubquery& out) {
+    std::size_t i = r.first + 1;  // past SELECT
+    if (IsWord(tokens_[i], "distinct") || IsWord(tokens_[i], "all")) ++i;
+    std::optional<std::size_t> from;
+    AtDepthZero(Range{i, r.last}, [&](std::size_t k) {
+      if (IsWord(tokens_[k], "from")) from = k;
+      return !from;
+    });
+    if (!from) {
+      return Refuse(r.first, "a subquery without FROM is not supported: write the value itself");
+    }
+    std::vector<Range> items;
+    std::size_t first = i;
+    AtDepthZero(Range{i, *from}, [&](std::size_t k) {
+      if (IsMark(tokens_[k], ",")) {
+        items.push_back(Range{first, k});
+        first = k + 1;
+      }
+      return true;
+    });
+    items.push_back(Range{first, *from});
+    for (Range& item : items) {  // drop `AS name`
+      AtDepthZero(item, [&](std::size_t k) {
+        if (!IsWord(tokens_[k], "as")) return true;
+        item.last = k;
+        return false;
+      });
+      if (item.first >= item.last) return Refuse(r.first, "empty SELECT item in a subquery");
+    }
+
+    std::size_t at = *from + 1;
+    if (at < r.last && (IsWord(tokens_[at], "lateral") || IsMark(tokens_[at], "("))) {
+      return Refuse(at,
+                    "a subquery or LATERAL in a subquery's FROM is not supported: define a "
+                    "transform for it and use its target");
+    }
+    if (at >= r.last || !IsName(tokens_[at])) {
+      return Refuse(at < r.last ? at : r.first, "expected a table name after FROM in the subquery");
+    }
+    out.from.table.name = tokens_[at++].value;
+    if (at + 1 < r.last && IsMark(tokens_[at], ".") && IsName(tokens_[at + 1])) {
+      out.from.table.schema = out.from.table.name;
+      out.from.table.name = tokens_[at + 1].value;
+      at += 2;
+    }
+    if (at < r.last && IsWord(tokens_[at], "as")) ++at;
+    if (at < r.last && IsName(tokens_[at]) && !IsWord(tokens_[at], "where") &&
+        !IsClauseOrJoin(tokens_[at])) {
+      out.from.alias = tokens_[at++].value;
+    }
+    for (std::size_t k = at; k < r.last; ++k) {
+      if (IsMark(tokens_[k], ",") || IsJoin(tokens_[k])) {
+        return Refuse(k,
+                      "a join inside a subquery is not supported: define a transform for the "
+                      "join and use its target in the subquery");
+      }
+      if (IsWord(tokens_[k], "where")) break;
+      return Refuse(k, "expected WHERE or the end of the subquery after its table");
+    }
+    std::optional<Range> where;
+    if (at < r.last) where = Range{at + 1, r.last};
+    if (where) {
+      std::optional<ParseError> error;
+      AtDepthZero(*where, [&](std::size_t k) {
+        for (const auto& [word, clause] : kRefusedClauses) {
+          if (!IsWord(tokens_[k], word)) continue;
+          if ((word == "group" || word == "order") &&
+              !(k + 1 < r.last && IsWord(tokens_[k + 1], "by")))
+            continue;
+          error = Refuse(k, std::string(clause) +
+                                " in a subquery is not supported: a subquery in WHERE is one "
+                                "table filtered by its WHERE; define a transform for the query "
+                                "and use its target in the subquery");
+          return false;
+        }
+        return true;
+      });
+      if (error) return error;
+      if (where->first >= where->last) return Refuse(r.first, "empty WHERE in a subquery");
+      if (auto e = RefuseAggregates(cursor_, Span(*where), "WHERE")) return e;
+    }
+    if (auto error = Correlations(where, out)) return error;
+    return Items(items, out);
+  }
+
+  static bool IsJoin(const Token& t) {
+    return std::any_of(std::begin(kJoinWords), std::end(kJoinWords),
+                       [&](std::string_view w) { return IsWord(t, w); });
+  }
+
+  static bool IsClauseOrJoin(const Token& t) {
+    if (IsJoin(t)) return true;
+    return std::any_of(std::begin(kRefusedClauses), std::end(kRefusedClauses),
+                       [&](const auto& c) { return IsWord(t, c.first); });
+  }
+
+  // Splits the subquery's WHERE into its correlations and the rest.
+  std::optional<ParseError> Correlations(std::optional<Range> where, WhereSubquery& out) {
+    if (!where) return std::nullopt;
+    const std::string inner = out.from.Qualifier();
+    std::vector<std::string> local;
+    for (const Range& c : Conditions(*where)) {
+      const std::vector<std::size_t> refs = OuterReferences(c, inner);
+      if (refs.empty()) {
+        local.push_back(Text(c));
+        continue;
+      }
+      // inner = q.c or q.c = inner, inner being `c` or `inner.c`.
+      std::optional<std::size_t> eq;
+      AtDepthZero(c, [&](std::size_t k) {
+        if (tokens_[k].kind == TokenKind::kOperator && tokens_[k].value == "=") eq = k;
+        return !eq;
+      });
+      std::optional<Correlation> found;
+      std::string outer;
+      if (eq && refs.size() == 1) {
+        const Range left{c.first, *eq};
+        const Range right{*eq + 1, c.last};
+        const bool outer_left = refs.front() == c.first && left.last - left.first == 3;
+        const bool outer_right = refs.front() == right.first && right.last - right.first == 3;
+        const Range inner_side = outer_left ? right : left;
+        if ((outer_left || outer_right) && InnerColumn(inner_side, inner)) {
+          const std::size_t q = refs.front();
+          outer = tokens_[q].value;
+          found = Correlation{tokens_[q + 2].value, Text(inner_side)};
+        }
+      }
+      if (!found) {
+        return Refuse(refs.front(),
+                      "a subquery correlated by anything but equalities is not supported: in "
+                      "its WHERE, compare a column of the statement's tables only as "
+                      "inner_column = q.column, AND-ed with its other conditions");
+      }
+      if (!out.outer.empty() && out.outer != outer) {
+        return Refuse(refs.front(), "a subquery correlated with two tables of the statement (" +
+                                        Quoted(out.outer) + " and " + Quoted(outer) +
+                                        ") is not supported: correlate it with one table");
+      }
+      out.outer = outer;
+      out.correlations.push_back(std::move(*found));
+    }
+    if (!local.empty()) {
+      std::string text;
+      for (const auto& l : local) text += (text.empty() ? "(" : " AND (") + l + ")";
+      out.where = std::move(text);
+    }
+    return std::nullopt;
+  }
+
+  // `c` or `inner.c`.
+  bool InnerColumn(Range r, const std::string& inner) const {
+    const std::size_t n = r.last - r.first;
+    if (n == 1) return IsName(tokens_[r.first]);
+    return n == 3 && IsName(tokens_[r.first]) && tokens_[r.first].value == inner &&
+           IsMark(tokens_[r.first + 1], ".") && IsName(tokens_[r.first + 2]);
+  }
+
+  std::optional<ParseError> Items(const std::vector<Range>& items, WhereSubquery& out) {
+    const std::string inner = out.from.Qualifier();
+    for (const Range& item : items) {
+      auto aggregates = ReadAggregates(cursor_, Span(item));
+      if (auto* error = std::get_if<ParseError>(&aggregates)) return *error;
+      const bool has_aggregate = !std::get<AggregatesRead>(aggregates).uses.empty();
+      if (out.use == SubqueryUse::kExists || out.use == SubqueryUse::kNotExists) {
+        if (has_aggregate) {
+          return Refuse(item.first,
+                        "EXISTS (SELECT <aggregate> ...) is always true, since an aggregate "
+                        "without GROUP BY gives one row: compare the aggregate instead, as "
+                        "(SELECT count(*) FROM ...) > 0");
+        }
+        continue;
+      }
+      if (items.size() != 1) {
+        return Refuse(items[1].first,
+                      "a subquery tested with IN or compared must select one column");
+      }
+      const std::vector<std::size_t> refs = OuterReferences(item, inner);
+      if (!refs.empty()) {
+        return Refuse(refs.front(),
+                      "the subquery's SELECT item uses a column of the statement around it: "
+                      "correlate the subquery in its WHERE only (inner_column = q.column)");
+      }
+      out.item = Text(item);
+      if (out.use == SubqueryUse::kIn && has_aggregate) {
+        return Refuse(item.first,
+                      "IN (SELECT <aggregate> ...) is not supported: compare to it with = "
+                      "(SELECT ...)");
+      }
+      if (out.use == SubqueryUse::kCompare) {
+        if (!has_aggregate) {
+          return Refuse(item.first,
+                        "a subquery compared to a value must compute an aggregate (count, sum, "
+                        "avg, min, max, bool_and, bool_or), which gives one value: for a column "
+                        "of another table, JOIN it");
+        }
+        out.item_uses = std::get<AggregatesRead>(std::move(aggregates)).uses;
+      }
+    }
+    return std::nullopt;
+  }
+
+  const TokenCursor& cursor_;
+  const ExprSpan& where_;
+  std::set<std::string> tables_;
+  std::vector<std::string> ordered_;
+  std::vector<Token> tokens_;
+  std::size_t end_ = 0;
+};
+
+}  // namespace
+
+std::variant<std::vector<WhereSubquery>, ParseError> ReadWhereSubqueries(
+    const TokenCursor& cursor, const ExprSpan& where, const std::vector<std::string>& tables) {
+  return WhereReader(cursor, where, tables).Run();
+}
+
+}  // namespace trellis::grammar

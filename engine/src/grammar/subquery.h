@@ -1,0 +1,37 @@
+// Subqueries in WHERE (spec/grammar.md, "Subqueries in WHERE"). Trellis
+// does not parse expressions, but a subquery must be found, its form known
+// (EXISTS, NOT EXISTS, IN, NOT IN, a comparison to a scalar aggregate), and
+// its correlation with the statement read, before the engine compiles it
+// into stages (plan/subquery_stages.h). It does so from the WHERE's tokens,
+// and refuses, by name and with the fix, each form it cannot compile.
+#pragma once
+
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "grammar/ast.h"
+#include "grammar/expression.h"
+#include "grammar/parse_error.h"
+#include "grammar/token_cursor.h"
+
+namespace trellis::grammar {
+
+// The subqueries of the WHERE condition `where`, of a statement whose tables
+// have the qualifiers `tables` (the FROM table first, then each joined
+// table). None when it has none; then, and outside every subquery, an
+// aggregate or window function is refused as in any WHERE.
+//
+// Each subquery must be a condition of its own in WHERE's top-level AND, of
+// one of the forms of WhereSubquery, over one table (`FROM t [alias] [WHERE
+// ...]`), correlated with at most one table of the statement and only by
+// equalities `inner = q.column` AND-ed in its WHERE. Refused (kUnsupported,
+// naming the fix): a subquery under OR or NOT, two in one condition, one
+// inside another, `op ANY/ALL (...)`, joins, GROUP BY and the other clauses
+// in a subquery, any other correlation, an uncorrelated EXISTS or scalar
+// subquery, NOT IN, an aggregate in an EXISTS or IN subquery, a scalar
+// subquery without one.
+std::variant<std::vector<WhereSubquery>, ParseError> ReadWhereSubqueries(
+    const TokenCursor& cursor, const ExprSpan& where, const std::vector<std::string>& tables);
+
+}  // namespace trellis::grammar

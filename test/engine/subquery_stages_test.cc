@@ -1,0 +1,205 @@
+// Subqueries in WHERE, without a database: what the grammar reads of each
+// (grammar/subquery.h), what it refuses and with which message, and the
+// stages a statement is compiled into (plan/subquery_stages.h), as text.
+// That they are maintained exactly is tested through the port
+// (elixir/test/trellis/compiled/subquery_differential_test.exs).
+#include <catch2/catch.hpp>
+
+#include "grammar/parser.h"
+#include "grammar/render.h"
+#include "plan/subquery_stages.h"
+
+namespace trellis::test {
+namespace {
+
+using Catch::Matchers::Contains;
+
+grammar::TransformStmt Statement(const std::string& text) {
+  auto parsed = grammar::Parse(text);
+  if (auto* error = std::get_if<grammar::ParseError>(&parsed)) FAIL(error->message);
+  return std::get<grammar::TransformStmt>(std::get<grammar::Statement>(parsed));
+}
+
+grammar::ParseError Refused(const std::string& text) {
+  auto parsed = grammar::Parse(text);
+  REQUIRE(std::holds_alternative<grammar::ParseError>(parsed));
+  auto error = std::get<grammar::ParseError>(parsed);
+  CHECK(error.kind == grammar::ParseError::Kind::kUnsupported);
+  return error;
+}
+
+plan::SubqueryStages Compile(const std::string& text) {
+  const grammar::TransformStmt stmt = Statement(text);
+  std::vector<grammar::QualifiedName> hidden;
+  for (std::size_t k = 0; k < stmt.subqueries.size(); ++k) {
+    hidden.push_back(grammar::QualifiedName{"trellis", "__trellis_sub_" + std::to_string(7 + k)});
+  }
+  auto stages = plan::CompileSubqueryStages(stmt, hidden);
+  REQUIRE(stages.ok());
+  return stages.value();
+}
+
+TEST_CASE("EXISTS becomes a keyed count joined INNER", "[plan][subquery]") {
+  const std::string text =
+      "TRANSFORM open_orders FROM orders o SELECT o.id, o.total WHERE o.total > 0 AND EXISTS "
+      "(SELECT 1 FROM lineitem l WHERE l.order_id = o.id AND l.shipped IS NULL)";
+  const grammar::TransformStmt stmt = Statement(text);
+  REQUIRE(stmt.subqueries.size() == 1);
+  const auto& sq = stmt.subqueries[0];
+  CHECK(sq.use == grammar::SubqueryUse::kExists);
+  CHECK(sq.outer == "o");
+  REQUIRE(sq.correlations.size() == 1);
+  CHECK(sq.correlations[0] == grammar::Correlation{"id", "l.order_id"});
+  CHECK(sq.where == std::optional<std::string>("(l.shipped IS NULL)"));
+  // The statement as written renders back unchanged.
+  CHECK(grammar::Render(stmt) ==
+        "TRANSFORM open_orders FROM orders AS o SELECT o.id AS id, o.total AS total WHERE "
+        "o.total > 0 AND EXISTS (SELECT 1 FROM lineitem l WHERE l.order_id = o.id AND l.shipped "
+        "IS NULL)");
+
+  auto stages = Compile(text);
+  REQUIRE(stages.stages.size() == 1);
+  CHECK(grammar::Render(stages.stages[0]) ==
+        "TRANSFORM trellis.__trellis_sub_7 FROM lineitem AS l SELECT l.order_id AS __trellis_c1, "
+        "count(*) AS __trellis_n WHERE (l.shipped IS NULL) AND (l.order_id) IS NOT NULL GROUP BY "
+        "l.order_id");
+  CHECK(grammar::Render(stages.owner) ==
+        "TRANSFORM open_orders FROM orders AS o JOIN trellis.__trellis_sub_7 AS __trellis_s1 ON "
+        "o.id = __trellis_s1.__trellis_c1 SELECT o.id AS id, o.total AS total WHERE o.total > 0 "
+        "AND true");
+  CHECK_FALSE(stages.owner.HasSubqueries());
+}
+
+TEST_CASE("NOT EXISTS is an anti-join; IN keys the value selected", "[plan][subquery]") {
+  auto not_exists = Compile(
+      "TRANSFORM idle FROM customers c SELECT c.id WHERE NOT EXISTS (SELECT 1 FROM orders WHERE "
+      "customer_id = c.id)");
+  CHECK(
+      grammar::Render(not_exists.owner) ==
+      "TRANSFORM idle FROM customers AS c LEFT JOIN trellis.__trellis_sub_7 AS __trellis_s1 ON "
+      "c.id = __trellis_s1.__trellis_c1 SELECT c.id AS id WHERE (\"__trellis_s1\".\"__trellis_n\" "
+      "IS NULL)");
+  CHECK(grammar::Render(not_exists.stages[0]) ==
+        "TRANSFORM trellis.__trellis_sub_7 FROM orders SELECT customer_id AS __trellis_c1, "
+        "count(*) AS __trellis_n WHERE (customer_id) IS NOT NULL GROUP BY customer_id");
+
+  auto in = Compile(
+      "TRANSFORM vip_orders FROM orders o SELECT o.id WHERE o.customer_id IN (SELECT v.id FROM "
+      "vip v WHERE v.since > 2020)");
+  CHECK(grammar::Render(in.stages[0]) ==
+        "TRANSFORM trellis.__trellis_sub_7 FROM vip AS v SELECT v.id AS __trellis_c1, count(*) AS "
+        "__trellis_n WHERE (v.since > 2020) AND (v.id) IS NOT NULL GROUP BY v.id");
+  CHECK(grammar::Render(in.owner) ==
+        "TRANSFORM vip_orders FROM orders AS o JOIN trellis.__trellis_sub_7 AS __trellis_s1 ON "
+        "o.customer_id = __trellis_s1.__trellis_c1 SELECT o.id AS id WHERE true");
+
+  // With one table, the tested column may be written bare.
+  auto bare =
+      Statement("TRANSFORM t FROM orders SELECT id WHERE customer_id IN (SELECT id FROM vip)");
+  REQUIRE(bare.subqueries.size() == 1);
+  CHECK(bare.subqueries[0].tested == grammar::Correlation{"customer_id", "id"});
+  CHECK(bare.subqueries[0].outer == "orders");
+}
+
+TEST_CASE("a correlated scalar comparison reads each aggregate from its column",
+          "[plan][subquery]") {
+  auto stages = Compile(
+      "TRANSFORM small_lines FROM lineitem l JOIN part p ON l.partkey = p.partkey SELECT l.id "
+      "WHERE (SELECT 0.2 * avg(qty) FROM lineitem WHERE partkey = p.partkey) > l.qty "
+      "AND l.qty <= (SELECT count(*) + max(qty) FROM lineitem x WHERE x.partkey = l.partkey)");
+  REQUIRE(stages.stages.size() == 2);
+  CHECK(grammar::Render(stages.stages[0]) ==
+        "TRANSFORM trellis.__trellis_sub_7 FROM lineitem SELECT partkey AS __trellis_c1, avg(qty) "
+        "AS __trellis_a1 WHERE (partkey) IS NOT NULL GROUP BY partkey");
+  CHECK(grammar::Render(stages.stages[1]) ==
+        "TRANSFORM trellis.__trellis_sub_8 FROM lineitem AS x SELECT x.partkey AS __trellis_c1, "
+        "count(*) AS __trellis_a1, max(qty) AS __trellis_a2 WHERE (x.partkey) IS NOT NULL GROUP BY "
+        "x.partkey");
+  // The subquery written first is turned round; count reads 0 for no rows.
+  CHECK_THAT(grammar::Render(stages.owner),
+             Contains("((l.qty) < (0.2 * \"__trellis_s1\".\"__trellis_a1\"))") &&
+                 Contains("((l.qty) <= (coalesce(\"__trellis_s2\".\"__trellis_a1\", 0) + "
+                          "\"__trellis_s2\".\"__trellis_a2\"))"));
+}
+
+TEST_CASE("a grouped statement keeps its grouping over the joined stages", "[plan][subquery]") {
+  auto stages = Compile(
+      "TRANSFORM q4 FROM orders o SELECT o.priority, count(*) AS n WHERE o.day >= 10 AND EXISTS "
+      "(SELECT 1 FROM lineitem l WHERE l.order_id = o.id AND l.committed < l.received) GROUP BY "
+      "o.priority");
+  CHECK(grammar::Render(stages.owner) ==
+        "TRANSFORM q4 FROM orders AS o JOIN trellis.__trellis_sub_7 AS __trellis_s1 ON o.id = "
+        "__trellis_s1.__trellis_c1 SELECT o.priority AS priority, count(*) AS n WHERE o.day >= 10 "
+        "AND true GROUP BY o.priority");
+  CHECK(stages.owner.Groups());
+}
+
+TEST_CASE("strings, comments and BETWEEN do not split a subquery's conditions",
+          "[plan][subquery]") {
+  auto s = Statement(
+      "TRANSFORM t FROM orders o SELECT o.id WHERE o.note <> 'select and' AND EXISTS (SELECT 1 "
+      "FROM lines l WHERE l.qty BETWEEN 1 AND 5 AND o.id = l.order_id /* and o.x = l.y */)");
+  REQUIRE(s.subqueries.size() == 1);
+  CHECK(s.subqueries[0].where == std::optional<std::string>("(l.qty BETWEEN 1 AND 5)"));
+  CHECK(s.subqueries[0].correlations ==
+        std::vector<grammar::Correlation>{grammar::Correlation{"id", "l.order_id"}});
+  // No subquery at all: "select" in a string is not one.
+  CHECK_FALSE(Statement("TRANSFORM t FROM o SELECT id WHERE note = '(select 1)'").HasSubqueries());
+}
+
+TEST_CASE("each subquery form that cannot be compiled is refused by name with the fix",
+          "[grammar][subquery]") {
+  const std::string head = "TRANSFORM t FROM orders o SELECT o.id WHERE ";
+  struct Case {
+    std::string where;
+    std::string message;
+  };
+  const Case cases[] = {
+      {"o.a = 1 OR EXISTS (SELECT 1 FROM l WHERE l.o = o.id)", "a subquery under OR"},
+      {"NOT (o.a < (SELECT max(x) FROM l WHERE l.o = o.id))", "NOT around a subquery"},
+      {"o.a NOT IN (SELECT x FROM l)", "NOT IN (SELECT ...) is not supported yet"},
+      {"o.a = ANY (SELECT x FROM l)", "ANY, SOME or ALL"},
+      {"EXISTS (SELECT 1 FROM l WHERE l.o = o.id AND EXISTS (SELECT 1 FROM m))",
+       "a subquery inside a subquery"},
+      {"EXISTS (SELECT 1 FROM l WHERE l.o > o.id)", "correlated by anything but equalities"},
+      {"EXISTS (SELECT 1 FROM l WHERE l.o = o.id + 1)", "correlated by anything but equalities"},
+      {"EXISTS (SELECT 1 FROM l WHERE l.o = o.id OR l.p = 2)",
+       "correlated by anything but equalities"},
+      {"EXISTS (SELECT 1 FROM l)", "uncorrelated"},
+      {"o.a > (SELECT avg(x) FROM l)", "uncorrelated"},
+      {"EXISTS (SELECT 1 FROM l JOIN m ON l.a = m.a WHERE l.o = o.id)", "a join inside a subquery"},
+      {"EXISTS (SELECT 1 FROM l, m WHERE l.o = o.id)", "a join inside a subquery"},
+      {"EXISTS (SELECT 1 FROM LATERAL f(o.id) x)", "LATERAL"},
+      {"EXISTS (SELECT 1 FROM l WHERE l.o = o.id GROUP BY l.o)", "GROUP BY in a subquery"},
+      {"EXISTS (SELECT 1 FROM l WHERE l.o = o.id LIMIT 1)", "LIMIT in a subquery"},
+      {"EXISTS (SELECT count(*) FROM l WHERE l.o = o.id)", "always true"},
+      {"o.a IN (SELECT max(x) FROM l)", "IN (SELECT <aggregate> ...)"},
+      {"o.a < (SELECT x FROM l WHERE l.o = o.id)", "must compute an aggregate"},
+      {"o.a < (SELECT max(x) + o.b FROM l WHERE l.o = o.id)", "SELECT item uses a column"},
+      {"o.a + 1 IN (SELECT x FROM l)", "must be a column of one of the statement's tables"},
+      {"(SELECT max(x) FROM l WHERE l.o = o.id) + 1 > 2", "this use of a subquery"},
+      {"EXISTS (SELECT 1 FROM l WHERE l.o = o.id) = true", "this use of a subquery"},
+      {"o.a < (SELECT max(x) FROM l WHERE l.o = o.id) AND o.b < (SELECT max(x) FROM l WHERE l.o = "
+       "o.id) + (SELECT 1 FROM m)",
+       "two subqueries in one condition"},
+  };
+  for (const auto& c : cases) {
+    INFO(c.where);
+    CHECK_THAT(Refused(head + c.where).message, Contains(c.message));
+  }
+  // Aggregates stay refused in WHERE, outside and inside a subquery's WHERE.
+  for (const std::string where : {"count(*) > 1 AND EXISTS (SELECT 1 FROM l WHERE l.o = o.id)",
+                                  "EXISTS (SELECT 1 FROM l WHERE l.o = o.id AND sum(l.x) > 1)"}) {
+    auto parsed = grammar::Parse(head + where);
+    REQUIRE(std::holds_alternative<grammar::ParseError>(parsed));
+    CHECK_THAT(std::get<grammar::ParseError>(parsed).message, Contains("not allowed in WHERE"));
+  }
+  // Correlated with two tables of the statement.
+  CHECK_THAT(Refused("TRANSFORM t FROM orders o JOIN c ON o.cid = c.id SELECT o.id WHERE EXISTS "
+                     "(SELECT 1 FROM l WHERE l.o = o.id AND l.c = c.id)")
+                 .message,
+             Contains("correlated with two tables"));
+}
+
+}  // namespace
+}  // namespace trellis::test
