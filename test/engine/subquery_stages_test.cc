@@ -60,12 +60,12 @@ TEST_CASE("EXISTS becomes a keyed count joined INNER", "[plan][subquery]") {
   auto stages = Compile(text);
   REQUIRE(stages.stages.size() == 1);
   CHECK(grammar::Render(stages.stages[0]) ==
-        "TRANSFORM trellis.__trellis_sub_7 FROM lineitem AS l SELECT l.order_id AS __trellis_c1, "
-        "count(*) AS __trellis_n WHERE (l.shipped IS NULL) AND (l.order_id) IS NOT NULL GROUP BY "
+        "TRANSFORM trellis.__trellis_sub_7 FROM lineitem AS l SELECT l.order_id AS k1, "
+        "count(*) AS n WHERE (l.shipped IS NULL) AND (l.order_id) IS NOT NULL GROUP BY "
         "l.order_id");
   CHECK(grammar::Render(stages.owner) ==
         "TRANSFORM open_orders FROM orders AS o JOIN trellis.__trellis_sub_7 AS __trellis_s1 ON "
-        "o.id = __trellis_s1.__trellis_c1 SELECT o.id AS id, o.total AS total WHERE o.total > 0 "
+        "o.id = __trellis_s1.k1 SELECT o.id AS id, o.total AS total WHERE o.total > 0 "
         "AND true");
   CHECK_FALSE(stages.owner.HasSubqueries());
 }
@@ -74,24 +74,23 @@ TEST_CASE("NOT EXISTS is an anti-join; IN keys the value selected", "[plan][subq
   auto not_exists = Compile(
       "TRANSFORM idle FROM customers c SELECT c.id WHERE NOT EXISTS (SELECT 1 FROM orders WHERE "
       "customer_id = c.id)");
-  CHECK(
-      grammar::Render(not_exists.owner) ==
-      "TRANSFORM idle FROM customers AS c LEFT JOIN trellis.__trellis_sub_7 AS __trellis_s1 ON "
-      "c.id = __trellis_s1.__trellis_c1 SELECT c.id AS id WHERE (\"__trellis_s1\".\"__trellis_n\" "
-      "IS NULL)");
+  CHECK(grammar::Render(not_exists.owner) ==
+        "TRANSFORM idle FROM customers AS c LEFT JOIN trellis.__trellis_sub_7 AS __trellis_s1 ON "
+        "c.id = __trellis_s1.k1 SELECT c.id AS id WHERE (\"__trellis_s1\".\"n\" "
+        "IS NULL)");
   CHECK(grammar::Render(not_exists.stages[0]) ==
-        "TRANSFORM trellis.__trellis_sub_7 FROM orders SELECT customer_id AS __trellis_c1, "
-        "count(*) AS __trellis_n WHERE (customer_id) IS NOT NULL GROUP BY customer_id");
+        "TRANSFORM trellis.__trellis_sub_7 FROM orders SELECT customer_id AS k1, "
+        "count(*) AS n WHERE (customer_id) IS NOT NULL GROUP BY customer_id");
 
   auto in = Compile(
       "TRANSFORM vip_orders FROM orders o SELECT o.id WHERE o.customer_id IN (SELECT v.id FROM "
       "vip v WHERE v.since > 2020)");
   CHECK(grammar::Render(in.stages[0]) ==
-        "TRANSFORM trellis.__trellis_sub_7 FROM vip AS v SELECT v.id AS __trellis_c1, count(*) AS "
-        "__trellis_n WHERE (v.since > 2020) AND (v.id) IS NOT NULL GROUP BY v.id");
+        "TRANSFORM trellis.__trellis_sub_7 FROM vip AS v SELECT v.id AS k1, count(*) AS "
+        "n WHERE (v.since > 2020) AND (v.id) IS NOT NULL GROUP BY v.id");
   CHECK(grammar::Render(in.owner) ==
         "TRANSFORM vip_orders FROM orders AS o JOIN trellis.__trellis_sub_7 AS __trellis_s1 ON "
-        "o.customer_id = __trellis_s1.__trellis_c1 SELECT o.id AS id WHERE true");
+        "o.customer_id = __trellis_s1.k1 SELECT o.id AS id WHERE true");
 
   // With one table, the tested column may be written bare.
   auto bare =
@@ -109,17 +108,17 @@ TEST_CASE("a correlated scalar comparison reads each aggregate from its column",
       "AND l.qty <= (SELECT count(*) + max(qty) FROM lineitem x WHERE x.partkey = l.partkey)");
   REQUIRE(stages.stages.size() == 2);
   CHECK(grammar::Render(stages.stages[0]) ==
-        "TRANSFORM trellis.__trellis_sub_7 FROM lineitem SELECT partkey AS __trellis_c1, avg(qty) "
-        "AS __trellis_a1 WHERE (partkey) IS NOT NULL GROUP BY partkey");
+        "TRANSFORM trellis.__trellis_sub_7 FROM lineitem SELECT partkey AS k1, avg(qty) "
+        "AS a1 WHERE (partkey) IS NOT NULL GROUP BY partkey");
   CHECK(grammar::Render(stages.stages[1]) ==
-        "TRANSFORM trellis.__trellis_sub_8 FROM lineitem AS x SELECT x.partkey AS __trellis_c1, "
-        "count(*) AS __trellis_a1, max(qty) AS __trellis_a2 WHERE (x.partkey) IS NOT NULL GROUP BY "
+        "TRANSFORM trellis.__trellis_sub_8 FROM lineitem AS x SELECT x.partkey AS k1, "
+        "count(*) AS a1, max(qty) AS a2 WHERE (x.partkey) IS NOT NULL GROUP BY "
         "x.partkey");
   // The subquery written first is turned round; count reads 0 for no rows.
   CHECK_THAT(grammar::Render(stages.owner),
-             Contains("((l.qty) < (0.2 * \"__trellis_s1\".\"__trellis_a1\"))") &&
-                 Contains("((l.qty) <= (coalesce(\"__trellis_s2\".\"__trellis_a1\", 0) + "
-                          "\"__trellis_s2\".\"__trellis_a2\"))"));
+             Contains("((l.qty) < (0.2 * \"__trellis_s1\".\"a1\"))") &&
+                 Contains("((l.qty) <= (coalesce(\"__trellis_s2\".\"a1\", 0) + "
+                          "\"__trellis_s2\".\"a2\"))"));
 }
 
 TEST_CASE("a grouped statement keeps its grouping over the joined stages", "[plan][subquery]") {
@@ -129,7 +128,7 @@ TEST_CASE("a grouped statement keeps its grouping over the joined stages", "[pla
       "o.priority");
   CHECK(grammar::Render(stages.owner) ==
         "TRANSFORM q4 FROM orders AS o JOIN trellis.__trellis_sub_7 AS __trellis_s1 ON o.id = "
-        "__trellis_s1.__trellis_c1 SELECT o.priority AS priority, count(*) AS n WHERE o.day >= 10 "
+        "__trellis_s1.k1 SELECT o.priority AS priority, count(*) AS n WHERE o.day >= 10 "
         "AND true GROUP BY o.priority");
   CHECK(stages.owner.Groups());
 }

@@ -3,7 +3,6 @@
 #include <map>
 
 #include "grammar/aggregate.h"
-#include "plan/aggregate_stages.h"
 #include "sql/quote.h"
 
 namespace trellis::plan {
@@ -60,7 +59,7 @@ grammar::TransformStmt Stage(const grammar::TransformStmt& stmt, const grammar::
   for (const auto& use : sq.item_uses) {
     const std::string text = CallText(use.call);
     if (calls.count(text)) continue;
-    const std::string column = AggregateColumnName(calls.size() + 1);
+    const std::string column = SubqueryAggregateName(calls.size() + 1);
     calls.emplace(text, column);
     stage.select.push_back(AggregateItem(use.call, column, sq.position));
   }
@@ -100,7 +99,9 @@ std::string Predicate(const grammar::WhereSubquery& sq, const std::string& alias
 
 std::string SubqueryAlias(std::size_t k) { return "__trellis_s" + std::to_string(k); }
 
-std::string CorrelationColumnName(std::size_t i) { return "__trellis_c" + std::to_string(i); }
+std::string CorrelationColumnName(std::size_t i) { return "k" + std::to_string(i); }
+
+std::string SubqueryAggregateName(std::size_t k) { return "a" + std::to_string(k); }
 
 Result<SubqueryStages> CompileSubqueryStages(const grammar::TransformStmt& stmt,
                                              const std::vector<grammar::QualifiedName>& hidden) {

@@ -9,15 +9,15 @@
 // - per subquery, a hidden grouping (`__trellis_sub_<n>`, its target in the
 //   catalog schema) over the subquery's table, its local conditions as its
 //   WHERE, grouped by its correlation columns (the inner sides of its
-//   equalities, and for IN the value selected; rows where one is NULL left
-//   out, since `=` never matches NULL), holding count(*) as `__trellis_n`,
-//   or for a comparison each aggregate call as `__trellis_a<k>`;
+//   equalities, and for IN the value selected, as `k<i>`; rows where one
+//   is NULL left out, since `=` never matches NULL), holding count(*) as
+//   `n`, or for a comparison each distinct aggregate call as `a<k>`;
 // - the user's statement, with each hidden target joined on the
 //   correlation equalities (the target is unique on them: a many-to-one
 //   join) and each subquery's condition replaced by a predicate over the
 //   joined columns:
 //     EXISTS, IN      INNER JOIN, the condition `true`;
-//     NOT EXISTS      LEFT JOIN, `h.__trellis_n IS NULL` (an anti-join);
+//     NOT EXISTS      LEFT JOIN, `h.n IS NULL` (an anti-join);
 //     x op (SELECT f) LEFT JOIN, `x op f'` with each call read from its
 //                     column (count from coalesce(.., 0): no rows count 0,
 //                     while the other aggregates of no rows are NULL, as a
@@ -43,11 +43,13 @@ inline constexpr std::string_view kHiddenSubqueryPrefix = "__trellis_sub_";
 // The alias the statement joins the `k`-th (from 1) subquery's target by.
 std::string SubqueryAlias(std::size_t k);
 
-// The hidden grouping's column of the `i`-th (from 1) correlation.
+// The hidden grouping's columns: the `i`-th (from 1) correlation's, the
+// `k`-th distinct aggregate call's (a comparison), and count(*)'s (EXISTS,
+// NOT EXISTS, IN). Plain names: the grouping holds nothing else, and only
+// Trellis reads it.
 std::string CorrelationColumnName(std::size_t i);
-
-// The hidden grouping's count(*) column (EXISTS, NOT EXISTS, IN).
-inline constexpr std::string_view kSubqueryCountColumn = "__trellis_n";
+std::string SubqueryAggregateName(std::size_t k);
+inline constexpr std::string_view kSubqueryCountColumn = "n";
 
 // What a statement with subqueries becomes.
 struct SubqueryStages {

@@ -26,6 +26,34 @@ Status InUserTerms(Status status, const grammar::TransformStmt& stmt,
   return status;
 }
 
+// A refusal of subquery `sq`'s own grouping: in the user's terms, saying
+// which subquery it is (a column it names may not exist, its WHERE may not
+// evaluate). Codes other than a refusal's pass unchanged.
+Status InSubquery(Status status, const grammar::TransformStmt& stmt,
+                  const std::vector<grammar::QualifiedName>& hidden,
+                  const grammar::WhereSubquery& sq) {
+  status = InUserTerms(std::move(status), stmt, hidden);
+  std::string message = status.message() + " (in " + InUserWords(sq) + ")";
+  Status out;
+  switch (status.code()) {
+    case Code::kValidation:
+      out = Status::Validation(std::move(message));
+      break;
+    case Code::kNotFound:
+      out = Status::NotFound(std::move(message));
+      break;
+    case Code::kUnsupported:
+      out = Status::Unsupported(std::move(message));
+      break;
+    default:
+      return status;
+  }
+  out.sqlstate = status.sqlstate;
+  out.detail = status.detail;
+  out.hint = status.hint;
+  return out;
+}
+
 }  // namespace
 
 Status DefineSubqueryStages(pg::Connection& conn, const std::string& schema,
@@ -41,11 +69,12 @@ Status DefineSubqueryStages(pg::Connection& conn, const std::string& schema,
 
   // Each subquery's grouping first: the statement joins their targets.
   std::vector<int> stage_ids;
-  for (const auto& stage : compiled->stages) {
+  for (std::size_t k = 0; k < compiled->stages.size(); ++k) {
+    const grammar::TransformStmt& stage = compiled->stages[k];
     auto inputs = steps.resolve_inputs(stage);
-    if (!inputs.ok()) return InUserTerms(inputs.status(), stmt, hidden);
+    if (!inputs.ok()) return InSubquery(inputs.status(), stmt, hidden, stmt.subqueries[k]);
     auto id = steps.define_one(stage, inputs.value());
-    if (!id.ok()) return InUserTerms(id.status(), stmt, hidden);
+    if (!id.ok()) return InSubquery(id.status(), stmt, hidden, stmt.subqueries[k]);
     stage_ids.push_back(id.value());
   }
   // Then the statement over them, as any statement without subqueries is
