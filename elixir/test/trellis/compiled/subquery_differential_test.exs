@@ -51,9 +51,10 @@ defmodule Trellis.Compiled.SubqueryDifferentialTest do
        "FROM orders x WHERE x.customer_id = o.customer_id)"},
     {"few_orders",
      "TRANSFORM few_orders FROM customers c SELECT c.id, c.name " <>
-       "WHERE (SELECT count(*) FROM orders o WHERE o.customer_id = c.id) < 12", "id, name",
+       "WHERE (SELECT count(*) FROM orders o WHERE o.customer_id = c.id AND o.amount > 100) < 2",
+     "id, name",
      "SELECT id, name FROM customers c " <>
-       "WHERE (SELECT count(*) FROM orders o WHERE o.customer_id = c.id) < 12"},
+       "WHERE (SELECT count(*) FROM orders o WHERE o.customer_id = c.id AND o.amount > 100) < 2"},
     {"plain_region_orders",
      "TRANSFORM plain_region_orders FROM orders o JOIN customers c ON o.customer_id = c.id " <>
        "SELECT o.id, c.name, o.amount WHERE NOT EXISTS (SELECT 1 FROM regions r " <>
