@@ -71,6 +71,43 @@ defmodule Trellis.Compiled.SubqueryLifecycleTest do
     converge!(t)
     assert differences(pg, "SELECT id, total FROM open_orders", @query) == "0"
 
+    # The statement once in the dump, as written.
+    {:ok, dump} = Trellis.dump_definitions_sql(t)
+    assert length(String.split(dump, "l.order_id = o.id AND l.shipped IS NULL")) == 2
+
+    # No hidden part can be addressed alone.
+    for hidden <- [a, b],
+        result <- [Trellis.status(t, hidden), Trellis.apply(t, "PAUSE TRANSFORM #{hidden}")] do
+      assert {:error, %Trellis.Error{code: :not_found, message: message}} = result
+      assert message =~ "hidden stage of transform open_orders"
+    end
+
+    # Self-check is clean, and finds a wrong row of the user's target.
+    {:ok, %Trellis.SelfCheckJob{id: id}} = Trellis.self_check(t, "open_orders", mode: :full)
+    assert %{state: :done, report: %{outcome: :clean}} = await_self_check!(t, id)
+
+    SimplePG.query!(
+      pg,
+      "UPDATE open_orders SET total = -1 WHERE id = (SELECT min(id) FROM open_orders)"
+    )
+
+    {:ok, %Trellis.SelfCheckJob{id: id}} = Trellis.self_check(t, "open_orders", mode: :full)
+
+    assert %{state: :done, report: %{outcome: :diverged, divergence_count: 1}} =
+             await_self_check!(t, id)
+
+    # Paused, every part is; written while paused, resumed, it catches up.
+    {:ok, _} = Trellis.apply(t, "PAUSE TRANSFORM open_orders")
+
+    assert SimplePG.scalar!(pg, "SELECT count(*) FROM trellis.transforms WHERE status = 'paused'") ==
+             "3"
+
+    SimplePG.query!(pg, "UPDATE lineitem SET shipped = NULL WHERE id % 7 = 0")
+    {:ok, _} = Trellis.apply(t, "RESUME TRANSFORM open_orders")
+    {:ok, _} = Trellis.request_backfill(t, "open_orders")
+    converge!(t)
+    assert differences(pg, "SELECT id, total FROM open_orders", @query) == "0"
+
     assert {:error, %Trellis.Error{code: :unsupported, message: message}} =
              Trellis.apply(t, "ALTER TRANSFORM open_orders ADD COLUMN o.customer_id AS c")
 
@@ -80,6 +117,32 @@ defmodule Trellis.Compiled.SubqueryLifecycleTest do
     assert {:ok, _} = Trellis.apply(t, "PAUSE TRANSFORM open_orders")
     assert {:ok, _} = Trellis.apply(t, "DROP TRANSFORM open_orders")
     assert parts(pg) == []
+  end
+
+  test "a grouped statement with EXISTS (TPC-H Q4's shape) checks clean", %{trellis: t, pg: pg} do
+    statement =
+      "TRANSFORM late_counts FROM orders o SELECT o.customer_id, count(*) AS n WHERE EXISTS " <>
+        "(SELECT 1 FROM lineitem l WHERE l.order_id = o.id AND l.shipped IS NULL) " <>
+        "GROUP BY o.customer_id"
+
+    query =
+      "SELECT customer_id, count(*) FROM orders o WHERE EXISTS (SELECT 1 FROM lineitem l " <>
+        "WHERE l.order_id = o.id AND l.shipped IS NULL) GROUP BY customer_id"
+
+    assert {:ok, {:transform_defined, "late_counts"}} = Trellis.define(t, statement)
+    converge!(t)
+    assert differences(pg, "SELECT customer_id, n FROM late_counts", query) == "0"
+    assert [sub, join, "late_counts"] = parts(pg)
+    assert sub =~ ~r/^__trellis_sub_/ and join =~ ~r/^__trellis_join_/
+
+    SimplePG.query!(pg, "UPDATE lineitem SET shipped = now() WHERE id % 4 = 1")
+    converge!(t)
+    assert differences(pg, "SELECT customer_id, n FROM late_counts", query) == "0"
+    {:ok, %Trellis.SelfCheckJob{id: id}} = Trellis.self_check(t, "late_counts", mode: :full)
+    assert %{state: :done, report: %{outcome: :clean}} = await_self_check!(t, id)
+
+    assert {:error, %Trellis.Error{code: :unsupported}} =
+             Trellis.apply(t, "ALTER TRANSFORM late_counts ADD COLUMN max(o.total) AS m")
   end
 
   test "a problem in a subquery's stage names the subquery, and creates nothing",
