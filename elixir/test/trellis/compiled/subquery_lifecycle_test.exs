@@ -104,7 +104,7 @@ defmodule Trellis.Compiled.SubqueryLifecycleTest do
 
     SimplePG.query!(pg, "UPDATE lineitem SET shipped = NULL WHERE id % 7 = 0")
     {:ok, _} = Trellis.apply(t, "RESUME TRANSFORM open_orders")
-    {:ok, _} = Trellis.request_backfill(t, "open_orders")
+    :ok = Trellis.request_backfill(t, "open_orders")
     converge!(t)
     assert differences(pg, "SELECT id, total FROM open_orders", @query) == "0"
 
