@@ -267,12 +267,6 @@ class WhereReader {
       const bool negated = word_before(2, "not");
       out.use = negated ? SubqueryUse::kNotIn : SubqueryUse::kIn;
       tested = Range{before.first, before.last - (negated ? 2 : 1)};
-      if (negated) {
-        return Refuse(sq.first,
-                      "x NOT IN (SELECT ...) is not supported yet: by SQL's rules one NULL "
-                      "selected makes it never true, which needs the subquery's totals; write "
-                      "NOT EXISTS (SELECT 1 FROM t WHERE t.a = x) where neither side can be NULL");
-      }
     } else if (after.first == after.last && b >= 2 &&
                (word_before(1, "any") || word_before(1, "some") || word_before(1, "all"))) {
       return Refuse(before.last - 1,
@@ -289,8 +283,9 @@ class WhereReader {
       out.op = Reversed(tokens_[after.first].value);
     } else if (Contains(before, "not")) {
       return Refuse(sq.first,
-                    "NOT around a subquery is not supported (other than NOT EXISTS): write NOT "
-                    "EXISTS (SELECT ...), or turn the comparison round");
+                    "NOT around a subquery is not supported (other than NOT EXISTS and NOT IN): "
+                    "write NOT EXISTS (SELECT ...) or x NOT IN (SELECT ...), or turn the "
+                    "comparison round");
     } else {
       return Refuse(sq.first,
                     "this use of a subquery is not supported: in WHERE, a subquery "
@@ -316,13 +311,6 @@ class WhereReader {
       }
       out.outer = column->first;
       out.tested = Correlation{column->second, out.item};
-    }
-    if (out.outer.empty()) {
-      return Refuse(sq.first,
-                    "a subquery that reads no column of the statement's tables (uncorrelated) "
-                    "is not supported yet in EXISTS, NOT EXISTS or a comparison: correlate it "
-                    "by an equality in its WHERE (inner_column = q.column), or compute it in a "
-                    "transform of its own");
     }
     return out;
   }

@@ -26,11 +26,10 @@ namespace trellis::grammar {
 // one of the forms of WhereSubquery, over one table (`FROM t [alias] [WHERE
 // ...]`), correlated with at most one table of the statement and only by
 // equalities `inner = q.column` AND-ed in its WHERE. Refused (kUnsupported,
-// naming the fix): a subquery under OR or NOT, two in one condition, one
-// inside another, `op ANY/ALL (...)`, joins, GROUP BY and the other clauses
-// in a subquery, any other correlation, an uncorrelated EXISTS or scalar
-// subquery, NOT IN, an aggregate in an EXISTS or IN subquery, a scalar
-// subquery without one.
+// naming the fix): a subquery under OR or NOT (but NOT EXISTS and NOT IN),
+// two in one condition, one inside another, `op ANY/ALL (...)`, joins,
+// GROUP BY and the other clauses in a subquery, any other correlation, an
+// aggregate in an EXISTS or IN subquery, a scalar subquery without one.
 std::variant<std::vector<WhereSubquery>, ParseError> ReadWhereSubqueries(
     const TokenCursor& cursor, const ExprSpan& where, const std::vector<std::string>& tables);
 

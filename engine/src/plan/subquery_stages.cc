@@ -3,6 +3,7 @@
 #include <map>
 
 #include "grammar/aggregate.h"
+#include "plan/aggregates/group_sql.h"
 #include "sql/quote.h"
 
 namespace trellis::plan {
@@ -10,12 +11,31 @@ namespace {
 
 using grammar::SubqueryUse;
 
-// The correlations a subquery's grouping is keyed by: its equalities, then
-// for IN the value selected.
-std::vector<grammar::Correlation> KeyOf(const grammar::WhereSubquery& sq) {
-  std::vector<grammar::Correlation> out = sq.correlations;
-  if (sq.tested) out.push_back(*sq.tested);
-  return out;
+// What one hidden grouping of a subquery holds.
+enum class Holds {
+  kCount,       // count(*) AS n: EXISTS, NOT EXISTS, IN, NOT IN's matches
+  kAggregates,  // each distinct aggregate call: a comparison
+  kTotals,      // count(*) AS n, count(value) AS v: NOT IN's totals
+};
+
+struct Part {
+  Holds holds;
+  std::vector<grammar::Correlation> key;  // empty: one row for the whole table
+};
+
+// The groupings subquery `sq` needs, in order: keyed by its equalities and,
+// for IN and NOT IN's matches, the value selected.
+std::vector<Part> PartsOf(const grammar::WhereSubquery& sq) {
+  std::vector<grammar::Correlation> matched = sq.correlations;
+  if (sq.tested) matched.push_back(*sq.tested);
+  switch (sq.use) {
+    case SubqueryUse::kCompare:
+      return {Part{Holds::kAggregates, sq.correlations}};
+    case SubqueryUse::kNotIn:
+      return {Part{Holds::kCount, matched}, Part{Holds::kTotals, sq.correlations}};
+    default:
+      return {Part{Holds::kCount, matched}};
+  }
 }
 
 std::string CallText(const grammar::AggregateCall& call) {
@@ -30,10 +50,16 @@ grammar::SelectItem AggregateItem(const grammar::AggregateCall& call, std::strin
       expr, std::move(alias), position, call, {grammar::AggregateUse{call, 0, expr.size()}}};
 }
 
-// The hidden grouping of subquery `sq`, and (for a comparison) the column
-// of each distinct aggregate call, keyed by the call's text.
+grammar::SelectItem CountItem(std::optional<std::string> argument, std::string_view alias,
+                              std::size_t position) {
+  return AggregateItem(grammar::AggregateCall{grammar::AggregateFunction::kCount, argument},
+                       std::string(alias), position);
+}
+
+// The hidden grouping `part` of subquery `sq`, and (for a comparison) the
+// column of each distinct aggregate call, keyed by the call's text.
 grammar::TransformStmt Stage(const grammar::TransformStmt& stmt, const grammar::WhereSubquery& sq,
-                             const grammar::QualifiedName& hidden,
+                             const Part& part, const grammar::QualifiedName& hidden,
                              std::map<std::string, std::string>& calls) {
   grammar::TransformStmt stage;
   stage.target = hidden;
@@ -41,42 +67,62 @@ grammar::TransformStmt Stage(const grammar::TransformStmt& stmt, const grammar::
   stage.without_source_index = stmt.without_source_index;
   stage.without_row_security = stmt.without_row_security;
   std::string where = sq.where.value_or("");
-  const std::vector<grammar::Correlation> key = KeyOf(sq);
-  for (std::size_t i = 0; i < key.size(); ++i) {
+  for (std::size_t i = 0; i < part.key.size(); ++i) {
+    const std::string& inner = part.key[i].inner;
     stage.select.push_back(
-        grammar::SelectItem{key[i].inner, CorrelationColumnName(i + 1), sq.position, {}, {}});
-    stage.group_by.push_back(key[i].inner);
+        grammar::SelectItem{inner, CorrelationColumnName(i + 1), sq.position, {}, {}});
+    stage.group_by.push_back(inner);
     // `=` never matches NULL: a row whose correlation is NULL meets no row.
-    where += (where.empty() ? "(" : " AND (") + key[i].inner + ") IS NOT NULL";
+    where += (where.empty() ? "(" : " AND (") + inner + ") IS NOT NULL";
   }
   if (!where.empty()) stage.where = where;
-  if (sq.use != SubqueryUse::kCompare) {
-    stage.select.push_back(
-        AggregateItem(grammar::AggregateCall{grammar::AggregateFunction::kCount, std::nullopt},
-                      std::string(kSubqueryCountColumn), sq.position));
-    return stage;
-  }
-  for (const auto& use : sq.item_uses) {
-    const std::string text = CallText(use.call);
-    if (calls.count(text)) continue;
-    const std::string column = SubqueryAggregateName(calls.size() + 1);
-    calls.emplace(text, column);
-    stage.select.push_back(AggregateItem(use.call, column, sq.position));
+  switch (part.holds) {
+    case Holds::kCount:
+      stage.select.push_back(CountItem(std::nullopt, kSubqueryCountColumn, sq.position));
+      break;
+    case Holds::kTotals:
+      stage.select.push_back(CountItem(std::nullopt, kSubqueryCountColumn, sq.position));
+      stage.select.push_back(CountItem(sq.item, kSubqueryValuesColumn, sq.position));
+      break;
+    case Holds::kAggregates:
+      for (const auto& use : sq.item_uses) {
+        const std::string text = CallText(use.call);
+        if (calls.count(text)) continue;
+        const std::string column = SubqueryAggregateName(calls.size() + 1);
+        calls.emplace(text, column);
+        stage.select.push_back(AggregateItem(use.call, column, sq.position));
+      }
+      break;
   }
   return stage;
 }
 
-// The condition that replaces subquery `sq` (joined as `alias`) in WHERE.
-std::string Predicate(const grammar::WhereSubquery& sq, const std::string& alias,
+// The condition that replaces subquery `sq` in WHERE, its groupings joined
+// as `aliases` (one per part, in order).
+std::string Predicate(const grammar::WhereSubquery& sq, const std::vector<Part>& parts,
+                      const std::vector<std::string>& aliases,
                       const std::map<std::string, std::string>& calls) {
-  const std::string joined = sql::Ident(alias) + ".";
+  auto column = [&](std::size_t part, std::string_view name) {
+    return sql::Ident(aliases[part]) + "." + sql::Ident(name);
+  };
+  const bool whole = parts.front().key.empty();
+  const std::string rows = "coalesce(" + column(0, kSubqueryCountColumn) + ", 0)";
   switch (sq.use) {
     case SubqueryUse::kExists:
     case SubqueryUse::kIn:
-      return "true";  // the INNER join keeps the rows with a match
+      // Keyed, the INNER join keeps the rows with a match; over the whole
+      // table, the one row counts them.
+      return whole ? "(" + rows + " > 0)" : "true";
     case SubqueryUse::kNotExists:
-    case SubqueryUse::kNotIn:
-      return "(" + joined + sql::Ident(kSubqueryCountColumn) + " IS NULL)";
+      return "(" + rows + " = 0)";
+    case SubqueryUse::kNotIn: {
+      // SQL: no rows, or x is not NULL, matches nothing and no value
+      // selected is NULL.
+      const std::string x = sql::Ident(sq.outer) + "." + sql::Ident(sq.tested->outer_column);
+      return "(coalesce(" + column(1, kSubqueryCountColumn) + ", 0) = 0 OR (" + x +
+             " IS NOT NULL AND " + column(0, kSubqueryCountColumn) + " IS NULL AND " +
+             column(1, kSubqueryCountColumn) + " = " + column(1, kSubqueryValuesColumn) + "))";
+    }
     case SubqueryUse::kCompare:
       break;
   }
@@ -84,11 +130,11 @@ std::string Predicate(const grammar::WhereSubquery& sq, const std::string& alias
   std::size_t at = 0;
   for (const auto& use : sq.item_uses) {
     value.append(sq.item, at, use.begin - at);
-    const std::string column = joined + sql::Ident(calls.at(CallText(use.call)));
+    const std::string read = column(0, calls.at(CallText(use.call)));
     // No rows count 0; the other aggregates of no rows are NULL, as the
     // missing joined row reads.
-    value += use.call.function == grammar::AggregateFunction::kCount ? "coalesce(" + column + ", 0)"
-                                                                     : column;
+    value += use.call.function == grammar::AggregateFunction::kCount ? "coalesce(" + read + ", 0)"
+                                                                     : read;
     at = use.end;
   }
   value.append(sq.item, at);
@@ -103,35 +149,87 @@ std::string CorrelationColumnName(std::size_t i) { return "k" + std::to_string(i
 
 std::string SubqueryAggregateName(std::size_t k) { return "a" + std::to_string(k); }
 
+bool NeedsFromCopy(const grammar::TransformStmt& stmt) {
+  for (const auto& sq : stmt.subqueries) {
+    for (const auto& part : PartsOf(sq)) {
+      if (part.key.empty()) return true;
+    }
+  }
+  return false;
+}
+
+std::size_t HiddenPartsNeeded(const grammar::TransformStmt& stmt) {
+  std::size_t n = NeedsFromCopy(stmt) ? 1 : 0;
+  for (const auto& sq : stmt.subqueries) n += PartsOf(sq).size();
+  return n;
+}
+
 Result<SubqueryStages> CompileSubqueryStages(const grammar::TransformStmt& stmt,
-                                             const std::vector<grammar::QualifiedName>& hidden) {
-  if (hidden.size() != stmt.subqueries.size() || !stmt.where) {
-    return Status::Internal("a hidden grouping is needed per subquery");
+                                             const std::vector<grammar::QualifiedName>& hidden,
+                                             const std::vector<std::string>& from_columns) {
+  if (hidden.size() != HiddenPartsNeeded(stmt) || !stmt.where) {
+    return Status::Internal("a hidden part is needed per subquery grouping and for the FROM copy");
   }
   SubqueryStages out;
   grammar::TransformStmt& owner = out.owner;
   owner = stmt;
   owner.subqueries.clear();
+  const std::string from = stmt.source.Qualifier();
+  if (NeedsFromCopy(stmt)) {
+    grammar::TransformStmt copy;
+    copy.target = hidden.back();
+    copy.source = stmt.source;
+    copy.without_source_index = stmt.without_source_index;
+    copy.without_row_security = stmt.without_row_security;
+    for (const auto& c : from_columns) {
+      if (c == kConstantKeyColumn) {
+        return Status::Unsupported(
+            "transform " + sql::Ident(stmt.target.name) + " cannot compile its subquery that " +
+            "reads no column of the statement: its FROM table has a column named " +
+            std::string(kConstantKeyColumn) +
+            ", the name Trellis gives the constant it joins such a subquery on; rename the "
+            "column, or correlate the subquery");
+      }
+      copy.select.push_back(
+          grammar::SelectItem{sql::Ident(from) + "." + sql::Ident(c), c, 0, {}, {}});
+    }
+    copy.select.push_back(grammar::SelectItem{"true", std::string(kConstantKeyColumn), 0, {}, {}});
+    owner.source = grammar::TableRef{hidden.back(), from};
+    out.from_copy = std::move(copy);
+  }
   std::string where;
   std::size_t copied = 0;
+  std::size_t next = 0;  // the next hidden grouping
   for (std::size_t k = 0; k < stmt.subqueries.size(); ++k) {
     const grammar::WhereSubquery& sq = stmt.subqueries[k];
+    const std::vector<Part> parts = PartsOf(sq);
     std::map<std::string, std::string> calls;
-    out.stages.push_back(Stage(stmt, sq, hidden[k], calls));
-    const std::string alias = SubqueryAlias(k + 1);
-    grammar::JoinClause join;
-    join.kind = sq.use == SubqueryUse::kExists || sq.use == SubqueryUse::kIn
-                    ? grammar::JoinKind::kInner
-                    : grammar::JoinKind::kLeft;
-    join.table = grammar::TableRef{hidden[k], alias};
-    join.to = sq.outer;
-    const std::vector<grammar::Correlation> key = KeyOf(sq);
-    for (std::size_t i = 0; i < key.size(); ++i) {
-      join.on.emplace_back(key[i].outer_column, CorrelationColumnName(i + 1));
+    std::vector<std::string> aliases;
+    for (const Part& part : parts) {
+      out.stages.push_back(Stage(stmt, sq, part, hidden[next], calls));
+      out.stage_subquery.push_back(k);
+      const std::string alias = SubqueryAlias(next + 1);
+      grammar::JoinClause join;
+      const bool keyed_match =
+          (sq.use == SubqueryUse::kExists || sq.use == SubqueryUse::kIn) && !part.key.empty();
+      join.kind = keyed_match ? grammar::JoinKind::kInner : grammar::JoinKind::kLeft;
+      join.table = grammar::TableRef{hidden[next], alias};
+      if (part.key.empty()) {
+        join.to = from;
+        join.on.emplace_back(std::string(kConstantKeyColumn),
+                             std::string(aggregates::kWholeTableKey));
+      } else {
+        join.to = sq.outer;
+        for (std::size_t i = 0; i < part.key.size(); ++i) {
+          join.on.emplace_back(part.key[i].outer_column, CorrelationColumnName(i + 1));
+        }
+      }
+      owner.joins.push_back(std::move(join));
+      aliases.push_back(alias);
+      ++next;
     }
-    owner.joins.push_back(std::move(join));
     where.append(*stmt.where, copied, sq.begin - copied);
-    where += Predicate(sq, alias, calls);
+    where += Predicate(sq, parts, aliases, calls);
     copied = sq.end;
   }
   where.append(*stmt.where, copied);

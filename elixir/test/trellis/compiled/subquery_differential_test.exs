@@ -1,9 +1,11 @@
 defmodule Trellis.Compiled.SubqueryDifferentialTest do
   # Randomized differential tests of subqueries in WHERE, compiled into
   # stages (spec/engine.md "Compiled stages: subqueries in WHERE"): EXISTS,
-  # NOT EXISTS, IN (NULLs on both sides), correlated comparisons to
-  # aggregates (avg, and count, which reads 0 for no rows), NOT EXISTS over
-  # a join, and a grouped statement with EXISTS (TPC-H Q4's shape). The
+  # NOT EXISTS, IN and NOT IN (NULLs on both sides; NOT IN correlated and
+  # not), correlated comparisons to aggregates (avg, and count, which reads
+  # 0 for no rows), an uncorrelated comparison and NOT EXISTS (a one-row
+  # grouping over a copy of the FROM table), NOT EXISTS over a join, and a
+  # grouped statement with EXISTS (TPC-H Q4's shape). The
   # writers of JoinWorkload run on the outer and the subqueries' tables at
   # once: NULL amounts, customer ids, region ids, emails and contacts; orders
   # moving between customers, customers between regions, keys changing, rows
@@ -61,6 +63,32 @@ defmodule Trellis.Compiled.SubqueryDifferentialTest do
        "WHERE r.id = c.region_id AND r.vat > 1.15)", "id, name, amount",
      "SELECT o.id, c.name, o.amount FROM orders o JOIN customers c ON o.customer_id = c.id " <>
        "WHERE NOT EXISTS (SELECT 1 FROM regions r WHERE r.id = c.region_id AND r.vat > 1.15)"},
+    {"unblocked_orders",
+     "TRANSFORM unblocked_orders FROM orders o SELECT o.id, o.contact " <>
+       "WHERE o.contact NOT IN (SELECT c.email FROM customers c WHERE c.id = o.customer_id)",
+     "id, contact",
+     "SELECT id, contact FROM orders o WHERE o.contact NOT IN " <>
+       "(SELECT c.email FROM customers c WHERE c.id = o.customer_id)"},
+    {"outside_regions",
+     "TRANSFORM outside_regions FROM customers c SELECT c.id, c.region_id " <>
+       "WHERE c.region_id NOT IN (SELECT r.id FROM regions r WHERE r.vat > 1.2)", "id, region_id",
+     "SELECT id, region_id FROM customers c WHERE c.region_id NOT IN " <>
+       "(SELECT r.id FROM regions r WHERE r.vat > 1.2)"},
+    {"stray_orders",
+     "TRANSFORM stray_orders FROM orders o SELECT o.id " <>
+       "WHERE o.contact NOT IN (SELECT email FROM customers WHERE region_id = 5)", "id",
+     "SELECT id FROM orders o WHERE o.contact NOT IN " <>
+       "(SELECT email FROM customers WHERE region_id = 5)"},
+    {"above_average",
+     "TRANSFORM above_average FROM orders o SELECT o.id, o.amount " <>
+       "WHERE o.amount > (SELECT avg(x.amount) FROM orders x WHERE x.note <> 'n1')", "id, amount",
+     "SELECT id, amount FROM orders o " <>
+       "WHERE o.amount > (SELECT avg(x.amount) FROM orders x WHERE x.note <> 'n1')"},
+    {"calm_customers",
+     "TRANSFORM calm_customers FROM customers c SELECT c.id " <>
+       "WHERE c.region_id = 2 AND NOT EXISTS (SELECT 1 FROM regions r WHERE r.vat >= 1.29)", "id",
+     "SELECT id FROM customers c " <>
+       "WHERE c.region_id = 2 AND NOT EXISTS (SELECT 1 FROM regions r WHERE r.vat >= 1.29)"},
     {"region_buyers",
      "TRANSFORM region_buyers FROM customers c SELECT c.region_id, count(*) AS n " <>
        "WHERE EXISTS (SELECT 1 FROM orders o WHERE o.customer_id = c.id AND o.amount > 100) " <>
@@ -103,13 +131,18 @@ defmodule Trellis.Compiled.SubqueryDifferentialTest do
       """)
 
     assert stages == [
+             ["above_average", "2"],
              ["above_mean", "1"],
              ["big_buyers", "1"],
+             ["calm_customers", "2"],
              ["contacted_orders", "1"],
              ["few_orders", "1"],
+             ["outside_regions", "3"],
              ["plain_region_orders", "1"],
              ["quiet_customers", "1"],
              ["region_buyers", "2"],
+             ["stray_orders", "3"],
+             ["unblocked_orders", "2"],
              ["vat_customers", "1"]
            ]
 
