@@ -145,6 +145,40 @@ defmodule Trellis.Compiled.SubqueryLifecycleTest do
              Trellis.apply(t, "ALTER TRANSFORM late_counts ADD COLUMN max(o.total) AS m")
   end
 
+  test "NOT IN over a table that empties and gains a NULL, read through the FROM table's copy",
+       %{trellis: t, pg: pg} do
+    statement =
+      "TRANSFORM free_orders FROM orders o SELECT o.id, o.customer_id " <>
+        "WHERE o.customer_id NOT IN (SELECT customer_id FROM blocked)"
+
+    query =
+      "SELECT id, customer_id FROM orders o WHERE o.customer_id NOT IN " <>
+        "(SELECT customer_id FROM blocked)"
+
+    assert {:ok, {:transform_defined, "free_orders"}} = Trellis.define(t, statement)
+    assert [m, totals, rows, "free_orders"] = parts(pg)
+    assert m =~ ~r/^__trellis_sub_/ and totals =~ ~r/^__trellis_sub_/
+    assert rows =~ ~r/^__trellis_rows_/
+
+    # Empty: every order, also those with a NULL customer. Then a NULL
+    # selected: none. Then only values: the orders of other customers.
+    for write <- [
+          "UPDATE orders SET customer_id = NULL WHERE id % 10 = 0",
+          "INSERT INTO blocked VALUES (1), (NULL)",
+          "DELETE FROM blocked WHERE customer_id IS NULL; INSERT INTO blocked VALUES (2)",
+          "DELETE FROM blocked"
+        ] do
+      SimplePG.query!(pg, write)
+      converge!(t)
+      assert differences(pg, "SELECT id, customer_id FROM free_orders", query) == "0", write
+    end
+
+    assert SimplePG.scalar!(pg, "SELECT count(*) FROM free_orders") == "200"
+    {:ok, _} = Trellis.apply(t, "PAUSE TRANSFORM free_orders")
+    {:ok, _} = Trellis.apply(t, "DROP TRANSFORM free_orders")
+    assert parts(pg) == []
+  end
+
   test "a problem in a subquery's stage names the subquery, and creates nothing",
        %{trellis: t, pg: pg} do
     statement =
