@@ -179,6 +179,35 @@ defmodule Trellis.Compiled.SubqueryLifecycleTest do
     assert parts(pg) == []
   end
 
+  test "a grouped statement with an uncorrelated comparison follows its one-row grouping",
+       %{trellis: t, pg: pg} do
+    statement =
+      "TRANSFORM above_counts FROM orders o SELECT o.customer_id, count(*) AS n, " <>
+        "sum(o.total) AS total WHERE o.total > (SELECT avg(total) FROM orders) " <>
+        "GROUP BY o.customer_id"
+
+    query =
+      "SELECT customer_id, count(*), sum(total) FROM orders o " <>
+        "WHERE o.total > (SELECT avg(total) FROM orders) GROUP BY customer_id"
+
+    assert {:ok, {:transform_defined, "above_counts"}} = Trellis.define(t, statement)
+    assert [_, rows, join, "above_counts"] = parts(pg)
+    assert rows =~ ~r/^__trellis_rows_/ and join =~ ~r/^__trellis_join_/
+
+    for write <- [
+          "SELECT 1",
+          "UPDATE orders SET total = total * 3 WHERE id % 9 = 0",
+          "DELETE FROM orders WHERE total > 100",
+          "INSERT INTO orders SELECT g, g % 5, NULL FROM generate_series(300, 320) g"
+        ] do
+      SimplePG.query!(pg, write)
+      converge!(t)
+
+      assert differences(pg, "SELECT customer_id, n, total FROM above_counts", query) == "0",
+             write
+    end
+  end
+
   test "a problem in a subquery's stage names the subquery, and creates nothing",
        %{trellis: t, pg: pg} do
     statement =
