@@ -4,6 +4,7 @@
 #include "catalog/parts.h"
 #include "catalog/states.h"
 #include "grammar/render.h"
+#include "plan/bind.h"
 #include "plan/group_define_over_join.h"
 #include "plan/subquery_stages.h"
 #include "sql/quote.h"
@@ -73,6 +74,33 @@ Result<std::vector<std::string>> FromColumns(pg::Connection& conn,
   return out;
 }
 
+// Creates, on Trellis's own hidden targets, the indexes the maintenance of
+// transforms `ids` wants and lacks (their source index gaps): the FROM
+// table's copy is looked up by the columns its subqueries' groupings join
+// on, and only Trellis can index it. As a grouped join's hidden target is
+// indexed: without CONCURRENTLY, since the table is new in this transaction
+// and no one else can see it.
+Status IndexHiddenInputs(pg::Connection& conn, const std::string& schema,
+                         const std::vector<int>& ids) {
+  const std::string hidden_schema = schema + ".";
+  for (int id : ids) {
+    auto t = catalog::LoadTransformById(conn, schema, id);
+    if (!t.ok()) return t.status();
+    auto plan = Bind(t.value(), schema);
+    if (!plan.ok()) return plan.status();
+    auto gaps = plan.value()->SourceIndexGaps(conn, t.value());
+    if (!gaps.ok()) return gaps.status();
+    for (const auto& gap : gaps.value()) {
+      if (gap.table.rfind(hidden_schema, 0) != 0) continue;  // the user's table: theirs
+      std::string fix = gap.fix;
+      const std::string concurrently = "CREATE INDEX CONCURRENTLY ";
+      if (fix.rfind(concurrently, 0) == 0) fix = "CREATE INDEX " + fix.substr(concurrently.size());
+      TRELLIS_RETURN_IF_ERROR(conn.Exec(fix));
+    }
+  }
+  return Status::OK();
+}
+
 }  // namespace
 
 Status DefineSubqueryStages(pg::Connection& conn, const std::string& schema,
@@ -127,7 +155,12 @@ Status DefineSubqueryStages(pg::Connection& conn, const std::string& schema,
   const int owner_id = owner->id;
   auto whole = catalog::LoadComposite(conn, schema, std::move(owner.value()));
   if (!whole.ok()) return whole.status();
-  for (const auto& stage : whole->stages) stage_ids.push_back(stage.id);
+  std::vector<int> over_hidden{owner_id};
+  for (const auto& stage : whole->stages) {
+    stage_ids.push_back(stage.id);
+    over_hidden.push_back(stage.id);
+  }
+  TRELLIS_RETURN_IF_ERROR(IndexHiddenInputs(conn, schema, over_hidden));
   // The user's transform shows, and dumps, the statement as written.
   TRELLIS_RETURN_IF_ERROR(catalog::RecordDefinition(conn, schema, owner_id, grammar::Render(stmt)));
   return catalog::RecordStages(conn, schema, stage_ids, owner_id);

@@ -174,6 +174,8 @@ defmodule Trellis.Compiled.SubqueryLifecycleTest do
     end
 
     assert SimplePG.scalar!(pg, "SELECT count(*) FROM free_orders") == "200"
+    {:ok, %Trellis.SelfCheckJob{id: id}} = Trellis.self_check(t, "free_orders", mode: :full)
+    assert %{state: :done, report: %{outcome: :clean}} = await_self_check!(t, id)
     {:ok, _} = Trellis.apply(t, "PAUSE TRANSFORM free_orders")
     {:ok, _} = Trellis.apply(t, "DROP TRANSFORM free_orders")
     assert parts(pg) == []
@@ -206,6 +208,9 @@ defmodule Trellis.Compiled.SubqueryLifecycleTest do
       assert differences(pg, "SELECT customer_id, n, total FROM above_counts", query) == "0",
              write
     end
+
+    {:ok, %Trellis.SelfCheckJob{id: id}} = Trellis.self_check(t, "above_counts", mode: :full)
+    assert %{state: :done, report: %{outcome: :clean}} = await_self_check!(t, id)
   end
 
   test "a problem in a subquery's stage names the subquery, and creates nothing",
