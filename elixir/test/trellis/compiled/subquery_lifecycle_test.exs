@@ -213,6 +213,38 @@ defmodule Trellis.Compiled.SubqueryLifecycleTest do
     assert %{state: :done, report: %{outcome: :clean}} = await_self_check!(t, id)
   end
 
+  test "HAVING and an expression over aggregates with a subquery: four stages, one transform",
+       %{trellis: t, pg: pg} do
+    statement =
+      "TRANSFORM busy FROM orders o SELECT o.customer_id, 100 * sum(o.total) / count(*) AS mean " <>
+        "WHERE NOT EXISTS (SELECT 1 FROM lineitem l WHERE l.order_id = o.id AND l.qty > 10) " <>
+        "GROUP BY o.customer_id HAVING count(*) > 20"
+
+    query =
+      "SELECT customer_id, 100 * sum(total) / count(*) FROM orders o WHERE NOT EXISTS " <>
+        "(SELECT 1 FROM lineitem l WHERE l.order_id = o.id AND l.qty > 10) " <>
+        "GROUP BY customer_id HAVING count(*) > 20"
+
+    assert {:ok, {:transform_defined, "busy"}} = Trellis.define(t, statement)
+    assert [sub, join, group, "busy"] = parts(pg)
+    assert sub =~ ~r/^__trellis_sub_/ and join =~ ~r/^__trellis_join_/
+    assert group =~ ~r/^__trellis_group_/
+
+    for write <- [
+          "SELECT 1",
+          "UPDATE lineitem SET qty = 12 WHERE id % 6 = 0",
+          "DELETE FROM lineitem WHERE qty > 11"
+        ] do
+      SimplePG.query!(pg, write)
+      converge!(t)
+      assert differences(pg, "SELECT customer_id, mean FROM busy", query) == "0", write
+    end
+
+    assert {:ok, [%Trellis.Definition{statement: shown}]} = Trellis.definitions(t)
+    assert shown =~ "HAVING count(*) > 20"
+    assert shown =~ "NOT EXISTS (SELECT 1 FROM lineitem l"
+  end
+
   test "a problem in a subquery's stage names the subquery, and creates nothing",
        %{trellis: t, pg: pg} do
     statement =
