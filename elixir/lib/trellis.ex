@@ -172,6 +172,7 @@ defmodule Trellis do
           | {:record, Path.t()}
           | {:timeout_ms, pos_integer}
           | {:application_name, String.t()}
+          | {:capture, :triggers | :logical | :auto}
           | {:name, atom}
 
   ## Lifecycle
@@ -199,6 +200,17 @@ defmodule Trellis do
       (default: `30_000`)
     * `:application_name` - `application_name` of the database sessions
       (default: the port program's)
+    * `:capture` - how writes to the sources are captured: `:triggers`
+      (statement triggers write each change to a table in the writer's
+      transaction), `:logical` (a replication slot reads them from the WAL:
+      the writers pay nothing; needs `wal_level = logical` and a role with
+      `REPLICATION` that owns the source tables), or `:auto` (`:logical`
+      when the server and role allow it, else `:triggers`). The mode belongs
+      to the instance: the handle with `staging: true` sets it as it
+      connects (switching while writes run loses and doubles nothing), and
+      other handles ignore the option, so give every staging handle the same
+      one. The log says which mode is in force. See the README, "Choosing a
+      capture mode" (default: `:triggers`)
 
   ## Example
 

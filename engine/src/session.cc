@@ -1,3 +1,4 @@
+#include "capture/capture_mode.h"
 #include "capture/feed.h"
 #include "catalog/composite.h"
 #include "catalog/migrations.h"
@@ -108,6 +109,11 @@ Result<std::vector<std::string>> Session::DetectCaptureDisruptions() {
   std::vector<std::string> tables;
   for (const auto& d : found.value()) tables.push_back(d.table);
   return tables;
+}
+
+Result<std::string> Session::EnsureCaptureMode() {
+  TRELLIS_RETURN_IF_ERROR(CheckMigrated());
+  return capture::EnsureCaptureMode(*conn_, options_.schema, options_.capture);
 }
 
 Result<std::string> Session::DumpDefinitionsSql() {

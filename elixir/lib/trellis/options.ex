@@ -35,10 +35,13 @@ defmodule Trellis.Options do
     {:record, &is_binary/1, "a file path (a string)", &__MODULE__.non_empty?/1, "not empty", nil},
     {:timeout_ms, &is_integer/1, "an integer", &__MODULE__.positive?/1,
      "a positive number of milliseconds", 30_000},
-    {:application_name, &is_binary/1, "a string", nil, nil, nil}
+    {:application_name, &is_binary/1, "a string", nil, nil, nil},
+    {:capture, &is_atom/1, "an atom", &__MODULE__.capture_mode?/1,
+     "one of :triggers, :logical or :auto", :triggers}
   ]
 
   @keys Enum.map(@schema, &elem(&1, 0))
+  @capture_modes [:triggers, :logical, :auto]
 
   @typedoc "Options after validation: every key present, defaults filled in."
   @type t :: keyword
@@ -88,7 +91,7 @@ defmodule Trellis.Options do
     for {key, value} <- wire,
         option = wire_key(key),
         into: %{timeout_ms: timeout_ms},
-        do: {option, value}
+        do: {option, wire_value(option, value)}
   end
 
   for key <- @keys, key != :timeout_ms do
@@ -96,6 +99,13 @@ defmodule Trellis.Options do
   end
 
   defp wire_key(_unknown), do: nil
+
+  # :capture travels as its name; no atom is made from the wire.
+  defp wire_value(:capture, value) when is_binary(value) do
+    Enum.find(@capture_modes, value, &(Atom.to_string(&1) == value))
+  end
+
+  defp wire_value(_option, value), do: value
 
   defp fetch(opts, {key, type?, type, value?, value_words, default}) do
     case Keyword.fetch(opts, key) do
@@ -166,4 +176,6 @@ defmodule Trellis.Options do
   def in_0_100?(value), do: value in 0..100
   @doc false
   def positive?(value), do: value > 0
+  @doc false
+  def capture_mode?(value), do: value in @capture_modes
 end

@@ -197,6 +197,7 @@ defmodule Trellis.Owner do
       "pool_size" => opts[:pool_size],
       "staging" => opts[:staging],
       "drain_threads" => opts[:drain_threads],
+      "capture" => Atom.to_string(opts[:capture]),
       "application_name" => opts[:application_name]
     }
 

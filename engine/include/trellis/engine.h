@@ -100,6 +100,11 @@ class Session {
   // Trellis, and returns those tables ("schema.table"). The staging worker
   // makes the same check about once a second.
   Result<std::vector<std::string>> DetectCaptureDisruptions();
+  // Puts the catalog in the capture mode options().capture asks for
+  // ("triggers", "logical" or "auto") and returns the mode in force
+  // ("triggers" or "logical"); spec/engine.md "Capture feeds". A handle that
+  // runs staging calls it as it connects.
+  Result<std::string> EnsureCaptureMode();
   // The definitions as SQL to append to a schema-only dump of the database:
   // loaded after it, the targets are built again (spec/engine.md "Dumps").
   Result<std::string> DumpDefinitionsSql();

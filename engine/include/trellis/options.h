@@ -9,6 +9,9 @@ struct ConnectOptions {
   std::string url;                 // libpq URL or key=value conninfo
   std::string schema = "trellis";  // the catalog schema
   std::string application_name = "trellis";
+  // How the catalog captures writes: "triggers", "logical" or "auto"
+  // (Session::EnsureCaptureMode); only a handle that runs staging applies it.
+  std::string capture = "triggers";
 };
 
 // The URL with any password replaced by "***": safe for logs, errors, config.

@@ -56,6 +56,18 @@ std::string TriggerName(std::string_view schema, std::string_view event) {
          std::string(event) + "_" + hash;
 }
 
+std::string SlotName(std::string_view database, std::string_view schema) {
+  constexpr size_t kMaxReadable = 20;
+  std::string readable;
+  for (char c : schema) {
+    if (readable.size() == kMaxReadable) break;
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+    if ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_') readable += c;
+  }
+  return "trellis_" + readable + "_" +
+         Hex16(Fnv1a(std::string(database) + std::string(1, '\0') + std::string(schema)));
+}
+
 std::string FunctionName(int source_id, std::string_view event) {
   return "capture_" + std::to_string(source_id) + "_" + std::string(event);
 }

@@ -35,6 +35,15 @@ std::string FunctionName(int source_id, std::string_view event);
 // The same, qualified by the quoted catalog schema: ready for SQL text.
 std::string QualifiedFunctionName(std::string_view schema, int source_id, std::string_view event);
 
+// Name of the replication slot, and of the publication, a logical-decoding
+// feed of the catalog in `schema` of `database` reads (spec/engine.md
+// "Capture feeds"). A slot name may hold only lower-case letters, digits and
+// underscores and is unique in the whole cluster, so it is
+// `trellis_<schema's letters and digits, lowered, at most 20>_<hash>`, the
+// hash (16 hex digits) taken of the database and schema names: unique per
+// catalog at any name length, within 63 bytes, and the same from every port.
+std::string SlotName(std::string_view database, std::string_view schema);
+
 // 16 hex digits of a 64-bit FNV-1a hash of `text`: stable across builds and
 // platforms, for names kept in a database for years.
 std::string StableHash(std::string_view text);

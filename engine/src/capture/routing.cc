@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "capture/functions.h"
+#include "capture/publication.h"
 #include "sql/quote.h"
 
 namespace trellis::capture {
@@ -75,6 +76,12 @@ WHERE id = $1::int AND routing_columns = $3::text[] RETURNING 1)sql",
     return EnsureRoutingColumns(conn, schema, source, columns);
   }
   TRELLIS_RETURN_IF_ERROR(InstallFunctions(conn, schema, source));
+  // Logical capture: the new columns' old values must be sent too.
+  auto publication = LogicalPublication(conn, schema);
+  if (!publication.ok()) return publication.status();
+  if (publication.value()) {
+    TRELLIS_RETURN_IF_ERROR(PublishSource(conn, schema, *publication.value(), source));
+  }
   return positions;
 }
 

@@ -2,6 +2,7 @@
 
 #include "capture/attachment.h"
 #include "capture/functions.h"
+#include "capture/publication.h"
 #include "capture/relations.h"
 #include "capture/triggers.h"
 #include "grammar/render.h"
@@ -11,11 +12,26 @@
 namespace trellis::capture {
 namespace {
 
-// Functions first: a trigger names its function when it is created.
+// Captures relation `relid` of `source` as the catalog's mode says: its
+// triggers, or (logical decoding) its place in the publication with the
+// replica identity its readers need (capture/publication.h).
+Status CaptureRelation(pg::Connection& conn, const std::string& schema,
+                       const catalog::Source& source, const std::string& relid) {
+  auto publication = LogicalPublication(conn, schema);
+  if (!publication.ok()) return publication.status();
+  if (publication.value()) {
+    return PublishRelation(conn, *publication.value(), source.routing_columns, relid);
+  }
+  return InstallTriggers(conn, schema, source.id, relid);
+}
+
+// Functions first: a trigger names its function when it is created. They
+// are made in logical mode too, so a switch back to triggers needs nothing
+// more than the triggers.
 Status Install(pg::Connection& conn, const std::string& schema, const catalog::Source& source,
                const std::string& relid) {
   TRELLIS_RETURN_IF_ERROR(InstallFunctions(conn, schema, source));
-  return InstallTriggers(conn, schema, source.id, relid);
+  return CaptureRelation(conn, schema, source, relid);
 }
 
 }  // namespace
@@ -116,7 +132,7 @@ VALUES ($1::int, $2::oid, $3::oid, $4,
 ON CONFLICT (source_id, relid) DO NOTHING)sql",
                                                     schema),
                                     {std::to_string(source.id), relid, parent_relid, node}));
-  return InstallTriggers(conn, schema, source.id, relid);
+  return CaptureRelation(conn, schema, source, relid);
 }
 
 Status Reinstall(pg::Connection& conn, const std::string& schema, const catalog::Source& source) {
@@ -143,7 +159,7 @@ WHERE r.source_id = $1::int AND r.relid <> $2::oid ORDER BY r.relid)sql",
                            {std::to_string(source.id), names->text(0, 0)});
   if (!others.ok()) return others.status();
   for (size_t r = 0; r < others->size(); ++r) {
-    TRELLIS_RETURN_IF_ERROR(InstallTriggers(conn, schema, source.id, others->text(r, 0)));
+    TRELLIS_RETURN_IF_ERROR(CaptureRelation(conn, schema, source, others->text(r, 0)));
   }
   return Status::OK();
 }

@@ -2,6 +2,8 @@
 // opens and checks the first session. The one op that runs before the handle
 // is connected; its admit hook creates the pool the call then runs on, and its
 // finish hook keeps the pool (success) or drops it so connect can be retried.
+#include <optional>
+
 #include "args.h"
 #include "op_registry.h"
 #include "ops/server_info.h"
@@ -30,8 +32,14 @@ Status AdmitConnect(PortContext& port, const protocol::Map& args) {
   if (!staging.ok()) return staging.status();
   auto drain_threads = OptionalInt(args, "drain_threads", 0, 0, kMaxDrainThreads);
   if (!drain_threads.ok()) return drain_threads.status();
+  auto capture = OptionalString(args, "capture", "triggers");
+  if (!capture.ok()) return capture.status();
+  if (capture.value() != "triggers" && capture.value() != "logical" && capture.value() != "auto") {
+    return Status::Validation("argument \"capture\" must be \"triggers\", \"logical\" or \"auto\"");
+  }
 
   config.options = ConnectOptions{url.value(), schema.value(), application_name.value()};
+  config.options.capture = capture.value();
   config.pool_size = pool_size.value();
   config.staging = staging.value();
   config.drain_threads = drain_threads.value();
@@ -45,11 +53,18 @@ Result<protocol::Value> Connect(Session& session, const protocol::Map& args) {
   // The staging worker reads the catalog as it starts: refuse now, with the
   // fix, rather than leave a worker waiting for a catalog nobody creates.
   auto staging = OptionalBool(args, "staging", false);
+  std::optional<std::string> capture;
   if (staging.ok() && staging.value()) {
     Status migrated = session.CheckMigrated();
     if (!migrated.ok()) return migrated;
+    // The handle that runs staging sets the catalog's capture mode
+    // (spec/engine.md "Capture feeds").
+    auto mode = session.EnsureCaptureMode();
+    if (!mode.ok()) return mode.status();
+    capture = mode.value();
   }
   protocol::Map reply = ServerInfoMap(info.value());
+  if (capture) reply.emplace_back("capture", *capture);
   reply.emplace_back("protocol",
                      protocol::Array{protocol::kProtocolMajor, protocol::kProtocolMinor});
   return protocol::Value(std::move(reply));

@@ -1,0 +1,30 @@
+// The capture mode of a catalog: triggers (the default) or logical
+// decoding, recorded in its capture_feed row (catalog step 20) since every
+// port of a catalog must agree on it, and set by the connect option
+// `capture` of a handle that runs staging (spec/engine.md "Capture feeds",
+// "Slot lifecycle").
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "pg/connection.h"
+#include "trellis/status.h"
+
+namespace trellis::capture {
+
+// Puts the catalog in `schema` (of the connection's database) in the mode
+// `requested` asks for ("triggers", "logical", or "auto": logical when the
+// server and role allow it, else triggers) and returns the mode in force.
+// A switch loses and doubles nothing while writes run: one transaction
+// moves every source to the new capture and writes a mark into the slot's
+// stream, and the feed takes the slot's changes only on the right side of
+// it (capture/decoded_changes.h DecodeRules). Logical mode whose slot was
+// lost gets a new one, and every transform rebuilds (what the slot held is
+// gone). A validation error naming the fix when `requested` is "logical"
+// and the server or role does not allow it.
+// REQUIRES: outside a transaction (a slot is created outside one).
+Result<std::string> EnsureCaptureMode(pg::Connection& conn, const std::string& schema,
+                                      std::string_view requested);
+
+}  // namespace trellis::capture
