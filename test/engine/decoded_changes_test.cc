@@ -10,7 +10,7 @@
 
 #include "capture/decoded_changes.h"
 #include "capture/logical_feed.h"
-#include "engine_fixture.h"
+#include "throwaway_cluster.h"
 #include "pg/connection.h"
 
 namespace trellis::capture {
@@ -61,6 +61,9 @@ TEST_CASE("a slot's changes become the rows trigger capture writes", "[logical]"
     INFO(statement << ": " << done.ToString());
     REQUIRE(done.ok());
   };
+  // Decoding reads only flushed WAL, and the testkit commits
+  // asynchronously unless asked: each write here is flushed as it commits.
+  sql("SET synchronous_commit = on");
   sql("CREATE TABLE t (id int PRIMARY KEY, g text, big text)");
   sql("ALTER TABLE t ALTER COLUMN big SET STORAGE EXTERNAL");
   sql("CREATE TABLE marks (id bigint PRIMARY KEY)");
