@@ -115,7 +115,7 @@ defmodule Trellis.Logical.LogicalCaptureTest do
     assert SimplePG.scalar!(pg, "SELECT relreplident FROM pg_class WHERE oid = 'facts'::regclass") ==
              "f"
 
-    write(&GroupWorkload.run(url, &1 - 1, seed, 300), 4) |> Task.await_many(240_000)
+    write(&GroupWorkload.run(url, &1 - 1, seed, 300, truncate: false), 4) |> Task.await_many(240_000)
     assert_groups_equal(a, pg, @groups, "seed #{seed}")
     assert capture_triggers(pg) == "0"
     Trellis.shutdown(a)
@@ -266,24 +266,27 @@ defmodule Trellis.Logical.LogicalCaptureTest do
     assert capture_triggers(pg) != "0"
 
     both = fn n ->
-      write(&Workload.run(url, &1 + 10, seed + n, 150, truncate: false), 2) ++
-        write(&GroupWorkload.run(url, &1 + 10, seed + n, 150, truncate: false), 2)
+      write(&Workload.run(url, &1 + 10, seed + n, 600, truncate: false), 2) ++
+        write(&GroupWorkload.run(url, &1 + 10, seed + n, 600, truncate: false), 2)
     end
 
+    # The switch runs while the writers do (asserted: some are still writing).
     running = both.(1)
-    Process.sleep(300)
+    Process.sleep(200)
     Trellis.shutdown(triggers)
     logical = Trellis.connect!(url: url, staging: true, capture: :logical)
     assert capture_triggers(pg) == "0"
+    assert Enum.any?(running, &(Task.yield(&1, 0) == nil))
     Task.await_many(running, 240_000)
     assert_all_equal(logical, pg, @projections, "to logical, seed #{seed}")
     assert_groups_equal(logical, pg, @groups, "to logical, seed #{seed}")
 
     running = both.(2)
-    Process.sleep(300)
+    Process.sleep(200)
     Trellis.shutdown(logical)
     back = Trellis.connect!(url: url, staging: true)
     assert capture_triggers(pg) != "0"
+    assert Enum.any?(running, &(Task.yield(&1, 0) == nil))
     Task.await_many(running, 240_000)
     assert_all_equal(back, pg, @projections, "back to triggers, seed #{seed}")
     assert_groups_equal(back, pg, @groups, "back to triggers, seed #{seed}")
