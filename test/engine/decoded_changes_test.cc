@@ -10,8 +10,8 @@
 
 #include "capture/decoded_changes.h"
 #include "capture/logical_feed.h"
-#include "throwaway_cluster.h"
 #include "pg/connection.h"
+#include "throwaway_cluster.h"
 
 namespace trellis::capture {
 namespace {
@@ -108,8 +108,7 @@ TEST_CASE("a slot's changes become the rows trigger capture writes", "[logical]"
     sql("INSERT INTO t VALUES (1, 'a', repeat('x', 5000))");
     sql("UPDATE t SET g = 'b' WHERE id = 1");
     sql("DELETE FROM t WHERE id = 1");
-    const std::map<uint32_t, std::vector<RelationSource>> by_big = {
-        {t, {{3, {"id", "big"}}}}};
+    const std::map<uint32_t, std::vector<RelationSource>> by_big = {{t, {{3, {"id", "big"}}}}};
     auto grouped = DecodeChanges(slot.Peek(), by_group, {});
     REQUIRE(grouped.ok());
     std::vector<std::string> shown;
@@ -172,7 +171,8 @@ TEST_CASE("a slot's changes become the rows trigger capture writes", "[logical]"
 
 TEST_CASE("routing literals and widened xids", "[logical]") {
   CHECK(RoutingLiteral({}) == "{}");
-  CHECK(RoutingLiteral({{std::string("a\"b"), std::nullopt}, {std::string("\\"), std::string("NULL")}}) ==
+  CHECK(RoutingLiteral(
+            {{std::string("a\"b"), std::nullopt}, {std::string("\\"), std::string("NULL")}}) ==
         "{{\"a\\\"b\",NULL},{\"\\\\\",\"NULL\"}}");
   CHECK(WidenXid(5, (uint64_t{3} << 32) + 10) == (uint64_t{3} << 32) + 5);
   // A transaction from before the epoch turned.

@@ -27,8 +27,7 @@ SELECT current_setting('wal_level'),
   if (!rows.ok()) return rows.status();
   const std::string role = sql::Ident(rows->text(0, 3));
   if (rows->text(0, 0) != "logical") {
-    return "it needs wal_level = logical and the server runs with wal_level = " +
-           rows->text(0, 0) +
+    return "it needs wal_level = logical and the server runs with wal_level = " + rows->text(0, 0) +
            ": set wal_level = logical in postgresql.conf and restart PostgreSQL, or connect "
            "with capture: :triggers";
   }
@@ -51,8 +50,8 @@ struct FeedRow {
 };
 
 Result<FeedRow> ReadFeed(pg::Connection& conn, const std::string& schema) {
-  auto rows = conn.Query(
-      sql::WithSchema("SELECT mode, slot_name FROM {schema}.capture_feed", schema));
+  auto rows =
+      conn.Query(sql::WithSchema("SELECT mode, slot_name FROM {schema}.capture_feed", schema));
   if (!rows.ok()) return rows.status();
   if (rows->empty()) return Status::Internal("the catalog has no capture_feed row");
   return FeedRow{rows->text(0, 0), rows->at(0, 1)};
@@ -160,8 +159,8 @@ Status SwitchToTriggers(pg::Connection& conn, const std::string& schema, bool sl
   if (!tx.ok()) return tx.status();
   TRELLIS_RETURN_IF_ERROR(catalog::FenceStaging(conn, schema));
   // Triggers mode first, so reinstalling captures by triggers.
-  TRELLIS_RETURN_IF_ERROR(conn.Exec(
-      sql::WithSchema("UPDATE {schema}.capture_feed SET mode = 'triggers'", schema)));
+  TRELLIS_RETURN_IF_ERROR(
+      conn.Exec(sql::WithSchema("UPDATE {schema}.capture_feed SET mode = 'triggers'", schema)));
   auto sources = LoadSources(conn, schema);
   if (!sources.ok()) return sources.status();
   for (const auto& s : sources.value()) {

@@ -96,11 +96,11 @@ class SlotBatch final : public FeedBatch {
  public:
   struct Read {
     DecodedStream stream;
-    bool cut = false;               // stopped short of `flush_lsn`
-    Lsn flush_lsn = 0;              // where the read could go up to
-    Lsn insert_lsn = 0;             // the insert LSN after `snapshot`
-    std::string snapshot;           // the transaction's snapshot
-    uint64_t xmax = 0;              // its xmax
+    bool cut = false;      // stopped short of `flush_lsn`
+    Lsn flush_lsn = 0;     // where the read could go up to
+    Lsn insert_lsn = 0;    // the insert LSN after `snapshot`
+    std::string snapshot;  // the transaction's snapshot
+    uint64_t xmax = 0;     // its xmax
   };
 
   SlotBatch(std::string schema, SlotPosition position, Read read)
@@ -176,7 +176,8 @@ class SlotBatch final : public FeedBatch {
     // changes no reader needed, so it need not wait for the disk.
     if (taken == 0) TRELLIS_RETURN_IF_ERROR(conn.Exec("SET LOCAL synchronous_commit = off"));
     drop_slot_ = ends_at_mark;
-    TRELLIS_RETURN_IF_ERROR(conn.Exec(sql::WithSchema(R"sql(
+    TRELLIS_RETURN_IF_ERROR(
+        conn.Exec(sql::WithSchema(R"sql(
 UPDATE {schema}.capture_feed SET
   staged_lsn = CASE WHEN $6 THEN NULL ELSE $1::pg_lsn END,
   staged_snapshot = CASE WHEN $6 THEN NULL ELSE coalesce($2::pg_snapshot, staged_snapshot) END,
@@ -186,11 +187,9 @@ UPDATE {schema}.capture_feed SET
   slot_name = CASE WHEN $6 THEN NULL ELSE slot_name END,
   publication_name = CASE WHEN $6 THEN NULL ELSE publication_name END,
   staged_at = now())sql",
-                                                      schema_),
-                                      {pgoutput::LsnText(through), staged_snapshot,
-                                       pending_snapshot, pending_lsn,
-                                       read_.stream.mark_seen ? "true" : "false",
-                                       drop_slot_ ? "true" : "false"}));
+                                  schema_),
+                  {pgoutput::LsnText(through), staged_snapshot, pending_snapshot, pending_lsn,
+                   read_.stream.mark_seen ? "true" : "false", drop_slot_ ? "true" : "false"}));
     confirm_ = pgoutput::LsnText(through);
     return Status::OK();
   }
@@ -294,8 +293,7 @@ Result<std::unique_ptr<FeedBatch>> TakeSlotBatch(pg::Connection& conn, const std
         stream->unroutable.size(), stream->unroutable.front());
   }
   read.stream = std::move(stream.value());
-  return std::unique_ptr<FeedBatch>(
-      std::make_unique<SlotBatch>(schema, position, std::move(read)));
+  return std::unique_ptr<FeedBatch>(std::make_unique<SlotBatch>(schema, position, std::move(read)));
 }
 
 }  // namespace trellis::capture

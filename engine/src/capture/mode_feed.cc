@@ -69,8 +69,8 @@ std::string ModeFeed::OldestUnstagedXidSql() const {
 }
 
 Result<std::vector<Disruption>> ModeFeed::PauseDisruptedReaders(pg::Connection& conn) {
-  auto mode = conn.Query(
-      sql::WithSchema("SELECT mode = 'logical' FROM {schema}.capture_feed", schema_));
+  auto mode =
+      conn.Query(sql::WithSchema("SELECT mode = 'logical' FROM {schema}.capture_feed", schema_));
   if (!mode.ok()) return mode.status();
   // Logical mode has no triggers to lose; the slot's health is not checked
   // yet (issue 28).

@@ -70,8 +70,9 @@ WHERE c.oid = $1::oid)sql",
     return Status::Validation(
         "capture by logical decoding publishes each source table, which only its owner may do, "
         "and Trellis's role does not own " +
-        name + ": grant the role membership in the table's owner, or connect with capture: "
-               ":triggers");
+        name +
+        ": grant the role membership in the table's owner, or connect with capture: "
+        ":triggers");
   }
   return conn.Exec("ALTER PUBLICATION " + sql::Ident(publication) + " ADD TABLE " + name);
 }

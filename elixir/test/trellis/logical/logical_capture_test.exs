@@ -115,7 +115,9 @@ defmodule Trellis.Logical.LogicalCaptureTest do
     assert SimplePG.scalar!(pg, "SELECT relreplident FROM pg_class WHERE oid = 'facts'::regclass") ==
              "f"
 
-    write(&GroupWorkload.run(url, &1 - 1, seed, 300, truncate: false), 4) |> Task.await_many(240_000)
+    write(&GroupWorkload.run(url, &1 - 1, seed, 300, truncate: false), 4)
+    |> Task.await_many(240_000)
+
     assert_groups_equal(a, pg, @groups, "seed #{seed}")
     assert capture_triggers(pg) == "0"
     Trellis.shutdown(a)
@@ -230,8 +232,7 @@ defmodule Trellis.Logical.LogicalCaptureTest do
        %{url: url, pg: pg, seed: seed} do
     GroupWorkload.create_source!(pg)
 
-    {a, b} =
-      Handles.fleet!(url, @logical, staging: true, drain_threads: 1, capture: :logical)
+    {a, b} = Handles.fleet!(url, @logical, staging: true, drain_threads: 1, capture: :logical)
 
     define_groups!(a, @groups)
     converge!(a)
