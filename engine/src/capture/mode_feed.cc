@@ -14,7 +14,10 @@ std::string SnapshotPart(std::string_view param) {
   return "split_part(" + std::string(param) + ", '#', 1)";
 }
 std::string LsnPart(std::string_view param) {
-  return "split_part(" + std::string(param) + ", '#', 2)";
+  // A token of an engine before the LSN half (the snapshot alone) waits
+  // for the slot to pass the LSN now, which covers it.
+  return "coalesce(nullif(split_part(" + std::string(param) +
+         ", '#', 2), '')::pg_lsn, pg_current_wal_insert_lsn())";
 }
 
 }  // namespace
