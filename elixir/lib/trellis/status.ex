@@ -21,6 +21,9 @@ defmodule Trellis.Status do
     * `:backlog_pages`, `:backlog_keys` - ledger pages (and the keys in them)
       waiting to be drained
     * `:capture_backlog` - capture rows of its source not yet staged
+      (always 0 in logical mode: the slot's changes are not rows)
+    * `:capture_mode` - how the instance captures writes: `:triggers` or
+      `:logical` (a replication slot; the connect option `:capture`)
     * `:backfill` - a `Trellis.BackfillProgress`
     * `:last_applied_at` - when a drain or backfill last wrote the target
     * `:drain_failure` - a `Trellis.DrainFailure` while its work keeps
@@ -76,7 +79,8 @@ defmodule Trellis.Status do
     row_security_tables: [],
     backlog_pages: 0,
     backlog_keys: 0,
-    capture_backlog: 0
+    capture_backlog: 0,
+    capture_mode: :triggers
   ]
 
   @type t :: %__MODULE__{
@@ -90,6 +94,7 @@ defmodule Trellis.Status do
           backlog_pages: non_neg_integer,
           backlog_keys: non_neg_integer,
           capture_backlog: non_neg_integer,
+          capture_mode: :triggers | :logical,
           backfill: Trellis.BackfillProgress.t(),
           last_applied_at: DateTime.t() | nil,
           drain_failure: Trellis.DrainFailure.t() | nil,
@@ -117,6 +122,7 @@ defmodule Trellis.Status do
       backlog_pages: m["backlog_pages"] || 0,
       backlog_keys: m["backlog_keys"] || 0,
       capture_backlog: m["capture_backlog"] || 0,
+      capture_mode: if(m["capture_mode"] == "logical", do: :logical, else: :triggers),
       backfill: Trellis.BackfillProgress.from_wire(m["backfill"] || %{}),
       last_applied_at: Enums.time(m["last_applied_at"]),
       drain_failure: Trellis.DrainFailure.from_wire(m["drain_failure"]),

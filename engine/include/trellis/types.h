@@ -86,6 +86,9 @@ struct TransformStatus {
   int64_t backlog_pages = 0;    // ledger pages waiting to be drained
   int64_t backlog_keys = 0;     // keys in those pages
   int64_t capture_backlog = 0;  // capture rows of its source not staged yet
+  // How the catalog captures writes: "triggers" or "logical" (a
+  // replication slot); spec/engine.md "Capture feeds".
+  std::string capture_mode = "triggers";
   BackfillProgress backfill;
   std::optional<int64_t> last_applied_at_us;
   std::optional<DrainFailureStatus> drain_failure;  // unset: none open

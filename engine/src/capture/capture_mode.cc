@@ -212,6 +212,13 @@ UPDATE {schema}.capture_feed SET slot_name = $1, publication_name = $1, awaiting
 
 }  // namespace
 
+Result<std::string> CatalogCaptureMode(pg::Connection& conn, const std::string& schema) {
+  auto rows = conn.QueryPrepared(sql::WithSchema("SELECT mode FROM {schema}.capture_feed", schema));
+  if (!rows.ok()) return rows.status();
+  if (rows->empty()) return std::string("triggers");
+  return rows->text(0, 0);
+}
+
 Result<std::string> EnsureCaptureMode(pg::Connection& conn, const std::string& schema,
                                       std::string_view requested) {
   if (requested != "triggers" && requested != "logical" && requested != "auto") {

@@ -27,4 +27,7 @@ namespace trellis::capture {
 Result<std::string> EnsureCaptureMode(pg::Connection& conn, const std::string& schema,
                                       std::string_view requested);
 
+// "triggers" or "logical": the mode the catalog in `schema` captures in now.
+Result<std::string> CatalogCaptureMode(pg::Connection& conn, const std::string& schema);
+
 }  // namespace trellis::capture

@@ -2,6 +2,7 @@
 
 #include <variant>
 
+#include "capture/capture_mode.h"
 #include "capture/feed.h"
 #include "capture/row_security.h"
 #include "catalog/chains.h"
@@ -89,6 +90,9 @@ SELECT (SELECT count(*) FROM {schema}.pages WHERE transform_id = $1::int),
   s.backlog_pages = row.Int64(0);
   s.backlog_keys = row.Int64(1);
   s.capture_backlog = row.Int64(2);
+  auto capture_mode = capture::CatalogCaptureMode(conn, schema);
+  if (!capture_mode.ok()) return capture_mode.status();
+  s.capture_mode = capture_mode.value();
   // A build counts its progress by the estimated rows of the jobs it has
   // left: all of them before it starts, none once it is done.
   if (t->backfill_total) {

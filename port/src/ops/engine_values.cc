@@ -151,6 +151,7 @@ protocol::Value ToValue(const TransformStatus& s) {
       {"backlog_pages", s.backlog_pages},
       {"backlog_keys", s.backlog_keys},
       {"capture_backlog", s.capture_backlog},
+      {"capture_mode", s.capture_mode},
       {"backfill",
        protocol::MakeMap({
            {"rows_done", s.backfill.rows_done},

@@ -97,6 +97,7 @@ defmodule Trellis.Logical.LogicalCaptureTest do
     assert capture_triggers(pg) == "0"
     assert slots(pg) == "1"
     assert SimplePG.scalar!(pg, "SELECT mode FROM trellis.capture_feed") == "logical"
+    assert {:ok, %Trellis.Status{capture_mode: :logical}} = Trellis.status(b, "flagged")
 
     write(&Workload.run(url, &1 - 1, seed, 200), 4) |> Task.await_many(240_000)
     assert_all_equal(a, pg, @projections, "seed #{seed}")
@@ -288,6 +289,7 @@ defmodule Trellis.Logical.LogicalCaptureTest do
     back = Trellis.connect!(url: url, staging: true)
     assert capture_triggers(pg) != "0"
     assert Enum.any?(running, &(Task.yield(&1, 0) == nil))
+    assert {:ok, %Trellis.Status{capture_mode: :triggers}} = Trellis.status(back, "flagged")
     Task.await_many(running, 240_000)
     assert_all_equal(back, pg, @projections, "back to triggers, seed #{seed}")
     assert_groups_equal(back, pg, @groups, "back to triggers, seed #{seed}")
