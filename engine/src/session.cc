@@ -113,7 +113,7 @@ Result<std::vector<std::string>> Session::DetectCaptureDisruptions() {
 
 Result<std::string> Session::EnsureCaptureMode() {
   TRELLIS_RETURN_IF_ERROR(CheckMigrated());
-  return capture::EnsureCaptureMode(*conn_, options_.schema, options_.capture);
+  return capture::EnsureCaptureMode(*conn_, options_.schema, options_.capture_mode);
 }
 
 Result<std::string> Session::DumpDefinitionsSql() {

@@ -100,7 +100,7 @@ class Session {
   // Trellis, and returns those tables ("schema.table"). The staging worker
   // makes the same check about once a second.
   Result<std::vector<std::string>> DetectCaptureDisruptions();
-  // Puts the catalog in the capture mode options().capture asks for
+  // Puts the catalog in the capture mode options().capture_mode asks for
   // ("triggers", "logical" or "auto") and returns the mode in force
   // ("triggers" or "logical"); spec/engine.md "Capture feeds". A handle that
   // runs staging calls it as it connects.

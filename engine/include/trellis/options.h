@@ -11,7 +11,7 @@ struct ConnectOptions {
   std::string application_name = "trellis";
   // How the catalog captures writes: "triggers", "logical" or "auto"
   // (Session::EnsureCaptureMode); only a handle that runs staging applies it.
-  std::string capture = "triggers";
+  std::string capture_mode = "triggers";
 };
 
 // The URL with any password replaced by "***": safe for logs, errors, config.

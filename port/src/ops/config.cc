@@ -18,7 +18,7 @@ Result<protocol::Value> Config(PortContext& port, const protocol::Map&) {
       {"pool_size", config->pool_size},
       {"staging", config->staging},
       {"drain_threads", config->drain_threads},
-      {"capture", config->options.capture},
+      {"capture", config->options.capture_mode},
   }));
 }
 

@@ -39,7 +39,7 @@ Status AdmitConnect(PortContext& port, const protocol::Map& args) {
   }
 
   config.options = ConnectOptions{url.value(), schema.value(), application_name.value()};
-  config.options.capture = capture.value();
+  config.options.capture_mode = capture.value();
   config.pool_size = pool_size.value();
   config.staging = staging.value();
   config.drain_threads = drain_threads.value();
