@@ -50,6 +50,10 @@ struct FeedRow {
 };
 
 Result<FeedRow> ReadFeed(pg::Connection& conn, const std::string& schema) {
+  // A schema-only dump loaded elsewhere has the table without its row:
+  // that catalog captures by triggers until told otherwise.
+  TRELLIS_RETURN_IF_ERROR(conn.Exec(sql::WithSchema(
+      "INSERT INTO {schema}.capture_feed DEFAULT VALUES ON CONFLICT DO NOTHING", schema)));
   auto rows =
       conn.Query(sql::WithSchema("SELECT mode, slot_name FROM {schema}.capture_feed", schema));
   if (!rows.ok()) return rows.status();
