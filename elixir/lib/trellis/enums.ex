@@ -24,6 +24,8 @@ defmodule Trellis.Enums do
 
   @column_states %{"live" => :live, "paused" => :paused}
 
+  @batch_paths %{"delta" => :delta, "recompute" => :recompute, "rebuild" => :rebuild}
+
   @doc false
   # The wire names of each set, keyed as the port's hello frame keys them.
   @spec wire_names() :: %{String.t() => [String.t()]}
@@ -39,6 +41,11 @@ defmodule Trellis.Enums do
   @spec transform_state(String.t() | nil) :: atom | nil
   def transform_state(nil), do: nil
   def transform_state(s), do: Map.get(@transform_states, s, :unknown)
+
+  @doc false
+  @spec batch_path(String.t() | nil) :: atom | nil
+  def batch_path(nil), do: nil
+  def batch_path(s), do: Map.get(@batch_paths, s, :unknown)
 
   @doc false
   @spec paused_kind(String.t() | nil) :: atom | nil

@@ -63,6 +63,10 @@ defmodule Trellis.Metrics do
     * `trellis_drain_pages_total`, `trellis_drain_keys_total`,
       `trellis_drain_pages_failed_total`, `trellis_capture_rows_staged_total`,
       `trellis_backfill_rows_total` - the background workers' progress
+    * `trellis_drain_batches_total{path}` - drained batches by the path
+      the drain's chooser took (`delta`, `recompute`, `rebuild`; see
+      `Trellis.LastBatch`), and `trellis_drain_rebuild_fallbacks_total` -
+      rebuilds that failed, whose batch went by its keys instead
     * `trellis_stage_wakes_total` - drains that woke the handle's staging
       worker at once because another transform reads their target (the next
       stage of a grouped join, the next link of a chain), so the next stage
@@ -113,6 +117,11 @@ defmodule Trellis.Metrics do
     * `trellis_transform_drain_failure{transform}`,
       `trellis_transform_capture_disrupted{transform}` - 1 while a drain
       failure is open, while capture of a table it reads is disrupted
+    * `trellis_transform_last_batch_seconds{transform, path}`,
+      `trellis_transform_last_batch_rows{transform, path}` - the time and
+      rows of its last batch, labelled with the path it took (status's
+      `:last_batch`); `trellis_transform_path_cost_us_per_row{transform,
+      path}` - what each path has cost it per row (status's `:path_costs`)
     * `trellis_transform_self_check_divergences{transform}` - divergences
       its latest finished self-check found (no series before one finished)
     * `trellis_transform_reports_timestamp_seconds` - when the reports were

@@ -58,6 +58,11 @@ defmodule Trellis.Status do
       define: a define over such a table is refused). The target's readers
       are not filtered by those tables' policies; the staging worker logs a
       warning while any is listed. `[]` when none
+    * `:last_batch` - the last batch of changes the drain applied, a
+      `Trellis.LastBatch`: its path (`:delta`, `:recompute` or `:rebuild`),
+      rows, time and the chooser's reason; `nil` before the first
+    * `:path_costs` - what each path the drain took cost per row, one
+      `Trellis.PathCost` each, by path; `[]` before the first batch
   """
 
   defstruct [
@@ -71,7 +76,9 @@ defmodule Trellis.Status do
     :last_applied_at,
     :drain_failure,
     :capture_failure,
+    :last_batch,
     columns: [],
+    path_costs: [],
     held_keys: 0,
     paused_upstream_columns: [],
     source_index_gaps: [],
@@ -103,7 +110,9 @@ defmodule Trellis.Status do
           paused_upstream_columns: [String.t()],
           source_index_gaps: [Trellis.SourceIndexGap.t()],
           correcting: [Trellis.CorrectingNode.t()],
-          row_security_tables: [String.t()]
+          row_security_tables: [String.t()],
+          last_batch: Trellis.LastBatch.t() | nil,
+          path_costs: [Trellis.PathCost.t()]
         }
 
   alias Trellis.Enums
@@ -132,7 +141,9 @@ defmodule Trellis.Status do
       source_index_gaps:
         Enum.map(m["source_index_gaps"] || [], &Trellis.SourceIndexGap.from_wire/1),
       correcting: Enum.map(m["correcting"] || [], &Trellis.CorrectingNode.from_wire/1),
-      row_security_tables: m["row_security_tables"] || []
+      row_security_tables: m["row_security_tables"] || [],
+      last_batch: Trellis.LastBatch.from_wire(m["last_batch"]),
+      path_costs: Enum.map(m["path_costs"] || [], &Trellis.PathCost.from_wire/1)
     }
   end
 end

@@ -19,6 +19,12 @@ struct EngineMetrics {
   std::atomic<uint64_t> keys_drained{0};
   // Pages whose recompute failed and were scheduled for a retry.
   std::atomic<uint64_t> pages_failed{0};
+  // Drained batches by the path the chooser took (spec/engine.md "Batch
+  // paths"), and rebuilds that failed and went by their pages instead.
+  std::atomic<uint64_t> batches_delta{0};
+  std::atomic<uint64_t> batches_recompute{0};
+  std::atomic<uint64_t> batches_rebuild{0};
+  std::atomic<uint64_t> rebuild_fallbacks{0};
   // Capture rows the staging worker consumed into ledger pages.
   std::atomic<uint64_t> capture_rows_staged{0};
   // Target rows written by builds' key ranges.

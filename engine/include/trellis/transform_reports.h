@@ -10,6 +10,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "trellis/options.h"
@@ -41,6 +42,13 @@ struct TransformReport {
   // job and its report, so the read finds no count then; the published
   // reports keep the last one they had until the newer check finishes.
   bool self_check_pending = false;
+  // The drain's last batch: its path ("delta", "recompute", "rebuild"; ""
+  // before the first), rows and time; and each path's cost per row in
+  // microseconds, by path (spec/engine.md "Batch paths").
+  std::string last_batch_path;
+  int64_t last_batch_rows = 0;
+  double last_batch_seconds = 0;
+  std::vector<std::pair<std::string, double>> path_us_per_row;
 };
 
 // Thread-safe; the process's one instance.

@@ -74,6 +74,27 @@ struct CorrectingNodeStatus {
   int64_t keys_remaining = 0;
 };
 
+// The last batch the drain applied to a transform's target
+// (spec/engine.md "Batch paths").
+struct LastBatchStatus {
+  std::string path;  // "delta", "recompute" or "rebuild"
+  // Keys of the batch (delta, recompute), or the target's rows (rebuild).
+  int64_t rows = 0;
+  double ms = 0;
+  int64_t at_us = 0;
+  std::string reason;  // the chooser's estimates
+};
+
+// What one path has cost the transform: the decaying average of its
+// batches' time per row (per key for delta and recompute, per target row
+// for a rebuild), in microseconds.
+struct PathCostStatus {
+  std::string path;
+  double us_per_row = 0;
+  int64_t batches = 0;
+  std::optional<int64_t> failed_at_us;  // rebuild: the last one that failed
+};
+
 struct TransformStatus {
   std::string name;
   std::string target_table;  // schema-qualified, as stored
@@ -106,6 +127,10 @@ struct TransformStatus {
   // was defined WITHOUT ROW SECURITY: its target's readers are not
   // filtered by that table's policies (spec/engine.md "Row-level security").
   std::vector<std::string> row_security_tables;
+  // The drain's last batch, and each path's cost (unset and empty before
+  // the first batch; spec/engine.md "Batch paths").
+  std::optional<LastBatchStatus> last_batch;
+  std::vector<PathCostStatus> path_costs;
 };
 
 struct Definition {

@@ -83,9 +83,10 @@ extern const std::string_view kV18OuterRoles;
 
 // 18 -> 19: a fan-out join's side units (migration_v19_side_units.cc).
 extern const std::string_view kV19SideUnits;
-
 // 19 -> 20: the capture mode, and the position of a logical-decoding feed
 // (migration_v20_capture_feed.cc).
 extern const std::string_view kV20CaptureFeed;
+// 20 -> 21: what each batch path cost (migration_v21_batch_paths.cc).
+extern const std::string_view kV21BatchPaths;
 
 }  // namespace trellis::catalog::steps

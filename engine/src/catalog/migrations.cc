@@ -38,6 +38,7 @@ const std::vector<std::vector<std::string_view>>& Steps() {
       {steps::kV18OuterRoles},                                 // RIGHT and FULL joins
       {steps::kV19SideUnits},                                  // a fan-out join's side units
       {steps::kV20CaptureFeed},                                // capture mode, slot position
+      {steps::kV21BatchPaths},                                 // batch paths' costs
   };
   return steps;
 }

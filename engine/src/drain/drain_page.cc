@@ -3,7 +3,7 @@
 #include "catalog/chains.h"
 #include "catalog/model.h"
 #include "catalog/states.h"
-#include "drain/page_unit.h"
+#include "drain/path_chooser.h"
 #include "plan/bind.h"
 #include "sql/quote.h"
 #include "sql/row_reader.h"
@@ -140,8 +140,12 @@ Result<PageResult> DrainPages(pg::Connection& conn, const std::string& schema,
   if (!transform.ok()) return transform.status();
   auto plan = plan::Bind(transform.value(), schema);
   if (!plan.ok()) return plan.status();
-  PagesUnit unit(*plan.value(), schema, page_ids);
-  auto ran = executor.Run(conn, schema, transform.value(), unit, RunOptions{.retrying = retrying});
+  // The batch's path: deltas, a recompute of its units, or a rebuild
+  // (drain/path_chooser.h).
+  auto batch = ChooseBatch(conn, schema, *plan.value(), page_ids, result.keys, result.delta_rows);
+  if (!batch.ok()) return batch.status();
+  auto ran =
+      executor.Run(conn, schema, transform.value(), *batch->unit, RunOptions{.retrying = retrying});
   if (!ran.ok()) return ran.status();
   switch (ran->outcome) {
     case UnitOutcome::kApplied:
@@ -156,6 +160,7 @@ Result<PageResult> DrainPages(pg::Connection& conn, const std::string& schema,
       result.outcome = PageOutcome::kFailed;
       return result;
   }
+  TRELLIS_RETURN_IF_ERROR(RecordBatch(conn, schema, *plan.value(), batch.value(), ran.value()));
   // Its target is another transform's input: the capture rows this commit
   // makes wake the staging worker, wherever it runs (at commit only).
   if (result.outcome == PageOutcome::kDrained && result.read_by_others) {

@@ -77,7 +77,7 @@ std::vector<std::unique_ptr<Unit>> HalveKeys(const plan::TransformPlan& plan,
 Result<long> PagesUnit::Apply(pg::Connection& conn) {
   // A recompute reports (written, deleted); a delta statement its row count.
   long touched = 0;
-  for (const std::string& statement : plan_.ApplyPagesSql()) {
+  for (const std::string& statement : statements_) {
     auto applied = conn.QueryPrepared(statement, {page_ids_});
     if (!applied.ok()) return applied.status();
     if (applied->empty()) {

@@ -14,9 +14,15 @@ namespace trellis::drain {
 
 class PagesUnit final : public Unit {
  public:
-  // `page_ids`: a bigint[] literal.
-  PagesUnit(const plan::TransformPlan& plan, std::string schema, std::string page_ids)
-      : plan_(plan), schema_(std::move(schema)), page_ids_(std::move(page_ids)) {}
+  // `page_ids`: a bigint[] literal. `statements`: what drains them, each
+  // taking $1 only (plan/batch_paths.h PagesSql: the batch's path); the
+  // plan's default drain (MaintainPlan::ApplyPagesSql) when empty.
+  PagesUnit(const plan::TransformPlan& plan, std::string schema, std::string page_ids,
+            std::vector<std::string> statements = {})
+      : plan_(plan),
+        schema_(std::move(schema)),
+        page_ids_(std::move(page_ids)),
+        statements_(statements.empty() ? plan.ApplyPagesSql() : std::move(statements)) {}
 
   std::string_view kind() const override { return "pages"; }
   std::string Describe() const override { return "pages " + page_ids_; }
@@ -32,6 +38,7 @@ class PagesUnit final : public Unit {
   const plan::TransformPlan& plan_;
   std::string schema_;
   std::string page_ids_;
+  std::vector<std::string> statements_;
   std::vector<std::string> quarantined_;
 };
 

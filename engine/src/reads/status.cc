@@ -1,5 +1,7 @@
 #include "reads/status.h"
 
+#include <algorithm>
+#include <cstdlib>
 #include <variant>
 
 #include "capture/capture_mode.h"
@@ -40,6 +42,37 @@ Result<catalog::Transform> LoadNamedTransform(pg::Connection& conn, const std::s
 }
 
 namespace {
+
+// The drain's last batch of transform `id` and each path's cost, into `s`
+// (catalog table batch_paths, drain/path_chooser.h).
+Status ReadBatchPaths(pg::Connection& conn, const std::string& schema, int id, TransformStatus& s) {
+  auto rows = conn.Query(sql::WithSchema(R"sql(
+SELECT path, us_per_row::text, batches, last_rows, last_ms::text,
+       (extract(epoch FROM last_at) * 1000000)::bigint, coalesce(last_reason, ''),
+       (extract(epoch FROM failed_at) * 1000000)::bigint
+FROM {schema}.batch_paths WHERE transform_id = $1::int ORDER BY last_at DESC, path)sql",
+                                         schema),
+                         {std::to_string(id)});
+  if (!rows.ok()) return rows.status();
+  for (size_t r = 0; r < rows->size(); ++r) {
+    sql::RowReader row(rows.value(), r);
+    const int64_t batches = row.Int64(2);
+    PathCostStatus cost{row.Text(0), std::strtod(row.Text(1).c_str(), nullptr), batches,
+                        row.OptionalInt64(7)};
+    // The newest row with a batch is the last batch (a row may record only
+    // a failed rebuild).
+    if (batches > 0 && !s.last_batch) {
+      s.last_batch =
+          LastBatchStatus{row.Text(0), row.Int64(3), std::strtod(row.Text(4).c_str(), nullptr),
+                          row.Int64(5), row.Text(6)};
+    }
+    if (!row.status().ok()) return row.status();
+    s.path_costs.push_back(std::move(cost));
+  }
+  std::sort(s.path_costs.begin(), s.path_costs.end(),
+            [](const PathCostStatus& a, const PathCostStatus& b) { return a.path < b.path; });
+  return Status::OK();
+}
 
 // The status of one catalog transform, as stored and read now.
 Result<TransformStatus> StatusOf(pg::Connection& conn, const std::string& schema,
@@ -138,6 +171,7 @@ SELECT (SELECT count(*) FROM {schema}.pages WHERE transform_id = $1::int),
       (state == TransformState::kLive || state == TransformState::kCatchingUp)) {
     s.status = std::string(WireName(TransformState::kBackfilling));
   }
+  TRELLIS_RETURN_IF_ERROR(ReadBatchPaths(conn, schema, t->id, s));
   auto failure = conn.Query(sql::WithSchema(R"sql(
 SELECT unit_kind, failure_class, (extract(epoch FROM since) * 1000000)::bigint, attempts,
        sqlstate, message, parts

@@ -30,6 +30,14 @@ TransformReport FromStatus(std::string transform, const TransformStatus& s) {
   }
   r.drain_failure = s.drain_failure.has_value();
   r.capture_disrupted = s.capture_failure.has_value();
+  if (s.last_batch) {
+    r.last_batch_path = s.last_batch->path;
+    r.last_batch_rows = s.last_batch->rows;
+    r.last_batch_seconds = s.last_batch->ms / 1000;
+  }
+  for (const auto& c : s.path_costs) {
+    if (c.batches > 0) r.path_us_per_row.emplace_back(c.path, c.us_per_row);
+  }
   return r;
 }
 

@@ -130,6 +130,34 @@ protocol::Value ToValue(const ApplyResult& result) {
   });
 }
 
+namespace {
+
+protocol::Value LastBatch(const std::optional<LastBatchStatus>& b) {
+  if (!b) return protocol::Value();
+  return protocol::MakeMap({
+      {"path", b->path},
+      {"rows", b->rows},
+      {"ms", b->ms},
+      {"at", b->at_us},
+      {"reason", b->reason},
+  });
+}
+
+protocol::Value PathCosts(const std::vector<PathCostStatus>& costs) {
+  protocol::Array out;
+  for (const auto& c : costs) {
+    out.emplace_back(protocol::MakeMap({
+        {"path", c.path},
+        {"us_per_row", c.us_per_row},
+        {"batches", c.batches},
+        {"failed_at", OptionalValue(c.failed_at_us)},
+    }));
+  }
+  return out;
+}
+
+}  // namespace
+
 protocol::Value ToValue(const TransformStatus& s) {
   protocol::Array columns;
   for (const auto& c : s.columns) {
@@ -168,6 +196,8 @@ protocol::Value ToValue(const TransformStatus& s) {
       {"source_index_gaps", SourceIndexGaps(s.source_index_gaps)},
       {"correcting", CorrectingNodes(s.correcting)},
       {"row_security_tables", Strings(s.row_security_tables)},
+      {"last_batch", LastBatch(s.last_batch)},
+      {"path_costs", PathCosts(s.path_costs)},
   });
 }
 

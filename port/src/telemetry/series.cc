@@ -50,6 +50,10 @@ const CallbackFamily kStageWakes("trellis_stage_wakes_total", "Drains that woke 
 const CallbackFamily kRemoteWakes("trellis_remote_wakes_total", "Wake-ups of this handle's workers sent by another handle's commit (LISTEN/NOTIFY), by the role woken: staging (a stage drained elsewhere) or drain (pages staged elsewhere).", MetricType::kCounter, {"role"}, [] {
   return std::vector<CallbackFamily::Sample>{{{"drain"}, Load(Engine().remote_drain_wakes)}, {{"staging"}, Load(Engine().remote_staging_wakes)}};
 });
+const CallbackFamily kDrainBatches("trellis_drain_batches_total", "Batches of ledger pages drained, by the path the chooser took: delta, recompute or rebuild (spec/engine.md \"Batch paths\").", MetricType::kCounter, {"path"}, [] {
+  return std::vector<CallbackFamily::Sample>{{{"delta"}, Load(Engine().batches_delta)}, {{"recompute"}, Load(Engine().batches_recompute)}, {{"rebuild"}, Load(Engine().batches_rebuild)}};
+});
+const CallbackFamily kRebuildFallbacks("trellis_drain_rebuild_fallbacks_total", "Rebuilds that failed, whose batch went by its pages instead (narrowed to the failing keys).", MetricType::kCounter, [] { return Load(Engine().rebuild_fallbacks); });
 const CallbackFamily kBackfillRows("trellis_backfill_rows_total", "Target rows written by backfill chunks.", MetricType::kCounter, [] { return Load(Engine().backfill_rows); });
 
 
@@ -95,6 +99,23 @@ const CallbackFamily kTransformSelfCheckDivergences("trellis_transform_self_chec
   std::vector<CallbackFamily::Sample> out;
   for (const auto& report : TransformReports::Get().Snapshot()) {
     if (report.self_check_divergences) out.push_back({{report.transform}, static_cast<double>(*report.self_check_divergences)});
+  }
+  return out;
+});
+// The drain's last batch of each transform, labelled with its path.
+std::vector<CallbackFamily::Sample> LastBatches(double (*field)(const TransformReport&)) {
+  std::vector<CallbackFamily::Sample> out;
+  for (const auto& report : TransformReports::Get().Snapshot()) {
+    if (!report.last_batch_path.empty()) out.push_back({{report.transform, report.last_batch_path}, field(report)});
+  }
+  return out;
+}
+const CallbackFamily kTransformLastBatchSeconds("trellis_transform_last_batch_seconds", "How long the drain's last batch of the transform took, labelled with its path (delta, recompute, rebuild).", MetricType::kGauge, {"transform", "path"}, [] { return LastBatches([](const TransformReport& r) { return r.last_batch_seconds; }); });
+const CallbackFamily kTransformLastBatchRows("trellis_transform_last_batch_rows", "The rows of the drain's last batch of the transform (keys; a rebuild's target rows), labelled with its path.", MetricType::kGauge, {"transform", "path"}, [] { return LastBatches([](const TransformReport& r) { return static_cast<double>(r.last_batch_rows); }); });
+const CallbackFamily kTransformPathCost("trellis_transform_path_cost_us_per_row", "Each batch path's measured cost for the transform, in microseconds per row (per key; per target row for rebuild), a decaying average.", MetricType::kGauge, {"transform", "path"}, [] {
+  std::vector<CallbackFamily::Sample> out;
+  for (const auto& report : TransformReports::Get().Snapshot()) {
+    for (const auto& [path, us] : report.path_us_per_row) out.push_back({{report.transform, path}, us});
   }
   return out;
 });

@@ -1,0 +1,248 @@
+#include "drain/path_chooser.h"
+
+#include <spdlog/fmt/fmt.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "drain/page_unit.h"
+#include "drain/rebuild_unit.h"
+#include "log/component_log.h"
+#include "sql/quote.h"
+#include "sql/row_reader.h"
+#include "trellis/engine_metrics.h"
+#include "workers/locks.h"
+
+namespace trellis::drain {
+namespace {
+
+using plan::BatchPath;
+
+// A measured factor, weighed against the model (1) by its age.
+double Factor(const PathHistory& h) {
+  if (!h.measured) return 1;
+  return 1 + (h.factor - 1) * std::exp2(-h.age_seconds / kFactorHalfLifeSeconds);
+}
+
+const PathHistory& HistoryOf(BatchPath path, const BatchFacts& facts) {
+  switch (path) {
+    case BatchPath::kDelta:
+      return facts.delta;
+    case BatchPath::kRecompute:
+      return facts.recompute;
+    case BatchPath::kRebuild:
+      return facts.rebuild;
+  }
+  return facts.recompute;
+}
+
+// The rows a path's cost per row is per: the batch's keys, or for a
+// rebuild the target's rows.
+long RowsOf(BatchPath path, const BatchFacts& facts) {
+  if (path == BatchPath::kRebuild) return std::max(facts.target_rows, facts.keys);
+  return facts.keys;
+}
+
+std::string Ms(double us) { return fmt::format("{:.1f} ms", us / 1000); }
+
+// The facts of the batch, one row per path (delta, recompute, rebuild):
+// the transform's backlog keys, the target's rows, then the path's history
+// (measured, factor and age in micro-units, failed recently), and the path
+// of the transform's last batch. The target is counted (when it has no
+// statistics) only as far as the chooser needs: 50 rows per backlog key is
+// past any size where a rebuild could win.
+std::string FactsSql(const std::string& schema, const plan::TransformPlan& plan) {
+  return sql::WithSchema(R"sql(
+WITH backlog AS (
+  SELECT coalesce(sum(key_count), 0)::bigint AS keys FROM {schema}.pages
+  WHERE transform_id = $1::int
+)
+SELECT b.keys, )sql",
+                         schema) +
+         plan::TargetRowsSql(plan, "(SELECT 50 * keys + 1000 FROM backlog)") +
+         sql::WithSchema(R"sql(,
+       v.path, coalesce(p.batches, 0) > 0,
+       round(coalesce(p.factor, 1) * 1000000)::bigint,
+       round(coalesce(extract(epoch FROM clock_timestamp() - p.last_at), 0) * 1000000)::bigint,
+       coalesce(p.failed_at > now() - make_interval(secs => $2::int), false),
+       (SELECT l.path FROM {schema}.batch_paths l
+        WHERE l.transform_id = $1::int AND l.batches > 0 ORDER BY l.last_at DESC LIMIT 1)
+FROM backlog b CROSS JOIN (VALUES ('delta'), ('recompute'), ('rebuild')) AS v(path)
+LEFT JOIN {schema}.batch_paths p ON p.transform_id = $1::int AND p.path = v.path)sql",
+                         schema);
+}
+
+// One batch by `path` took `us`: its factor (measured over modelled) and
+// cost per row join the path's decaying averages, each new batch weighing
+// as much as the history (less the history's age).
+std::string RecordSql(const std::string& schema) {
+  return sql::WithSchema(R"sql(
+INSERT INTO {schema}.batch_paths AS p
+  (transform_id, path, factor, us_per_row, batches, last_rows, last_ms, last_at, last_reason)
+VALUES ($1::int, $2, $3::float8, $4::float8, 1, $5::bigint, $6::float8, clock_timestamp(), $7)
+ON CONFLICT (transform_id, path) DO UPDATE SET
+  factor = CASE WHEN p.batches = 0 THEN EXCLUDED.factor ELSE
+    (p.factor * pg_catalog.power(2, -extract(epoch FROM clock_timestamp() - p.last_at) / $8::float8)
+     + EXCLUDED.factor)
+    / (pg_catalog.power(2, -extract(epoch FROM clock_timestamp() - p.last_at) / $8::float8) + 1) END,
+  us_per_row = CASE WHEN p.batches = 0 THEN EXCLUDED.us_per_row ELSE
+    (p.us_per_row * pg_catalog.power(2, -extract(epoch FROM clock_timestamp() - p.last_at) / $8::float8)
+     + EXCLUDED.us_per_row)
+    / (pg_catalog.power(2, -extract(epoch FROM clock_timestamp() - p.last_at) / $8::float8) + 1) END,
+  batches = p.batches + 1, last_rows = EXCLUDED.last_rows, last_ms = EXCLUDED.last_ms,
+  last_at = EXCLUDED.last_at, last_reason = EXCLUDED.last_reason)sql",
+                         schema);
+}
+
+// A rebuild failed (its batch went by its pages): the chooser stays off
+// rebuilds of the transform for a while. Its measured factor is kept.
+std::string RecordFailureSql(const std::string& schema) {
+  return sql::WithSchema(R"sql(
+INSERT INTO {schema}.batch_paths AS p (transform_id, path, factor, us_per_row, failed_at)
+VALUES ($1::int, 'rebuild', 1, 0, now())
+ON CONFLICT (transform_id, path) DO UPDATE SET failed_at = now())sql",
+                         schema);
+}
+
+std::atomic<uint64_t>& BatchCounter(BatchPath path) {
+  auto& metrics = GlobalEngineMetrics();
+  switch (path) {
+    case BatchPath::kDelta:
+      return metrics.batches_delta;
+    case BatchPath::kRecompute:
+      return metrics.batches_recompute;
+    case BatchPath::kRebuild:
+      return metrics.batches_rebuild;
+  }
+  return metrics.batches_recompute;
+}
+
+}  // namespace
+
+double ModelledUs(BatchPath path, const BatchFacts& facts) {
+  switch (path) {
+    case BatchPath::kDelta:
+      return kBatchOverheadUs + kDeltaUsPerRow * static_cast<double>(facts.delta_rows + facts.keys);
+    case BatchPath::kRecompute:
+      return kBatchOverheadUs + kRecomputeUsPerKey * static_cast<double>(facts.keys);
+    case BatchPath::kRebuild:
+      return kBatchOverheadUs +
+             kRebuildUsPerTargetRow * static_cast<double>(RowsOf(BatchPath::kRebuild, facts));
+  }
+  return 0;
+}
+
+PathChoice ChoosePath(const BatchFacts& facts) {
+  const BatchPath alternative = facts.offers_deltas ? BatchPath::kDelta : BatchPath::kRecompute;
+  const double keys = static_cast<double>(std::max(facts.keys, 1L));
+  // A rebuild completes the whole backlog; the other paths this batch.
+  const double scale = static_cast<double>(std::max(facts.backlog_keys, facts.keys)) / keys;
+  const double alternative_us =
+      ModelledUs(alternative, facts) * Factor(HistoryOf(alternative, facts)) * scale;
+  const double rebuild_us = ModelledUs(BatchPath::kRebuild, facts) * Factor(facts.rebuild);
+  const std::string sizes =
+      fmt::format(" ({} of {} backlog keys, {} target rows)", facts.keys,
+                  std::max(facts.backlog_keys, facts.keys), facts.target_rows);
+  const std::string alternative_name(plan::BatchPathName(alternative));
+  if (facts.rebuild.failed_recently) {
+    return PathChoice{alternative, "a rebuild failed in the last " +
+                                       std::to_string(kRebuildFailureBackoffSeconds) + " s" +
+                                       sizes};
+  }
+  if (rebuild_us < alternative_us) {
+    return PathChoice{BatchPath::kRebuild, "rebuild " + Ms(rebuild_us) + " < " + alternative_name +
+                                               " " + Ms(alternative_us) + sizes};
+  }
+  return PathChoice{alternative, alternative_name + " " + Ms(alternative_us) + " <= rebuild " +
+                                     Ms(rebuild_us) + sizes};
+}
+
+Result<ChosenBatch> ChooseBatch(pg::Connection& conn, const std::string& schema,
+                                const plan::TransformPlan& plan, const std::string& page_ids,
+                                long keys, long delta_rows) {
+  const std::string tid = std::to_string(plan.transform_id());
+  auto rows = conn.QueryPrepared(FactsSql(schema, plan),
+                                 {tid, std::to_string(kRebuildFailureBackoffSeconds)});
+  if (!rows.ok()) return rows.status();
+  ChosenBatch batch;
+  BatchFacts& facts = batch.facts;
+  facts.keys = keys;
+  facts.delta_rows = delta_rows;
+  facts.offers_deltas = plan::OffersDeltas(plan);
+  for (size_t r = 0; r < rows->size(); ++r) {
+    sql::RowReader row(rows.value(), r);
+    facts.backlog_keys = row.Int64(0);
+    facts.target_rows = row.OptionalInt64(1).value_or(0);
+    const auto path = plan::BatchPathFromName(row.Text(2));
+    PathHistory history{row.Bool(3), static_cast<double>(row.Int64(4)) / 1e6,
+                        static_cast<double>(row.Int64(5)) / 1e6, row.Bool(6)};
+    if (auto previous = row.OptionalText(7)) facts.previous = plan::BatchPathFromName(*previous);
+    if (!row.status().ok()) return row.status();
+    if (path == BatchPath::kDelta) facts.delta = history;
+    if (path == BatchPath::kRecompute) facts.recompute = history;
+    if (path == BatchPath::kRebuild) facts.rebuild = history;
+  }
+  batch.choice = ChoosePath(facts);
+  const BatchPath pages_path = facts.offers_deltas ? BatchPath::kDelta : BatchPath::kRecompute;
+  if (batch.choice.path == BatchPath::kRebuild) {
+    auto locked = conn.Query(
+        "SELECT pg_try_advisory_xact_lock(" + workers::TransformLockSpace() + ", $2::int)",
+        {schema, tid});
+    if (!locked.ok()) return locked.status();
+    if (locked->text(0, 0) != "t") {
+      batch.choice = PathChoice{pages_path,
+                                "a rebuild was cheaper, but another drain of the transform is "
+                                "running (" +
+                                    batch.choice.reason + ")"};
+    }
+  }
+  const std::vector<std::string> pages_sql = plan::PagesSql(plan, pages_path);
+  if (batch.choice.path == BatchPath::kRebuild) {
+    batch.unit = std::make_unique<RebuildUnit>(plan, schema, page_ids, pages_sql);
+  } else {
+    batch.unit = std::make_unique<PagesUnit>(plan, schema, page_ids,
+                                             plan::PagesSql(plan, batch.choice.path));
+  }
+  batch.started = std::chrono::steady_clock::now();
+  return batch;
+}
+
+Status RecordBatch(pg::Connection& conn, const std::string& schema, const plan::TransformPlan& plan,
+                   const ChosenBatch& batch, const UnitResult& result) {
+  static const auto logger = log::Component("trellis::drain");
+  const std::string tid = std::to_string(plan.transform_id());
+  // A pause is no batch: nothing was applied.
+  if (result.outcome == UnitOutcome::kPaused) return Status::OK();
+  BatchPath taken = batch.choice.path;
+  std::string reason = batch.choice.reason;
+  if (taken == BatchPath::kRebuild && !static_cast<const RebuildUnit&>(*batch.unit).rebuilt()) {
+    GlobalEngineMetrics().rebuild_fallbacks.fetch_add(1, std::memory_order_relaxed);
+    // The rebuild's own error is the first the executor met; when every
+    // key then applied alone, none is left to report.
+    logger->info("transform {}: a rebuild failed, its batch went by its keys{}", plan.name(),
+                 result.error.ok() ? "" : ": " + log::SafeForLog(result.error));
+    TRELLIS_RETURN_IF_ERROR(conn.Exec(RecordFailureSql(schema), {tid}));
+    // The batch is recorded as its pages' path, its time with the failed
+    // rebuild's (one batch's bias in that path's factor, which averages out).
+    taken = plan::OffersDeltas(plan) ? BatchPath::kDelta : BatchPath::kRecompute;
+    reason = "a rebuild failed, the batch went by its keys (" + reason + ")";
+  }
+  if (result.outcome != UnitOutcome::kApplied) return Status::OK();
+  const double us = static_cast<double>(std::chrono::duration_cast<std::chrono::microseconds>(
+                                            std::chrono::steady_clock::now() - batch.started)
+                                            .count());
+  const long rows = std::max(RowsOf(taken, batch.facts), 1L);
+  const double factor = us / std::max(ModelledUs(taken, batch.facts), 1.0);
+  BatchCounter(taken).fetch_add(1, std::memory_order_relaxed);
+  if (batch.facts.previous != taken) {
+    logger->info("transform {}: batches go by {} now ({})", plan.name(), plan::BatchPathName(taken),
+                 batch.choice.reason);
+  }
+  return conn.Exec(
+      RecordSql(schema),
+      {tid, std::string(plan::BatchPathName(taken)), fmt::format("{}", factor),
+       fmt::format("{}", us / static_cast<double>(rows)), std::to_string(rows),
+       fmt::format("{}", us / 1000), batch.choice.reason, std::to_string(kFactorHalfLifeSeconds)});
+}
+
+}  // namespace trellis::drain

@@ -1,0 +1,118 @@
+// The one chooser of a claimed batch's path (spec/engine.md "Batch paths"):
+// apply the pages' delta rows, recompute their units, or rebuild the whole
+// target, whichever is estimated cheapest from the batch's size, the
+// target's and what the transform's earlier batches actually cost by each
+// path (catalog table batch_paths, a decaying average). The drain asks it
+// for the batch's unit (ChooseBatch), runs the unit through the executor,
+// then records what the batch cost (RecordBatch), in the same transaction.
+//
+// The model, in microseconds of modelled work per path, each with the
+// kBatchOverheadUs of a batch's statements:
+//   delta      kDeltaUsPerRow x (delta rows + keys) of the batch
+//   recompute  kRecomputeUsPerKey x keys of the batch
+//   rebuild    kRebuildUsPerTargetRow x the target's rows
+// A claim takes at most kKeysPerClaim keys, while a rebuild completes the
+// transform's whole backlog: delta and recompute are scaled to the backlog
+// (x backlog keys / batch keys) before they are compared. Each path's
+// modelled work is multiplied by its measured factor (measured time over
+// modelled work, the average of the transform's batches by that path, each
+// new batch weighing half), which decays back to 1 (the model alone) with
+// a half-life of an hour without batches by that path.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "drain/unit.h"
+#include "drain/unit_executor.h"
+#include "pg/connection.h"
+#include "plan/batch_paths.h"
+#include "plan/transform_plan.h"
+#include "trellis/status.h"
+
+namespace trellis::drain {
+
+// The model's costs (see above). A GROUP BY's rebuild reads every source
+// row for each target row, a projection's one: the rebuild's cost per
+// target row differs most by kind, and is the factor measured first (the
+// first large batch takes it).
+inline constexpr double kBatchOverheadUs = 300;
+inline constexpr double kDeltaUsPerRow = 5;
+inline constexpr double kRecomputeUsPerKey = 25;
+inline constexpr double kRebuildUsPerTargetRow = 2;
+// A measured factor loses half its weight against the model per this long
+// without a batch by its path.
+inline constexpr double kFactorHalfLifeSeconds = 3600;
+// A failed rebuild keeps the chooser off rebuilds of the transform this long.
+inline constexpr int kRebuildFailureBackoffSeconds = 600;
+
+// What a path cost the transform before, as the catalog keeps it.
+struct PathHistory {
+  bool measured = false;
+  double factor = 1;  // measured time / modelled work
+  double age_seconds = 0;
+  bool failed_recently = false;  // rebuild: one failed within the backoff
+};
+
+// What one claimed batch is chosen from.
+struct BatchFacts {
+  long keys = 0;          // the claimed pages' keys
+  long delta_rows = 0;    // their delta rows
+  long backlog_keys = 0;  // keys in every page of the transform (the claimed ones too)
+  long target_rows = 0;   // the target's estimated rows
+  bool offers_deltas = false;
+  PathHistory delta, recompute, rebuild;
+  // The path of the transform's last batch, if any.
+  std::optional<plan::BatchPath> previous;
+};
+
+struct PathChoice {
+  plan::BatchPath path = plan::BatchPath::kRecompute;
+  // The estimates compared, for the log and status: e.g.
+  // "rebuild 20.0 ms < recompute 250.0 ms (2000 of 2000 backlog keys, 10000 target rows)".
+  std::string reason;
+};
+
+// The path for a batch. Pure. A GROUP BY whose changes travel as delta
+// rows is offered delta or rebuild: its recompute of a unit reads every
+// source row of the group, which no figure of the batch measures (a hot
+// group's recompute can cost more than all its deltas), and the delta
+// statement recomputes the units that carry no delta row anyway. Other
+// kinds are offered recompute or rebuild.
+PathChoice ChoosePath(const BatchFacts& facts);
+
+// The modelled work of `path` for `facts`' batch (microseconds), before the
+// measured factor: delta and recompute for the claimed batch, a rebuild for
+// the whole target.
+double ModelledUs(plan::BatchPath path, const BatchFacts& facts);
+
+// A chosen batch: its unit, and what RecordBatch needs.
+struct ChosenBatch {
+  PathChoice choice;
+  BatchFacts facts;
+  std::unique_ptr<Unit> unit;
+  std::chrono::steady_clock::time_point started;
+};
+
+// Reads the facts of the batch of pages `page_ids` (a bigint[] literal,
+// `keys` keys and `delta_rows` delta rows as the claim counted them) of
+// `plan`'s transform, chooses its path and makes its unit. A rebuild also
+// takes the transform's lock exclusively (a try-lock: the drain holds it
+// shared, and another drain of the transform may too, whose writes the
+// rebuild must not interleave with); when it cannot, the batch takes the
+// next best path. REQUIRES: inside the drain's transaction, after the claim.
+Result<ChosenBatch> ChooseBatch(pg::Connection& conn, const std::string& schema,
+                                const plan::TransformPlan& plan, const std::string& page_ids,
+                                long keys, long delta_rows);
+
+// Records what the batch cost, for its path (a rebuild that failed and
+// went by its pages is recorded as failed, and the time as the fallback's
+// path), logs at info when the transform's path changed, and counts it in
+// the engine's metrics. REQUIRES: in the drain's transaction, after the
+// executor ran the unit.
+Status RecordBatch(pg::Connection& conn, const std::string& schema, const plan::TransformPlan& plan,
+                   const ChosenBatch& batch, const UnitResult& result);
+
+}  // namespace trellis::drain

@@ -1,0 +1,254 @@
+// The batch paths and their chooser (spec/engine.md "Batch paths";
+// drain/path_chooser.h): a transform driven step by step (staging batch,
+// drains) through small batches, a 10% batch and a bulk COPY takes delta or
+// recompute for the small ones and a rebuild for the large ones, status
+// says which, and the target equals its query after each; a rebuild keeps
+// the target (OID, grants, indexes, views); a row that fails during a
+// rebuild is narrowed to its key; the chooser's pure estimates.
+#include <catch2/catch.hpp>
+
+#include <chrono>
+#include <thread>
+
+#include "build_steps.h"
+#include "drain/path_chooser.h"
+#include "engine_fixture.h"
+#include "pipeline_steps.h"
+#include "staging/stage_batch.h"
+#include "trellis/workers.h"
+
+namespace trellis::test {
+namespace {
+
+using drain::BatchFacts;
+using drain::ChoosePath;
+using plan::BatchPath;
+
+// 20,000 orders in 100 groups.
+constexpr const char* kOrders = R"sql(
+CREATE TABLE orders (id bigint PRIMARY KEY, g int, amount int NOT NULL);
+INSERT INTO orders SELECT i, i % 100, i % 1000 FROM generate_series(1, 20000) i;
+)sql";
+constexpr const char* kTotals =
+    "TRANSFORM totals FROM orders SELECT g, count(*) AS n, sum(amount) AS total GROUP BY g";
+constexpr const char* kTotalsQuery = "SELECT g, count(*), sum(amount) FROM orders GROUP BY g";
+constexpr const char* kDoubled = "TRANSFORM doubled FROM orders SELECT amount * 2 AS twice";
+constexpr const char* kDoubledQuery = "SELECT id, amount * 2 FROM orders";
+
+// The path of the transform's last batch, as status reports it.
+std::string LastPath(Session& s, const std::string& name) {
+  auto st = s.ReadStatus(name);
+  REQUIRE(st.ok());
+  return st->last_batch ? st->last_batch->path : "";
+}
+
+// Stages every captured change there is, then drains every page.
+void StageAllAndDrain(pg::Connection& conn) {
+  for (;;) {
+    auto staged = staging::StageBatch(conn, "trellis", 1000, 1000);
+    REQUIRE(staged.ok());
+    if (staged->consumed == 0) break;
+  }
+  DrainAllPages(conn);
+}
+
+// A fresh history: the model alone decides the next batch (the measured
+// factors of earlier batches, timed on a loaded test machine, would make
+// the expected path depend on that machine).
+void ForgetCosts(EngineFixture& f) { f.Sql("DELETE FROM trellis.batch_paths"); }
+
+BatchFacts Facts(long keys, long backlog, long target) {
+  BatchFacts facts;
+  facts.keys = keys;
+  facts.backlog_keys = backlog;
+  facts.target_rows = target;
+  return facts;
+}
+
+}  // namespace
+
+TEST_CASE("the chooser rebuilds when a batch is a large part of the target", "[chooser]") {
+  // Recompute: 300 + 25 us a key; rebuild: 300 + 2 us a target row.
+  CHECK(ChoosePath(Facts(1, 1, 100000)).path == BatchPath::kRecompute);
+  CHECK(ChoosePath(Facts(2000, 2000, 100000)).path == BatchPath::kRecompute);
+  CHECK(ChoosePath(Facts(2000, 20000, 100000)).path == BatchPath::kRebuild);
+  // The backlog counts: a claim of 2,000 of 20,000 keys is a tenth of what
+  // a rebuild completes.
+  const auto choice = ChoosePath(Facts(2000, 20000, 100000));
+  CHECK(choice.reason ==
+        "rebuild 200.3 ms < recompute 503.0 ms (2000 of 20000 backlog keys, 100000 target rows)");
+
+  // Deltas: 300 + 5 us a delta row or key; a GROUP BY is offered no
+  // recompute.
+  BatchFacts groups = Facts(10, 10, 1000);
+  groups.offers_deltas = true;
+  groups.delta_rows = 20;
+  CHECK(ChoosePath(groups).path == BatchPath::kDelta);
+  groups.delta_rows = 2000;
+  CHECK(ChoosePath(groups).path == BatchPath::kRebuild);
+
+  SECTION("a measured factor moves the choice, and fades with age") {
+    BatchFacts facts = Facts(2000, 20000, 100000);
+    facts.rebuild = drain::PathHistory{true, 5.0, 0, false};  // rebuilds cost 5x the model
+    CHECK(ChoosePath(facts).path == BatchPath::kRecompute);
+    facts.rebuild.age_seconds = 4 * drain::kFactorHalfLifeSeconds;  // 1 + 4/16
+    CHECK(ChoosePath(facts).path == BatchPath::kRebuild);
+  }
+  SECTION("a rebuild that failed recently is not chosen") {
+    BatchFacts facts = Facts(20000, 20000, 20000);
+    facts.rebuild.failed_recently = true;
+    const auto chosen = ChoosePath(facts);
+    CHECK(chosen.path == BatchPath::kRecompute);
+    CHECK(chosen.reason.find("a rebuild failed") == 0);
+  }
+}
+
+TEST_CASE("small batches go by deltas or recompute, a 10% batch and a COPY by a rebuild",
+          "[engine][chooser]") {
+  EngineFixture f;
+  auto s = DefineBuilt(f, kOrders, kTotals);
+  REQUIRE(s->Apply(kDoubled, true).ok());
+  {
+    auto workers = BackgroundWorkers::Start(f.Options(), true, 1);
+    f.AwaitConverged(*s);
+  }
+  auto conn = ConnectBuilder(f);
+  auto check_both = [&] {
+    CHECK(SelectDifferences(f, "SELECT g, n, total FROM totals", kTotalsQuery) == 0);
+    CHECK(SelectDifferences(f, "SELECT id, twice FROM doubled", kDoubledQuery) == 0);
+  };
+
+  // Small batches: a few rows.
+  for (int round = 0; round < 3; ++round) {
+    ForgetCosts(f);
+    f.Sql("UPDATE orders SET amount = amount + 1 WHERE id IN (" + std::to_string(round + 1) +
+          ", 5000, 17000)");
+    StageAllAndDrain(*conn);
+    CHECK(LastPath(*s, "totals") == "delta");
+    CHECK(LastPath(*s, "doubled") == "recompute");
+    check_both();
+  }
+  auto st = s->ReadStatus("doubled");
+  REQUIRE(st.ok());
+  REQUIRE(st->last_batch);
+  CHECK(st->last_batch->rows == 3);
+  CHECK(st->last_batch->ms > 0);
+  CHECK(st->last_batch->reason.find("recompute") == 0);
+  REQUIRE(st->path_costs.size() == 1);
+  CHECK(st->path_costs[0].path == "recompute");
+  CHECK(st->path_costs[0].us_per_row > 0);
+
+  // A tenth of the rows.
+  ForgetCosts(f);
+  f.Sql("UPDATE orders SET amount = amount + 1 WHERE id % 10 = 0");
+  StageAllAndDrain(*conn);
+  CHECK(LastPath(*s, "totals") == "rebuild");
+  CHECK(LastPath(*s, "doubled") == "rebuild");
+  check_both();
+  // The rebuild completed every page: none is left for a second drain.
+  CHECK(f.Scalar("SELECT count(*) FROM trellis.pages") == "0");
+
+  // A bulk load: 30,000 rows by COPY.
+  ForgetCosts(f);
+  f.Sql(
+      "COPY orders FROM PROGRAM 'seq 20001 50000 | awk ''{print $1\",\"$1%100\",\"$1%997}''' "
+      "WITH (FORMAT csv)");
+  StageAllAndDrain(*conn);
+  CHECK(LastPath(*s, "totals") == "rebuild");
+  CHECK(LastPath(*s, "doubled") == "rebuild");
+  check_both();
+  CHECK(f.Scalar("SELECT count(*) FROM doubled") == "50000");
+
+  // Small again, with the rebuild's history: one row goes by its key.
+  f.Sql("DELETE FROM orders WHERE id = 7");
+  StageAllAndDrain(*conn);
+  CHECK(LastPath(*s, "totals") == "delta");
+  CHECK(LastPath(*s, "doubled") == "recompute");
+  check_both();
+}
+
+TEST_CASE("a rebuild keeps the target's OID, grants, indexes and the views on it",
+          "[engine][chooser]") {
+  EngineFixture f;
+  auto s = DefineBuilt(f, kOrders, kDoubled);
+  f.Sql("CREATE ROLE doubled_reader");
+  f.Sql("GRANT SELECT ON doubled TO doubled_reader");
+  f.Sql("CREATE INDEX doubled_twice ON doubled (twice)");
+  f.Sql("CREATE VIEW doubled_big AS SELECT id, twice FROM doubled WHERE twice > 1000");
+  const std::string oid = f.Scalar("SELECT 'doubled'::regclass::oid::text");
+  auto conn = ConnectBuilder(f);
+
+  ForgetCosts(f);
+  f.Sql("UPDATE orders SET amount = amount + 3");
+  StageAllAndDrain(*conn);
+  CHECK(LastPath(*s, "doubled") == "rebuild");
+  CHECK(SelectDifferences(f, "SELECT id, twice FROM doubled", kDoubledQuery) == 0);
+  CHECK(f.Scalar("SELECT 'doubled'::regclass::oid::text") == oid);
+  CHECK(f.Scalar("SELECT has_table_privilege('doubled_reader', 'doubled', 'SELECT')") == "t");
+  CHECK(f.Scalar("SELECT count(*) FROM pg_indexes WHERE indexname = 'doubled_twice'") == "1");
+  CHECK(SelectDifferences(f, "SELECT * FROM doubled_big",
+                          "SELECT id, amount * 2 FROM orders WHERE amount * 2 > 1000") == 0);
+}
+
+TEST_CASE("a row that fails during a rebuild is narrowed to its key; the rest arrives",
+          "[engine][chooser]") {
+  EngineFixture f;
+  auto s = DefineBuilt(f,
+                       "CREATE TABLE stock (id int PRIMARY KEY, qty int NOT NULL); INSERT INTO "
+                       "stock SELECT g, 1 + g % 7 FROM generate_series(1, 5000) g;",
+                       "TRANSFORM unit_prices FROM stock SELECT qty AS qty, 100 / qty AS unit");
+  auto conn = ConnectBuilder(f);
+
+  ForgetCosts(f);
+  // Every row changes, and one of them can no longer be computed.
+  f.Sql("UPDATE stock SET qty = CASE WHEN id = 2500 THEN 0 ELSE qty + 1 END");
+  StageAllAndDrain(*conn);
+  // The rebuild failed: the batch went by its keys, which narrowed the
+  // failure to the one key, recorded in the column's quarantine.
+  auto st = s->ReadStatus("unit_prices");
+  REQUIRE(st.ok());
+  REQUIRE(st->last_batch);
+  CHECK(st->last_batch->path == "recompute");
+  CHECK(st->last_batch->reason.find("a rebuild failed") == 0);
+  bool rebuild_failed = false;
+  for (const auto& c : st->path_costs) {
+    if (c.path == "rebuild") rebuild_failed = c.failed_at_us.has_value();
+  }
+  CHECK(rebuild_failed);
+  CHECK(f.Scalar("SELECT string_agg(key::text, ',') FROM trellis.quarantined_rows") == "{2500}");
+  CHECK(f.Differences("unit_prices",
+                      "SELECT id, qty, CASE WHEN qty <> 0 THEN 100 / qty END FROM stock") == 0);
+  CHECK(f.Scalar("SELECT count(*) FROM trellis.pages") == "0");
+}
+
+TEST_CASE("a drain killed in the middle of a rebuild leaves its pages; the next converges",
+          "[engine][chooser]") {
+  EngineFixture f;
+  auto s = DefineBuilt(f, kOrders, kDoubled);
+  ForgetCosts(f);
+  f.Sql("UPDATE orders SET amount = amount + 5");
+  // The target locked against writes: the rebuild, once started, waits.
+  auto blocker = ConnectBuilder(f);
+  REQUIRE(blocker->Exec("BEGIN").ok());
+  REQUIRE(blocker->Exec("LOCK TABLE doubled IN SHARE MODE").ok());
+  {
+    auto workers = BackgroundWorkers::Start(f.Options(), true, 1);
+    // The drain's backend waits on the lock inside its rebuild: end it, as
+    // a crash of the drain would (the transaction is rolled back).
+    std::string killed = "0";
+    for (int i = 0; i < 300 && killed == "0"; ++i) {
+      killed = f.Scalar(
+          "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+          "WHERE wait_event_type = 'Lock' AND query LIKE '%WITH written AS%'");
+      if (killed == "0") std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    CHECK(killed == "1");
+    CHECK(f.Scalar("SELECT count(*) > 0 FROM trellis.pages") == "t");
+    REQUIRE(blocker->Exec("COMMIT").ok());
+    f.AwaitConverged(*s);
+  }
+  CHECK(SelectDifferences(f, "SELECT id, twice FROM doubled", kDoubledQuery) == 0);
+  CHECK(LastPath(*s, "doubled") == "rebuild");
+}
+
+}  // namespace trellis::test
