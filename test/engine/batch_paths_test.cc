@@ -68,7 +68,8 @@ BatchFacts Facts(long keys, long backlog, long target) {
 }  // namespace
 
 TEST_CASE("the chooser rebuilds when a batch is a large part of the target", "[chooser]") {
-  // Recompute: 300 + 25 us a key; rebuild: 300 + 2 us a target row.
+  // Recompute: 300 + 25 us a key; rebuild: 300 + 1 us a target row (+ 0.3 an
+  // input row: none here).
   CHECK(ChoosePath(Facts(1, 1, 100000)).path == BatchPath::kRecompute);
   CHECK(ChoosePath(Facts(2000, 2000, 100000)).path == BatchPath::kRecompute);
   CHECK(ChoosePath(Facts(2000, 20000, 100000)).path == BatchPath::kRebuild);
@@ -76,7 +77,8 @@ TEST_CASE("the chooser rebuilds when a batch is a large part of the target", "[c
   // a rebuild completes.
   const auto choice = ChoosePath(Facts(2000, 20000, 100000));
   CHECK(choice.reason ==
-        "rebuild 200.3 ms < recompute 503.0 ms (2000 of 20000 backlog keys, 100000 target rows)");
+        "rebuild 100.3 ms < recompute 503.0 ms (2000 of 20000 backlog keys, 100000 target rows, 0 "
+        "input rows)");
 
   // Deltas: 300 + 5 us a delta row or key; a GROUP BY is offered no
   // recompute.
@@ -86,12 +88,15 @@ TEST_CASE("the chooser rebuilds when a batch is a large part of the target", "[c
   CHECK(ChoosePath(groups).path == BatchPath::kDelta);
   groups.delta_rows = 2000;
   CHECK(ChoosePath(groups).path == BatchPath::kRebuild);
+  // A group's rebuild reads its source: 100,000 rows make it 30 ms.
+  groups.input_rows = 100000;
+  CHECK(ChoosePath(groups).path == BatchPath::kDelta);
 
   SECTION("a measured factor moves the choice, and fades with age") {
     BatchFacts facts = Facts(2000, 20000, 100000);
-    facts.rebuild = drain::PathHistory{true, 5.0, 0, false};  // rebuilds cost 5x the model
+    facts.rebuild = drain::PathHistory{true, 6.0, 0, false};  // rebuilds cost 6x the model
     CHECK(ChoosePath(facts).path == BatchPath::kRecompute);
-    facts.rebuild.age_seconds = 4 * drain::kFactorHalfLifeSeconds;  // 1 + 4/16
+    facts.rebuild.age_seconds = 4 * drain::kFactorHalfLifeSeconds;  // 1 + 5/16
     CHECK(ChoosePath(facts).path == BatchPath::kRebuild);
   }
   SECTION("a rebuild that failed recently is not chosen") {

@@ -142,7 +142,8 @@ Result<PageResult> DrainPages(pg::Connection& conn, const std::string& schema,
   if (!plan.ok()) return plan.status();
   // The batch's path: deltas, a recompute of its units, or a rebuild
   // (drain/path_chooser.h).
-  auto batch = ChooseBatch(conn, schema, *plan.value(), page_ids, result.keys, result.delta_rows);
+  auto batch = ChooseBatch(conn, schema, *plan.value(), transform.value(), page_ids, result.keys,
+                           result.delta_rows);
   if (!batch.ok()) return batch.status();
   auto ran =
       executor.Run(conn, schema, transform.value(), *batch->unit, RunOptions{.retrying = retrying});

@@ -48,10 +48,18 @@ std::string Ms(double us) { return fmt::format("{:.1f} ms", us / 1000); }
 // The facts of the batch, one row per path (delta, recompute, rebuild):
 // the transform's backlog keys, the target's rows, then the path's history
 // (measured, factor and age in micro-units, failed recently), and the path
-// of the transform's last batch. The target is counted (when it has no
-// statistics) only as far as the chooser needs: 50 rows per backlog key is
-// past any size where a rebuild could win.
-std::string FactsSql(const std::string& schema, const plan::TransformPlan& plan) {
+// of the transform's last batch, and the input tables' rows (the planner's
+// or the statistics' live rows, whichever says more). No table is named
+// (to_regclass): one dropped under the engine fails in the unit, which
+// pauses the transform for it.
+std::string FactsSql(const std::string& schema, const plan::TransformPlan& plan,
+                     const catalog::Transform& t) {
+  std::vector<std::string> inputs;
+  for (const auto& input : t.inputs) {
+    inputs.push_back(
+        "pg_catalog.to_regclass(" +
+        sql::Literal(sql::Qualified(input.source.schema_name, input.source.table_name)) + ")");
+  }
   return sql::WithSchema(R"sql(
 WITH backlog AS (
   SELECT coalesce(sum(key_count), 0)::bigint AS keys FROM {schema}.pages
@@ -59,14 +67,20 @@ WITH backlog AS (
 )
 SELECT b.keys, )sql",
                          schema) +
-         plan::TargetRowsSql(plan, "(SELECT 50 * keys + 1000 FROM backlog)") +
+         plan::TargetRowsSql(plan) +
          sql::WithSchema(R"sql(,
        v.path, coalesce(p.batches, 0) > 0,
        round(coalesce(p.factor, 1) * 1000000)::bigint,
        round(coalesce(extract(epoch FROM clock_timestamp() - p.last_at), 0) * 1000000)::bigint,
        coalesce(p.failed_at > now() - make_interval(secs => $2::int), false),
        (SELECT l.path FROM {schema}.batch_paths l
-        WHERE l.transform_id = $1::int AND l.batches > 0 ORDER BY l.last_at DESC LIMIT 1)
+        WHERE l.transform_id = $1::int AND l.batches > 0 ORDER BY l.last_at DESC LIMIT 1),
+       (SELECT coalesce(sum(greatest(c.reltuples, pg_catalog.pg_stat_get_live_tuples(c.oid))),
+                 0)::bigint FROM pg_catalog.pg_class c
+        WHERE c.oid = ANY (ARRAY[)sql",
+                         schema) +
+         sql::Join(inputs, ", ") +
+         sql::WithSchema(R"sql(]::regclass[]))
 FROM backlog b CROSS JOIN (VALUES ('delta'), ('recompute'), ('rebuild')) AS v(path)
 LEFT JOIN {schema}.batch_paths p ON p.transform_id = $1::int AND p.path = v.path)sql",
                          schema);
@@ -127,7 +141,8 @@ double ModelledUs(BatchPath path, const BatchFacts& facts) {
       return kBatchOverheadUs + kRecomputeUsPerKey * static_cast<double>(facts.keys);
     case BatchPath::kRebuild:
       return kBatchOverheadUs +
-             kRebuildUsPerTargetRow * static_cast<double>(RowsOf(BatchPath::kRebuild, facts));
+             kRebuildUsPerTargetRow * static_cast<double>(RowsOf(BatchPath::kRebuild, facts)) +
+             kRebuildUsPerInputRow * static_cast<double>(facts.input_rows);
   }
   return 0;
 }
@@ -141,8 +156,8 @@ PathChoice ChoosePath(const BatchFacts& facts) {
       ModelledUs(alternative, facts) * Factor(HistoryOf(alternative, facts)) * scale;
   const double rebuild_us = ModelledUs(BatchPath::kRebuild, facts) * Factor(facts.rebuild);
   const std::string sizes =
-      fmt::format(" ({} of {} backlog keys, {} target rows)", facts.keys,
-                  std::max(facts.backlog_keys, facts.keys), facts.target_rows);
+      fmt::format(" ({} of {} backlog keys, {} target rows, {} input rows)", facts.keys,
+                  std::max(facts.backlog_keys, facts.keys), facts.target_rows, facts.input_rows);
   const std::string alternative_name(plan::BatchPathName(alternative));
   if (facts.rebuild.failed_recently) {
     return PathChoice{alternative, "a rebuild failed in the last " +
@@ -158,10 +173,10 @@ PathChoice ChoosePath(const BatchFacts& facts) {
 }
 
 Result<ChosenBatch> ChooseBatch(pg::Connection& conn, const std::string& schema,
-                                const plan::TransformPlan& plan, const std::string& page_ids,
-                                long keys, long delta_rows) {
+                                const plan::TransformPlan& plan, const catalog::Transform& t,
+                                const std::string& page_ids, long keys, long delta_rows) {
   const std::string tid = std::to_string(plan.transform_id());
-  auto rows = conn.QueryPrepared(FactsSql(schema, plan),
+  auto rows = conn.QueryPrepared(FactsSql(schema, plan, t),
                                  {tid, std::to_string(kRebuildFailureBackoffSeconds)});
   if (!rows.ok()) return rows.status();
   ChosenBatch batch;
@@ -177,6 +192,7 @@ Result<ChosenBatch> ChooseBatch(pg::Connection& conn, const std::string& schema,
     PathHistory history{row.Bool(3), static_cast<double>(row.Int64(4)) / 1e6,
                         static_cast<double>(row.Int64(5)) / 1e6, row.Bool(6)};
     if (auto previous = row.OptionalText(7)) facts.previous = plan::BatchPathFromName(*previous);
+    facts.input_rows = row.Int64(8);
     if (!row.status().ok()) return row.status();
     if (path == BatchPath::kDelta) facts.delta = history;
     if (path == BatchPath::kRecompute) facts.recompute = history;

@@ -11,6 +11,9 @@
 //   delta      kDeltaUsPerRow x (delta rows + keys) of the batch
 //   recompute  kRecomputeUsPerKey x keys of the batch
 //   rebuild    kRebuildUsPerTargetRow x the target's rows
+//              + kRebuildUsPerInputRow x the input tables' rows (the
+//              planner's estimates: a GROUP BY reads many source rows
+//              per target row, a projection one)
 // A claim takes at most kKeysPerClaim keys, while a rebuild completes the
 // transform's whole backlog: delta and recompute are scaled to the backlog
 // (x backlog keys / batch keys) before they are compared. Each path's
@@ -25,6 +28,7 @@
 #include <optional>
 #include <string>
 
+#include "catalog/model.h"
 #include "drain/unit.h"
 #include "drain/unit_executor.h"
 #include "pg/connection.h"
@@ -34,14 +38,15 @@
 
 namespace trellis::drain {
 
-// The model's costs (see above). A GROUP BY's rebuild reads every source
-// row for each target row, a projection's one: the rebuild's cost per
-// target row differs most by kind, and is the factor measured first (the
-// first large batch takes it).
+// The model's costs (see above), from the measurements (1M rows,
+// 10k groups): a REFRESH of the GROUP BY takes about 0.2 us per source
+// row, its delta statement about 7 us per delta row and key; a join of 1M
+// rows rebuilds in about 1 us per row and recomputes about 22 us per key.
 inline constexpr double kBatchOverheadUs = 300;
 inline constexpr double kDeltaUsPerRow = 5;
 inline constexpr double kRecomputeUsPerKey = 25;
-inline constexpr double kRebuildUsPerTargetRow = 2;
+inline constexpr double kRebuildUsPerTargetRow = 1;
+inline constexpr double kRebuildUsPerInputRow = 0.3;
 // A measured factor loses half its weight against the model per this long
 // without a batch by its path.
 inline constexpr double kFactorHalfLifeSeconds = 3600;
@@ -62,6 +67,7 @@ struct BatchFacts {
   long delta_rows = 0;    // their delta rows
   long backlog_keys = 0;  // keys in every page of the transform (the claimed ones too)
   long target_rows = 0;   // the target's estimated rows
+  long input_rows = 0;    // its input tables' rows, as the planner last estimated them
   bool offers_deltas = false;
   PathHistory delta, recompute, rebuild;
   // The path of the transform's last batch, if any.
@@ -98,14 +104,14 @@ struct ChosenBatch {
 
 // Reads the facts of the batch of pages `page_ids` (a bigint[] literal,
 // `keys` keys and `delta_rows` delta rows as the claim counted them) of
-// `plan`'s transform, chooses its path and makes its unit. A rebuild also
-// takes the transform's lock exclusively (a try-lock: the drain holds it
-// shared, and another drain of the transform may too, whose writes the
-// rebuild must not interleave with); when it cannot, the batch takes the
-// next best path. REQUIRES: inside the drain's transaction, after the claim.
+// `plan`'s transform `t` (the rows it was bound from), chooses its path and makes its unit. A
+// rebuild also takes the transform's lock exclusively (a try-lock: the drain holds it shared, and
+// another drain of the transform may too, whose writes the rebuild must not interleave with); when
+// it cannot, the batch takes the next best path. REQUIRES: inside the drain's transaction, after
+// the claim.
 Result<ChosenBatch> ChooseBatch(pg::Connection& conn, const std::string& schema,
-                                const plan::TransformPlan& plan, const std::string& page_ids,
-                                long keys, long delta_rows);
+                                const plan::TransformPlan& plan, const catalog::Transform& t,
+                                const std::string& page_ids, long keys, long delta_rows);
 
 // Records what the batch cost, for its path (a rebuild that failed and
 // went by its pages is recorded as failed, and the time as the fallback's

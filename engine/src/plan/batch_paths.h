@@ -46,9 +46,9 @@ Bound RebuildTargetSql(const TransformPlan& plan);
 
 // A scalar subquery: the target's estimated rows, from the planner's
 // statistics when the target has been analysed with rows in it (scaled to
-// its size now), else counted, but at most `cap` (SQL, bigint) rows: the
-// chooser only needs to know whether a batch is a large part of the
-// target. The target's rows are the size a rebuild works through.
-std::string TargetRowsSql(const TransformPlan& plan, const std::string& cap);
+// its size now), else from the statistics' live rows or its size; NULL
+// when the target is gone. The target's rows are the size a rebuild works
+// through. Free: nothing is counted.
+std::string TargetRowsSql(const TransformPlan& plan);
 
 }  // namespace trellis::plan
