@@ -19,6 +19,13 @@ std::unique_ptr<Session> DefineBuilt(EngineFixture& f, const char* setup, const 
   return s;
 }
 
+void KeepOffRebuilds(EngineFixture& f) {
+  f.Sql(
+      "INSERT INTO trellis.batch_paths (transform_id, path, factor, us_per_row, failed_at) "
+      "SELECT id, 'rebuild', 1, 0, now() + interval '1 day' FROM trellis.transforms "
+      "ON CONFLICT (transform_id, path) DO UPDATE SET failed_at = EXCLUDED.failed_at");
+}
+
 void StageStep(pg::Connection& conn) {
   auto staged = staging::StageBatch(conn, "trellis", 1000, 1000);
   REQUIRE(staged.ok());

@@ -14,6 +14,13 @@ namespace trellis::test {
 // its target has converged; returns the session with no worker running.
 std::unique_ptr<Session> DefineBuilt(EngineFixture& f, const char* setup, const char* definition);
 
+// Keeps the drain's chooser off rebuilds of every transform defined so far
+// (a rebuild that failed a moment ago, as batch_paths records it: see
+// spec/engine.md "Batch paths"), for a test of what the delta and
+// recompute paths do with a large batch (a claim's pages, two drains side
+// by side, a delta's exactly-once), which a rebuild would do instead.
+void KeepOffRebuilds(EngineFixture& f);
+
 // One staging batch of the "trellis" catalog; fails the test on an error.
 void StageStep(pg::Connection& conn);
 

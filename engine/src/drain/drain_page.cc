@@ -145,6 +145,7 @@ Result<PageResult> DrainPages(pg::Connection& conn, const std::string& schema,
   auto batch = ChooseBatch(conn, schema, *plan.value(), transform.value(), page_ids, result.keys,
                            result.delta_rows);
   if (!batch.ok()) return batch.status();
+  if (batch->busy) return PageResult{PageOutcome::kBusy, tid, 0, 0};
   auto ran =
       executor.Run(conn, schema, transform.value(), *batch->unit, RunOptions{.retrying = retrying});
   if (!ran.ok()) return ran.status();

@@ -206,10 +206,11 @@ Result<ChosenBatch> ChooseBatch(pg::Connection& conn, const std::string& schema,
         {schema, tid});
     if (!locked.ok()) return locked.status();
     if (locked->text(0, 0) != "t") {
-      batch.choice = PathChoice{pages_path,
-                                "a rebuild was cheaper, but another drain of the transform is "
-                                "running (" +
-                                    batch.choice.reason + ")"};
+      // Another drain of the transform runs (two drains split a large
+      // backlog between them): the batch waits for it rather than go by a
+      // path estimated slower, and the next claim, alone, rebuilds.
+      batch.busy = true;
+      return batch;
     }
   }
   const std::vector<std::string> pages_sql = plan::PagesSql(plan, pages_path);

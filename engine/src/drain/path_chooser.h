@@ -98,17 +98,21 @@ double ModelledUs(plan::BatchPath path, const BatchFacts& facts);
 struct ChosenBatch {
   PathChoice choice;
   BatchFacts facts;
-  std::unique_ptr<Unit> unit;
+  std::unique_ptr<Unit> unit;  // null when busy
   std::chrono::steady_clock::time_point started;
+  // A rebuild was chosen and another drain of the transform holds it: the
+  // caller leaves the pages for later (rolls back), like a busy bucket.
+  bool busy = false;
 };
 
 // Reads the facts of the batch of pages `page_ids` (a bigint[] literal,
 // `keys` keys and `delta_rows` delta rows as the claim counted them) of
-// `plan`'s transform `t` (the rows it was bound from), chooses its path and makes its unit. A
-// rebuild also takes the transform's lock exclusively (a try-lock: the drain holds it shared, and
-// another drain of the transform may too, whose writes the rebuild must not interleave with); when
-// it cannot, the batch takes the next best path. REQUIRES: inside the drain's transaction, after
-// the claim.
+// `plan`'s transform `t` (the rows it was bound from), chooses its path
+// and makes its unit. A rebuild also takes the transform's lock
+// exclusively (a try-lock: the drain holds it shared, and another drain of
+// the transform may too, whose writes the rebuild must not interleave
+// with); when it cannot, the batch is `busy`. REQUIRES: inside the drain's
+// transaction, after the claim.
 Result<ChosenBatch> ChooseBatch(pg::Connection& conn, const std::string& schema,
                                 const plan::TransformPlan& plan, const catalog::Transform& t,
                                 const std::string& page_ids, long keys, long delta_rows);
