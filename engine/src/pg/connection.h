@@ -61,7 +61,8 @@ class Connection {
   // Runs several statements separated by ';' (simple protocol, no params).
   Status ExecScript(std::string_view sql);
   // BEGIN, then `sql`, sent together in one round trip (a libpq pipeline):
-  // the first statement of a hot transaction costs no trip of its own. Each
+  // the first statement of a hot transaction costs no trip of its own. `sql`
+  // is prepared as QueryPrepared's are: a hot statement's fixed text. Each
   // is its own statement, so `sql` runs in a snapshot taken after BEGIN, as
   // if sent alone. When `sql` fails, the transaction is open and aborted.
   // REQUIRES: outside a transaction. Use Transaction::BeginWith.
@@ -108,6 +109,10 @@ class Connection {
 
  private:
   explicit Connection(PGconn* conn);
+  // Prepares `sql` once on this connection, named by its text's hash, and
+  // returns the name; nullopt when another text holds that name (the caller
+  // then runs it unprepared).
+  Result<std::optional<std::string>> Prepare(std::string_view sql, int params);
   PGconn* conn_;
   // Statements prepared on this connection: name -> text.
   std::unordered_map<std::string, std::string> prepared_;
