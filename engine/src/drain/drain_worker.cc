@@ -8,6 +8,7 @@
 #include "log/component_log.h"
 #include "trellis/charging_metrics.h"
 #include "trellis/engine_metrics.h"
+#include "workers/progress.h"
 
 namespace trellis::drain {
 namespace {
@@ -69,6 +70,10 @@ Result<bool> DrainWorker::Step(pg::Connection& conn) {
   auto page = DrainPages(conn, options().schema, skip, executor_);
   if (!page.ok()) return page.status();
   auto& metrics = GlobalEngineMetrics();
+  // Pages applied or charged: a waiter of this process looks again.
+  if (page->outcome == PageOutcome::kDrained || page->outcome == PageOutcome::kFailed) {
+    workers::NoteProgress();
+  }
   switch (page->outcome) {
     case PageOutcome::kDrained:
       // Its target is another transform's input (the claim asked the
@@ -99,11 +104,13 @@ Result<bool> DrainWorker::Step(pg::Connection& conn) {
   auto ranged = RunOneBuildJob(conn, options().schema, executor_);
   if (!ranged.ok()) return ranged.status();
   if (ranged.value()) {
+    workers::NoteProgress();
     metrics.backfill_rows.fetch_add(static_cast<uint64_t>(**ranged), std::memory_order_relaxed);
     return true;
   }
   auto stepped = AdvanceBuild(conn, options().schema, kBuildRangeRows, executor_);
   if (!stepped.ok()) return stepped.status();
+  if (stepped.value()) workers::NoteProgress();
   return stepped.value() || checked.value();
 }
 

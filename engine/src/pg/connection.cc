@@ -217,9 +217,8 @@ Result<std::optional<std::string>> Connection::Prepare(std::string_view sql, int
     }
     std::string text(sql);
     NoteMessage(text.size());
-    auto prepared =
-        Collect(conn_, ResultPtr(PQprepare(conn_, name, text.c_str(), params, nullptr)),
-                largest_message_);
+    auto prepared = Collect(conn_, ResultPtr(PQprepare(conn_, name, text.c_str(), params, nullptr)),
+                            largest_message_);
     if (!prepared.ok()) return prepared.status();
     prepared_.emplace(name, std::move(text));
   }
@@ -234,11 +233,11 @@ Result<Rows> Connection::QueryPrepared(std::string_view sql, const Params& param
   std::vector<const char*> values;
   values.reserve(params.size());
   for (const auto& p : params) values.push_back(p ? p->c_str() : nullptr);
-  return Collect(conn_,
-                 ResultPtr(PQexecPrepared(conn_, name.value()->c_str(),
-                                          static_cast<int>(params.size()), values.data(), nullptr,
-                                          nullptr, 0)),
-                 largest_message_);
+  return Collect(
+      conn_,
+      ResultPtr(PQexecPrepared(conn_, name.value()->c_str(), static_cast<int>(params.size()),
+                               values.data(), nullptr, nullptr, 0)),
+      largest_message_);
 }
 
 Status Connection::Exec(std::string_view sql, const Params& params) {
@@ -269,13 +268,12 @@ Result<Rows> Connection::BeginAndQuery(std::string_view sql, const Params& param
   for (const auto& p : params) values.push_back(p ? p->c_str() : nullptr);
   if (!PQenterPipelineMode(conn_)) return StatusFromResult(conn_, nullptr);
   const int n = static_cast<int>(params.size());
-  const bool sent =
-      PQsendQueryParams(conn_, "BEGIN", 0, nullptr, nullptr, nullptr, nullptr, 0) &&
-      (name.value() ? PQsendQueryPrepared(conn_, name.value()->c_str(), n, values.data(), nullptr,
-                                          nullptr, 0)
-                    : PQsendQueryParams(conn_, text.c_str(), n, nullptr, values.data(), nullptr,
-                                        nullptr, 0)) &&
-      PQpipelineSync(conn_);
+  const bool sent = PQsendQueryParams(conn_, "BEGIN", 0, nullptr, nullptr, nullptr, nullptr, 0) &&
+                    (name.value() ? PQsendQueryPrepared(conn_, name.value()->c_str(), n,
+                                                        values.data(), nullptr, nullptr, 0)
+                                  : PQsendQueryParams(conn_, text.c_str(), n, nullptr,
+                                                      values.data(), nullptr, nullptr, 0)) &&
+                    PQpipelineSync(conn_);
   // Each statement's result is followed by a NULL; then comes the sync's.
   auto next = [this] { return ResultPtr(PQgetResult(conn_)); };
   Result<Rows> begun = Status::Connection("the pipeline was not sent");

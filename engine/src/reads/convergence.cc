@@ -1,7 +1,7 @@
 #include "reads/convergence.h"
 
+#include <algorithm>
 #include <optional>
-#include <thread>
 
 #include "capture/feed.h"
 #include "capture/relations.h"
@@ -10,15 +10,18 @@
 #include "grammar/address.h"
 #include "sql/quote.h"
 #include "sql/row_reader.h"
+#include "workers/progress.h"
 
 namespace trellis::reads {
 namespace {
 
-constexpr auto kPollEvery = std::chrono::milliseconds(10);
-// Drain failures are looked for every this many polls (about 100 ms): a
-// failure is retried with backoff from 100 ms, so nothing is gained by
-// looking on every poll.
-constexpr int kCheckBlockedEvery = 10;
+// A wait looks again as soon as a worker of this process commits work
+// (workers/progress.h), and at the latest after this long: work committed
+// by another port's workers wakes no one here.
+constexpr auto kLookAtLatest = std::chrono::milliseconds(25);
+// Drain failures are looked for about this often: a failure is retried
+// with backoff from 100 ms, so nothing is gained by looking on every wake.
+constexpr auto kCheckBlockedEvery = std::chrono::milliseconds(100);
 // A drain failure blocks the wait once it has failed this many times: a
 // failure that a concurrent write cures passes at its first retry (100 ms
 // later), one that persists reaches this within about a second.
@@ -159,12 +162,19 @@ Result<bool> AwaitLevel(pg::Connection& conn, const std::string& schema,
   Fill(pending_capture, "{unstaged_before}", feed.UnstagedBeforeSql("$1", "{covered}"));
   const std::string pending_sql = "SELECT (" + Covering(pending_capture, schema, "$2") + ") OR (" +
                                   capture::RelationsOutOfStepSql(schema) + ")";
-  int polls = 0;
+  auto checked = std::chrono::steady_clock::now();
+  // True once kCheckBlockedEvery has passed since the last check.
+  auto check_due = [&] {
+    const auto now = std::chrono::steady_clock::now();
+    if (now - checked < kCheckBlockedEvery) return false;
+    checked = now;
+    return true;
+  };
   while (true) {
     auto pending = conn.Query(pending_sql, {watermark, bound});
     if (!pending.ok()) return pending.status();
     if (pending->text(0, 0) == "f") break;
-    if (++polls % kCheckBlockedEvery == 0) {
+    if (check_due()) {
       TRELLIS_RETURN_IF_ERROR(CheckBlocked(conn, schema, std::nullopt, bound));
     }
     auto more = wait();
@@ -177,7 +187,7 @@ Result<bool> AwaitLevel(pg::Connection& conn, const std::string& schema,
     auto left = conn.Query(Covering(kPagesLeft, schema, "$2"), {last_page, bound});
     if (!left.ok()) return left.status();
     if (left->text(0, 0) == "f") return true;
-    if (++polls % kCheckBlockedEvery == 0) {
+    if (check_due()) {
       TRELLIS_RETURN_IF_ERROR(CheckBlocked(conn, schema, last_page, bound));
     }
     auto more = wait();
@@ -213,10 +223,15 @@ Result<bool> AwaitConverged(pg::Connection& conn, const std::string& schema,
         "not a watermark token: pass back exactly what watermark_token/1 returned");
   }
   const auto deadline = std::chrono::steady_clock::now() + timeout;
+  // The progress seen by the last look: a commit after it (even one while
+  // that look's query ran) wakes the next wait at once.
+  uint64_t seen = workers::ProgressMark();
   auto wait = [&]() -> Result<bool> {
     if (cancelled.load()) return Status::Timeout("await_converged was cancelled");
-    if (std::chrono::steady_clock::now() >= deadline) return false;
-    std::this_thread::sleep_for(kPollEvery);
+    const auto now = std::chrono::steady_clock::now();
+    if (now >= deadline) return false;
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now);
+    seen = workers::AwaitProgress(seen, std::min(kLookAtLatest, left));
     return true;
   };
   // Level by level: the drains that brought a level's writes into its
