@@ -20,6 +20,7 @@ enum class FreshShape {
   kGroup,          // FROM fresh ... GROUP BY v: one stage
   kGroupOverJoin,  // FROM fresh JOIN fresh_dim ... GROUP BY v: a hidden join stage + the grouping
   kChain,          // fresh -> projection -> join to fresh_dim -> GROUP BY: three transforms
+  kCompiled,       // one transform with HAVING over a join: join, grouping, projection stages
 };
 
 // The shape's definition in words, for reports.
