@@ -17,31 +17,6 @@
 namespace trellis::plan {
 namespace {
 
-// `status` with its message replaced, code and diagnostics kept.
-Status WithMessage(const Status& status, std::string message) {
-  Status out;
-  switch (status.code()) {
-    case Code::kValidation:
-      out = Status::Validation(std::move(message));
-      break;
-    case Code::kNotFound:
-      out = Status::NotFound(std::move(message));
-      break;
-    case Code::kAlreadyExists:
-      out = Status::AlreadyExists(std::move(message));
-      break;
-    case Code::kUnsupported:
-      out = Status::Unsupported(std::move(message));
-      break;
-    default:
-      return status;
-  }
-  out.sqlstate = status.sqlstate;
-  out.detail = status.detail;
-  out.hint = status.hint;
-  return out;
-}
-
 void ReplaceAll(std::string& text, const std::string& from, const std::string& to) {
   for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size()))
     text.replace(at, from.size(), to);
@@ -81,6 +56,30 @@ Status IndexGroups(pg::Connection& conn, const std::string& schema, int group_id
 }
 
 }  // namespace
+
+Status WithMessage(const Status& status, std::string message) {
+  Status out;
+  switch (status.code()) {
+    case Code::kValidation:
+      out = Status::Validation(std::move(message));
+      break;
+    case Code::kNotFound:
+      out = Status::NotFound(std::move(message));
+      break;
+    case Code::kAlreadyExists:
+      out = Status::AlreadyExists(std::move(message));
+      break;
+    case Code::kUnsupported:
+      out = Status::Unsupported(std::move(message));
+      break;
+    default:
+      return status;
+  }
+  out.sqlstate = status.sqlstate;
+  out.detail = status.detail;
+  out.hint = status.hint;
+  return out;
+}
 
 Result<grammar::QualifiedName> HiddenName(pg::Connection& conn, const std::string& schema,
                                           std::string_view prefix) {

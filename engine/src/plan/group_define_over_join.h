@@ -34,6 +34,10 @@ Status CheckGroupingOverJoin(pg::Connection& conn, const std::string& schema, in
 // A refusal of hidden part `hidden` in the user's terms: the hidden target
 // reads `reads_as` ("the join"), the hidden transform's name `user_name`.
 // OK stays OK.
+// `status` with its message replaced, its code and diagnostics kept (a
+// refusal of a hidden part, reworded in the user's terms).
+Status WithMessage(const Status& status, std::string message);
+
 Status InUserTerms(const Status& status, const grammar::QualifiedName& hidden,
                    const std::string& user_name, std::string_view reads_as = "the join");
 

@@ -35,25 +35,14 @@ Status InSubquery(Status status, const grammar::TransformStmt& stmt,
                   const std::vector<grammar::QualifiedName>& hidden,
                   const std::vector<std::string>& words, const grammar::WhereSubquery& sq) {
   status = InUserTerms(std::move(status), stmt, hidden, words);
-  std::string message = status.message() + " (in " + InUserWords(sq) + ")";
-  Status out;
   switch (status.code()) {
     case Code::kValidation:
-      out = Status::Validation(std::move(message));
-      break;
     case Code::kNotFound:
-      out = Status::NotFound(std::move(message));
-      break;
     case Code::kUnsupported:
-      out = Status::Unsupported(std::move(message));
-      break;
+      return WithMessage(status, status.message() + " (in " + InUserWords(sq) + ")");
     default:
       return status;
   }
-  out.sqlstate = status.sqlstate;
-  out.detail = status.detail;
-  out.hint = status.hint;
-  return out;
 }
 
 // The FROM table's columns, for its copy (subquery_stages.h): Trellis's
