@@ -68,7 +68,7 @@ BatchFacts Facts(long keys, long backlog, long target) {
 }  // namespace
 
 TEST_CASE("the chooser rebuilds when a batch is a large part of the target", "[chooser]") {
-  // Recompute: 300 + 25 us a key; rebuild: 300 + 1 us a target row (+ 0.3 an
+  // Recompute: 3000 + 25 us a key; rebuild: 3000 + 1 us a target row (+ 0.3 an
   // input row: none here).
   CHECK(ChoosePath(Facts(1, 1, 100000)).path == BatchPath::kRecompute);
   CHECK(ChoosePath(Facts(2000, 2000, 100000)).path == BatchPath::kRecompute);
@@ -77,10 +77,10 @@ TEST_CASE("the chooser rebuilds when a batch is a large part of the target", "[c
   // a rebuild completes.
   const auto choice = ChoosePath(Facts(2000, 20000, 100000));
   CHECK(choice.reason ==
-        "rebuild 100.3 ms < recompute 503.0 ms (2000 of 20000 backlog keys, 100000 target rows, 0 "
+        "rebuild 103.0 ms < recompute 530.0 ms (2000 of 20000 backlog keys, 100000 target rows, 0 "
         "input rows)");
 
-  // Deltas: 300 + 5 us a delta row or key; a GROUP BY is offered no
+  // Deltas: 3000 + 5 us a delta row or key; a GROUP BY is offered no
   // recompute.
   BatchFacts groups = Facts(10, 10, 1000);
   groups.offers_deltas = true;

@@ -42,7 +42,7 @@ namespace trellis::drain {
 // 10k groups): a REFRESH of the GROUP BY takes about 0.2 us per source
 // row, its delta statement about 7 us per delta row and key; a join of 1M
 // rows rebuilds in about 1 us per row and recomputes about 22 us per key.
-inline constexpr double kBatchOverheadUs = 300;
+inline constexpr double kBatchOverheadUs = 3000;
 inline constexpr double kDeltaUsPerRow = 5;
 inline constexpr double kRecomputeUsPerKey = 25;
 inline constexpr double kRebuildUsPerTargetRow = 1;
