@@ -8,6 +8,7 @@
 #include <catch2/catch.hpp>
 
 #include <chrono>
+#include <limits>
 #include <thread>
 
 #include "build_steps.h"
@@ -42,10 +43,11 @@ std::string LastPath(Session& s, const std::string& name) {
   return st->last_batch ? st->last_batch->path : "";
 }
 
-// Stages every captured change there is, then drains every page.
-void StageAllAndDrain(pg::Connection& conn) {
+// Stages every captured change there is, then drains every page. A bulk
+// write of `whole_floor` row versions or more may be staged whole.
+void StageAllAndDrain(pg::Connection& conn, long whole_floor = plan::kWholeFloorVersions) {
   for (;;) {
-    auto staged = staging::StageBatch(conn, "trellis", 1000, 1000);
+    auto staged = staging::StageBatch(conn, "trellis", 1000, 1000, whole_floor);
     REQUIRE(staged.ok());
     if (staged->consumed == 0) break;
   }
@@ -96,7 +98,7 @@ TEST_CASE("the chooser rebuilds when a batch is a large part of the target", "[c
     BatchFacts facts = Facts(2000, 20000, 100000);
     facts.rebuild = drain::PathHistory{true, 6.0, 0, false};  // rebuilds cost 6x the model
     CHECK(ChoosePath(facts).path == BatchPath::kRecompute);
-    facts.rebuild.age_seconds = 4 * drain::kFactorHalfLifeSeconds;  // 1 + 5/16
+    facts.rebuild.age_seconds = 4 * plan::kFactorHalfLifeSeconds;  // 1 + 5/16
     CHECK(ChoosePath(facts).path == BatchPath::kRebuild);
   }
   SECTION("a rebuild that failed recently is not chosen") {
@@ -205,9 +207,10 @@ TEST_CASE("a row that fails during a rebuild is narrowed to its key; the rest ar
   auto conn = ConnectBuilder(f);
 
   ForgetCosts(f);
-  // Every row changes, and one of them can no longer be computed.
+  // Every row changes, and one of them can no longer be computed. Staged
+  // key by key (never whole), so the chooser picks the rebuild.
   f.Sql("UPDATE stock SET qty = CASE WHEN id = 2500 THEN 0 ELSE qty + 1 END");
-  StageAllAndDrain(*conn);
+  StageAllAndDrain(*conn, std::numeric_limits<long>::max());
   // The rebuild failed: the batch went by its keys, which narrowed the
   // failure to the one key, recorded in the column's quarantine.
   auto st = s->ReadStatus("unit_prices");
@@ -224,6 +227,94 @@ TEST_CASE("a row that fails during a rebuild is narrowed to its key; the rest ar
   CHECK(f.Differences("unit_prices",
                       "SELECT id, qty, CASE WHEN qty <> 0 THEN 100 / qty END FROM stock") == 0);
   CHECK(f.Scalar("SELECT count(*) FROM trellis.pages") == "0");
+}
+
+TEST_CASE("a bulk write staged whole whose rebuild fails is built again by ranges",
+          "[engine][chooser][whole]") {
+  EngineFixture f;
+  auto s = DefineBuilt(f,
+                       "CREATE TABLE stock (id int PRIMARY KEY, qty int NOT NULL); INSERT INTO "
+                       "stock SELECT g, 1 + g % 7 FROM generate_series(1, 5000) g;",
+                       "TRANSFORM unit_prices FROM stock SELECT qty AS qty, 100 / qty AS unit");
+  auto conn = ConnectBuilder(f);
+
+  ForgetCosts(f);
+  f.Sql("UPDATE stock SET qty = CASE WHEN id = 2500 THEN 0 ELSE qty + 1 END");
+  for (;;) {
+    auto staged = staging::StageBatch(*conn, "trellis", 1000, 1000);
+    REQUIRE(staged.ok());
+    if (staged->consumed == 0) break;
+  }
+  // 10,000 row versions: one whole page, no keys.
+  CHECK(f.Scalar("SELECT count(*) FILTER (WHERE whole) || '/' || count(*) FROM trellis.pages") ==
+        "1/1");
+  DrainAllPages(*conn);
+  // Its rebuild failed and listed no keys to narrow to: the target is
+  // queued for a rebuild job, and the page is done.
+  auto st = s->ReadStatus("unit_prices");
+  REQUIRE(st.ok());
+  REQUIRE(st->last_batch);
+  CHECK(st->last_batch->reason.find("a rebuild failed, the target is built again by ranges") == 0);
+  CHECK(f.Scalar("SELECT count(*) FROM trellis.pages") == "0");
+  CHECK(f.Scalar("SELECT count(*) FROM trellis.jobs WHERE kind = 'rebuild'") == "1");
+  // The job's ranges narrow the failure to the one key; the rest arrives.
+  {
+    auto workers = BackgroundWorkers::Start(f.Options(), true, 1);
+    f.AwaitConverged(*s);
+  }
+  CHECK(f.Scalar("SELECT string_agg(key::text, ',') FROM trellis.quarantined_rows") == "{2500}");
+  CHECK(f.Differences("unit_prices",
+                      "SELECT id, qty, CASE WHEN qty <> 0 THEN 100 / qty END FROM stock") == 0);
+}
+
+TEST_CASE("a bulk write is staged as one whole page and drained by one rebuild",
+          "[engine][chooser][whole]") {
+  EngineFixture f;
+  auto s = DefineBuilt(f, kOrders, kTotals);
+  REQUIRE(s->Apply(kDoubled, true).ok());
+  {
+    auto workers = BackgroundWorkers::Start(f.Options(), true, 1);
+    f.AwaitConverged(*s);
+  }
+  auto conn = ConnectBuilder(f);
+  ForgetCosts(f);
+  // 20,000 orders updated: 40,000 row versions, against rebuilds of 100
+  // and 20,000 target rows.
+  f.Sql("UPDATE orders SET amount = amount + 1");
+  auto staged = staging::StageBatch(*conn, "trellis", 1000, 1000);
+  REQUIRE(staged.ok());
+  CHECK(f.Scalar("SELECT count(*) || '/' || sum(key_count) FROM trellis.pages WHERE whole") ==
+        "2/80000");
+  CHECK(f.Scalar("SELECT count(*) FROM trellis.pages WHERE NOT whole") == "0");
+  CHECK(f.Scalar("SELECT count(*) FROM trellis.delta_rows") == "0");
+  DrainAllPages(*conn);
+  CHECK(LastPath(*s, "totals") == "rebuild");
+  CHECK(LastPath(*s, "doubled") == "rebuild");
+  CHECK(s->ReadStatus("totals")->last_batch->reason.find("a bulk write staged whole") == 0);
+  CHECK(f.Scalar("SELECT count(*) FROM trellis.pages") == "0");
+  CHECK(SelectDifferences(f, "SELECT g, n, total FROM totals", kTotalsQuery) == 0);
+  CHECK(SelectDifferences(f, "SELECT id, twice FROM doubled", kDoubledQuery) == 0);
+
+  // Below the floor the same transforms stage keys.
+  f.Sql("UPDATE orders SET amount = amount + 1 WHERE id <= 300");
+  staged = staging::StageBatch(*conn, "trellis", 1000, 1000);
+  REQUIRE(staged.ok());
+  CHECK(f.Scalar("SELECT count(*) FROM trellis.pages WHERE whole") == "0");
+  DrainAllPages(*conn);
+  CHECK(SelectDifferences(f, "SELECT g, n, total FROM totals", kTotalsQuery) == 0);
+  CHECK(SelectDifferences(f, "SELECT id, twice FROM doubled", kDoubledQuery) == 0);
+
+  // A TRUNCATE and a reload in one transaction: whole, whatever the size.
+  f.Sql(
+      "BEGIN; TRUNCATE orders; INSERT INTO orders SELECT i, i % 10, i FROM "
+      "generate_series(1, 50) i; COMMIT");
+  staged = staging::StageBatch(*conn, "trellis", 1000, 1000);
+  REQUIRE(staged.ok());
+  CHECK(f.Scalar("SELECT count(*) FROM trellis.pages WHERE whole") == "2");
+  CHECK(f.Scalar("SELECT count(*) FROM trellis.jobs") == "0");
+  DrainAllPages(*conn);
+  CHECK(SelectDifferences(f, "SELECT g, n, total FROM totals", kTotalsQuery) == 0);
+  CHECK(SelectDifferences(f, "SELECT id, twice FROM doubled", kDoubledQuery) == 0);
 }
 
 TEST_CASE("a drain killed in the middle of a rebuild leaves its pages; the next converges",

@@ -39,6 +39,7 @@ const std::vector<std::vector<std::string_view>>& Steps() {
       {steps::kV19SideUnits},                                  // a fan-out join's side units
       {steps::kV20CaptureFeed},                                // capture mode, slot position
       {steps::kV21BatchPaths},                                 // batch paths' costs
+      {steps::kV22WholePages},                                 // bulk writes staged whole
   };
   return steps;
 }

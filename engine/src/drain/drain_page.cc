@@ -47,9 +47,11 @@ std::string IntArray(const std::set<int>& ids) {
 // one held by another drain (a long statement over a hot bucket) leaves
 // these pages for later and drains other transforms, where waiting for it
 // held every drain thread of the fleet behind one statement (bench/README.md
-// "Fleet soak", finding 3). The locks it did get go with the rollback. The source is read by later
-// statements, whose snapshots come after these locks. One statement, not
-// three: each round trip is latency on every write (bench/README.md).
+// "Fleet soak", finding 3). A whole page (staging/whole_pages.h) has no
+// buckets: the rebuild that drains it takes the transform's lock
+// exclusively instead (drain/path_chooser.h). The locks it did get go with the rollback. The source
+// is read by later statements, whose snapshots come after these locks. One statement, not three:
+// each round trip is latency on every write (bench/README.md).
 std::string ClaimSql(const std::string& schema) {
   return catalog::StateSql(R"sql(
 WITH head AS (
@@ -73,7 +75,7 @@ WITH head AS (
   FROM backlog
 ), claimed AS (
   SELECT p.id, p.transform_id, p.buckets, p.key_count, coalesce(p.delta_count, 0) AS delta_count,
-         p.attempts FROM {schema}.pages p
+         p.attempts, p.whole FROM {schema}.pages p
   WHERE p.id IN (SELECT b.id FROM backlog b, share s
                  WHERE b.id = (SELECT id FROM head)
                     OR (b.keys_through <= s.keys AND b.deltas_through <= $6::int)
@@ -84,7 +86,7 @@ WITH head AS (
   SELECT transform_id, array_agg(id ORDER BY id) AS ids, count(*) AS pages,
          sum(key_count) AS keys, sum(delta_count) AS delta_rows,
          ARRAY(SELECT DISTINCT b FROM claimed, unnest(buckets) AS b ORDER BY b) AS buckets,
-         max(attempts) AS attempts
+         max(attempts) AS attempts, bool_or(whole) AS whole
   FROM claimed GROUP BY transform_id
 ), shared AS MATERIALIZED (
   SELECT picked.*,
@@ -92,7 +94,7 @@ WITH head AS (
                                workers::TransformLockSpace() + R"sql(, transform_id) AS free
   FROM picked
 )
-SELECT transform_id, ids, pages, keys, attempts, free, delta_rows,
+SELECT transform_id, ids, pages, keys, attempts, free, delta_rows, whole,
        CASE WHEN free THEN
          (SELECT coalesce(bool_and(pg_try_advisory_xact_lock()sql" +
                                workers::BucketLockSpace() + ", s.transform_id * " +
@@ -128,9 +130,10 @@ Result<PageResult> DrainPages(pg::Connection& conn, const std::string& schema,
   const std::string page_ids = claimed.Text(1);
   PageResult result{PageOutcome::kDrained, tid, claimed.Int64(2), claimed.Int64(3),
                     claimed.Int64(6)};
-  result.read_by_others = claimed.Bool(8);
+  const bool whole = claimed.Bool(7);
+  result.read_by_others = claimed.Bool(9);
   const bool retrying = claimed.Int64(4) != 0;
-  const bool free = claimed.Bool(5) && claimed.OptionalText(7) == std::optional<std::string>("t");
+  const bool free = claimed.Bool(5) && claimed.OptionalText(8) == std::optional<std::string>("t");
   if (!claimed.status().ok()) return claimed.status();
   // A rebuild's range holds the transform, or another drain one of the
   // pages' buckets: the pages wait (rolled back).
@@ -143,7 +146,7 @@ Result<PageResult> DrainPages(pg::Connection& conn, const std::string& schema,
   // The batch's path: deltas, a recompute of its units, or a rebuild
   // (drain/path_chooser.h).
   auto batch = ChooseBatch(conn, schema, *plan.value(), transform.value(), page_ids, result.keys,
-                           result.delta_rows);
+                           result.delta_rows, whole);
   if (!batch.ok()) return batch.status();
   if (batch->busy) return PageResult{PageOutcome::kBusy, tid, 0, 0};
   auto ran =

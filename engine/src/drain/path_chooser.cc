@@ -17,6 +17,13 @@ namespace trellis::drain {
 namespace {
 
 using plan::BatchPath;
+using plan::kBatchOverheadUs;
+using plan::kDeltaUsPerRow;
+using plan::kFactorHalfLifeSeconds;
+using plan::kRebuildFailureBackoffSeconds;
+using plan::kRebuildUsPerInputRow;
+using plan::kRebuildUsPerTargetRow;
+using plan::kRecomputeUsPerKey;
 
 // A measured factor, weighed against the model (1) by its age.
 double Factor(const PathHistory& h) {
@@ -54,12 +61,6 @@ std::string Ms(double us) { return fmt::format("{:.1f} ms", us / 1000); }
 // pauses the transform for it.
 std::string FactsSql(const std::string& schema, const plan::TransformPlan& plan,
                      const catalog::Transform& t) {
-  std::vector<std::string> inputs;
-  for (const auto& input : t.inputs) {
-    inputs.push_back(
-        "pg_catalog.to_regclass(" +
-        sql::Literal(sql::Qualified(input.source.schema_name, input.source.table_name)) + ")");
-  }
   return sql::WithSchema(R"sql(
 WITH backlog AS (
   SELECT coalesce(sum(key_count), 0)::bigint AS keys FROM {schema}.pages
@@ -75,12 +76,10 @@ SELECT b.keys, )sql",
        coalesce(p.failed_at > now() - make_interval(secs => $2::int), false),
        (SELECT l.path FROM {schema}.batch_paths l
         WHERE l.transform_id = $1::int AND l.batches > 0 ORDER BY l.last_at DESC LIMIT 1),
-       (SELECT coalesce(sum(greatest(c.reltuples, pg_catalog.pg_stat_get_live_tuples(c.oid))),
-                 0)::bigint FROM pg_catalog.pg_class c
-        WHERE c.oid = ANY (ARRAY[)sql",
+       )sql",
                          schema) +
-         sql::Join(inputs, ", ") +
-         sql::WithSchema(R"sql(]::regclass[]))
+         plan::InputRowsSql(t) +
+         sql::WithSchema(R"sql(
 FROM backlog b CROSS JOIN (VALUES ('delta'), ('recompute'), ('rebuild')) AS v(path)
 LEFT JOIN {schema}.batch_paths p ON p.transform_id = $1::int AND p.path = v.path)sql",
                          schema);
@@ -159,6 +158,10 @@ PathChoice ChoosePath(const BatchFacts& facts) {
       fmt::format(" ({} of {} backlog keys, {} target rows, {} input rows)", facts.keys,
                   std::max(facts.backlog_keys, facts.keys), facts.target_rows, facts.input_rows);
   const std::string alternative_name(plan::BatchPathName(alternative));
+  if (facts.whole) {
+    return PathChoice{BatchPath::kRebuild,
+                      "a bulk write staged whole, rebuild " + Ms(rebuild_us) + sizes};
+  }
   if (facts.rebuild.failed_recently) {
     return PathChoice{alternative, "a rebuild failed in the last " +
                                        std::to_string(kRebuildFailureBackoffSeconds) + " s" +
@@ -174,7 +177,8 @@ PathChoice ChoosePath(const BatchFacts& facts) {
 
 Result<ChosenBatch> ChooseBatch(pg::Connection& conn, const std::string& schema,
                                 const plan::TransformPlan& plan, const catalog::Transform& t,
-                                const std::string& page_ids, long keys, long delta_rows) {
+                                const std::string& page_ids, long keys, long delta_rows,
+                                bool whole) {
   const std::string tid = std::to_string(plan.transform_id());
   auto rows = conn.QueryPrepared(FactsSql(schema, plan, t),
                                  {tid, std::to_string(kRebuildFailureBackoffSeconds)});
@@ -183,6 +187,7 @@ Result<ChosenBatch> ChooseBatch(pg::Connection& conn, const std::string& schema,
   BatchFacts& facts = batch.facts;
   facts.keys = keys;
   facts.delta_rows = delta_rows;
+  facts.whole = whole;
   facts.offers_deltas = plan::OffersDeltas(plan);
   for (size_t r = 0; r < rows->size(); ++r) {
     sql::RowReader row(rows.value(), r);
@@ -215,7 +220,7 @@ Result<ChosenBatch> ChooseBatch(pg::Connection& conn, const std::string& schema,
   }
   const std::vector<std::string> pages_sql = plan::PagesSql(plan, pages_path);
   if (batch.choice.path == BatchPath::kRebuild) {
-    batch.unit = std::make_unique<RebuildUnit>(plan, schema, page_ids, pages_sql);
+    batch.unit = std::make_unique<RebuildUnit>(plan, schema, page_ids, pages_sql, whole);
   } else {
     batch.unit = std::make_unique<PagesUnit>(plan, schema, page_ids,
                                              plan::PagesSql(plan, batch.choice.path));
@@ -242,7 +247,9 @@ Status RecordBatch(pg::Connection& conn, const std::string& schema, const plan::
     // The batch is recorded as its pages' path, its time with the failed
     // rebuild's (one batch's bias in that path's factor, which averages out).
     taken = plan::OffersDeltas(plan) ? BatchPath::kDelta : BatchPath::kRecompute;
-    reason = "a rebuild failed, the batch went by its keys (" + reason + ")";
+    reason = batch.facts.whole
+                 ? "a rebuild failed, the target is built again by ranges (" + reason + ")"
+                 : "a rebuild failed, the batch went by its keys (" + reason + ")";
   }
   if (result.outcome != UnitOutcome::kApplied) return Status::OK();
   const double us = static_cast<double>(std::chrono::duration_cast<std::chrono::microseconds>(
@@ -253,13 +260,12 @@ Status RecordBatch(pg::Connection& conn, const std::string& schema, const plan::
   BatchCounter(taken).fetch_add(1, std::memory_order_relaxed);
   if (batch.facts.previous != taken) {
     logger->info("transform {}: batches go by {} now ({})", plan.name(), plan::BatchPathName(taken),
-                 batch.choice.reason);
+                 reason);
   }
-  return conn.Exec(
-      RecordSql(schema),
-      {tid, std::string(plan::BatchPathName(taken)), fmt::format("{}", factor),
-       fmt::format("{}", us / static_cast<double>(rows)), std::to_string(rows),
-       fmt::format("{}", us / 1000), batch.choice.reason, std::to_string(kFactorHalfLifeSeconds)});
+  return conn.Exec(RecordSql(schema),
+                   {tid, std::string(plan::BatchPathName(taken)), fmt::format("{}", factor),
+                    fmt::format("{}", us / static_cast<double>(rows)), std::to_string(rows),
+                    fmt::format("{}", us / 1000), reason, std::to_string(kFactorHalfLifeSeconds)});
 }
 
 }  // namespace trellis::drain

@@ -33,25 +33,11 @@
 #include "drain/unit_executor.h"
 #include "pg/connection.h"
 #include "plan/batch_paths.h"
+#include "plan/path_model.h"
 #include "plan/transform_plan.h"
 #include "trellis/status.h"
 
 namespace trellis::drain {
-
-// The model's costs (see above), from the measurements (1M rows,
-// 10k groups): a REFRESH of the GROUP BY takes about 0.2 us per source
-// row, its delta statement about 7 us per delta row and key; a join of 1M
-// rows rebuilds in about 1 us per row and recomputes about 22 us per key.
-inline constexpr double kBatchOverheadUs = 3000;
-inline constexpr double kDeltaUsPerRow = 5;
-inline constexpr double kRecomputeUsPerKey = 25;
-inline constexpr double kRebuildUsPerTargetRow = 1;
-inline constexpr double kRebuildUsPerInputRow = 0.3;
-// A measured factor loses half its weight against the model per this long
-// without a batch by its path.
-inline constexpr double kFactorHalfLifeSeconds = 3600;
-// A failed rebuild keeps the chooser off rebuilds of the transform this long.
-inline constexpr int kRebuildFailureBackoffSeconds = 600;
 
 // What a path cost the transform before, as the catalog keeps it.
 struct PathHistory {
@@ -69,6 +55,9 @@ struct BatchFacts {
   long target_rows = 0;   // the target's estimated rows
   long input_rows = 0;    // its input tables' rows, as the planner last estimated them
   bool offers_deltas = false;
+  // A claimed page is whole (staging/whole_pages.h): it lists no keys, and
+  // only a rebuild drains it.
+  bool whole = false;
   PathHistory delta, recompute, rebuild;
   // The path of the transform's last batch, if any.
   std::optional<plan::BatchPath> previous;
@@ -86,7 +75,8 @@ struct PathChoice {
 // source row of the group, which no figure of the batch measures (a hot
 // group's recompute can cost more than all its deltas), and the delta
 // statement recomputes the units that carry no delta row anyway. Other
-// kinds are offered recompute or rebuild.
+// kinds are offered recompute or rebuild. A batch holding a whole page is
+// rebuilt.
 PathChoice ChoosePath(const BatchFacts& facts);
 
 // The modelled work of `path` for `facts`' batch (microseconds), before the
@@ -106,7 +96,8 @@ struct ChosenBatch {
 };
 
 // Reads the facts of the batch of pages `page_ids` (a bigint[] literal,
-// `keys` keys and `delta_rows` delta rows as the claim counted them) of
+// `keys` keys and `delta_rows` delta rows as the claim counted them;
+// `whole`: one of them is a whole page) of
 // `plan`'s transform `t` (the rows it was bound from), chooses its path
 // and makes its unit. A rebuild also takes the transform's lock
 // exclusively (a try-lock: the drain holds it shared, and another drain of
@@ -115,7 +106,8 @@ struct ChosenBatch {
 // transaction, after the claim.
 Result<ChosenBatch> ChooseBatch(pg::Connection& conn, const std::string& schema,
                                 const plan::TransformPlan& plan, const catalog::Transform& t,
-                                const std::string& page_ids, long keys, long delta_rows);
+                                const std::string& page_ids, long keys, long delta_rows,
+                                bool whole);
 
 // Records what the batch cost, for its path (a rebuild that failed and
 // went by its pages is recorded as failed, and the time as the fallback's

@@ -1,5 +1,6 @@
 #include "drain/rebuild_unit.h"
 
+#include "catalog/states.h"
 #include "drain/page_unit.h"
 #include "plan/batch_paths.h"
 #include "sql/quote.h"
@@ -23,6 +24,35 @@ std::string SweepSql(const std::string& schema) {
                          schema);
 }
 
+// The fallback of a failed rebuild whose batch holds a whole page: the
+// whole target is queued for a rebuild job (catalog::RequestRebuild), which
+// reads the sources after this transaction and narrows a failing row down
+// by key ranges. Writes nothing itself, so it cannot fail on data; the
+// claimed pages are completed with it, their changes being in what the
+// job will read.
+class RebuildJobUnit final : public Unit {
+ public:
+  RebuildJobUnit(std::string schema, int transform_id)
+      : schema_(std::move(schema)), transform_id_(transform_id) {}
+  std::string_view kind() const override { return "pages"; }
+  std::string Describe() const override { return "a rebuild job"; }
+  Result<long> Apply(pg::Connection& conn) override {
+    TRELLIS_RETURN_IF_ERROR(catalog::RequestRebuild(conn, schema_, transform_id_, std::nullopt));
+    return 0L;
+  }
+  Result<std::vector<std::unique_ptr<Unit>>> Split(pg::Connection&) override {
+    return std::vector<std::unique_ptr<Unit>>{};
+  }
+  Status Complete(pg::Connection&) override { return Status::OK(); }
+  Status Defer(pg::Connection&, const std::vector<const Unit*>&, const Status&) override {
+    return Status::OK();
+  }
+
+ private:
+  std::string schema_;
+  int transform_id_;
+};
+
 }  // namespace
 
 Result<long> RebuildUnit::Apply(pg::Connection& conn) {
@@ -44,7 +74,11 @@ Result<std::vector<std::unique_ptr<Unit>>> RebuildUnit::Split(pg::Connection&) {
   // there to the keys that fail.
   rebuilt_ = false;
   std::vector<std::unique_ptr<Unit>> parts;
-  parts.push_back(std::make_unique<PagesUnit>(plan_, schema_, page_ids_, fallback_));
+  if (whole_) {
+    parts.push_back(std::make_unique<RebuildJobUnit>(schema_, plan_.transform_id()));
+  } else {
+    parts.push_back(std::make_unique<PagesUnit>(plan_, schema_, page_ids_, fallback_));
+  }
   return parts;
 }
 

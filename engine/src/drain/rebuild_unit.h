@@ -4,7 +4,10 @@
 // its snapshot (their changes are all in what it read). A rebuild that
 // fails falls back to the batch's pages: its one part (Split) is the pages
 // unit of the claimed pages, which the executor narrows down to the failing
-// keys as it narrows any batch (spec/engine.md "Batch paths").
+// keys as it narrows any batch (spec/engine.md "Batch paths"). A batch
+// holding a whole page (staging/whole_pages.h) lists no keys to narrow to:
+// its fallback queues a rebuild job instead, which the build narrows by key
+// ranges as it narrows any build.
 #pragma once
 
 #include <string>
@@ -19,14 +22,16 @@ class RebuildUnit final : public Unit {
  public:
   // `page_ids`: the claimed pages, a bigint[] literal. `fallback`: the
   // statements that drain them if the rebuild fails (plan::PagesSql).
+  // `whole`: a claimed page is whole, so the fallback is a rebuild job.
   // REQUIRES: the caller holds the transform's lock exclusively, so no
   // other drain of the transform writes its target meanwhile.
   RebuildUnit(const plan::TransformPlan& plan, std::string schema, std::string page_ids,
-              std::vector<std::string> fallback)
+              std::vector<std::string> fallback, bool whole)
       : plan_(plan),
         schema_(std::move(schema)),
         page_ids_(std::move(page_ids)),
-        fallback_(std::move(fallback)) {}
+        fallback_(std::move(fallback)),
+        whole_(whole) {}
 
   // Failures are the claimed pages', as for any batch.
   std::string_view kind() const override { return "pages"; }
@@ -50,6 +55,7 @@ class RebuildUnit final : public Unit {
   std::string schema_;
   std::string page_ids_;
   std::vector<std::string> fallback_;
+  bool whole_;
   bool rebuilt_ = false;
   std::string swept_;
   std::vector<std::string> quarantined_;

@@ -93,15 +93,17 @@ SelfCheckStatements::SelfCheckStatements(const plan::TransformPlan& plan,
 
 std::string SelfCheckStatements::AllPendingSql() const {
   // Work that may change any key: the transform is not built (building,
-  // rebuilding) or paused, has a job queued, or a TRUNCATE of an input waits
-  // in the capture feed, not staged yet.
+  // rebuilding) or paused, has a job queued or a whole page (a bulk write
+  // staged for a rebuild: staging/whole_pages.h), or a TRUNCATE of an input
+  // waits in the capture feed, not staged yet.
   std::vector<std::string> sources;
   for (const auto& d : plan_.DirtyKeySql()) sources.push_back(std::to_string(d.source_id));
   const std::string catalog = sql::WithSchema("{schema}", schema_);
   return "SELECT t.status NOT IN (" + sql::Literal(WireName(TransformState::kLive)) + ", " +
          sql::Literal(WireName(TransformState::kCatchingUp)) + ")" +
          "\n    OR EXISTS (SELECT 1 FROM " + catalog + ".jobs j WHERE j.transform_id = t.id)" +
-         "\n    OR EXISTS (SELECT 1 FROM (" +
+         "\n    OR EXISTS (SELECT 1 FROM " + catalog +
+         ".pages p WHERE p.transform_id = t.id AND p.whole)" + "\n    OR EXISTS (SELECT 1 FROM (" +
          capture::CatalogFeed(schema_)->UnstagedRowsSql(false) +
          ") x WHERE x.op = 'T' AND x.source_id IN (" +
          (sources.empty() ? std::string("NULL") : sql::Join(sources, ", ")) +

@@ -141,8 +141,8 @@ Result<std::unique_ptr<TransformPlan>> GroupPlan::Bind(const catalog::Transform&
                                      : aggregates::SumKind::kRecomputed;
     shape.aggregates.push_back(aggregates::AggregateInput{
         *item.aggregate, item.alias, prefix, argument,
-        std::string(aggregates::kChangeAlias) + "." + sql::Ident(prefix + "arg"), kept,
-        quarantined});
+        std::string(aggregates::kChangeAlias) + "." + sql::Ident(prefix + "arg"), kept, quarantined,
+        column->argument_type ? aggregates::FixedScaleOf(*column->argument_type) : std::nullopt});
   }
 
   // A grouped join's target must equal its grouping over the base tables:

@@ -1,5 +1,6 @@
 #include "staging/stage_batch.h"
 
+#include <algorithm>
 #include <map>
 
 #include "capture/feed.h"
@@ -12,6 +13,7 @@
 #include "sql/row_reader.h"
 #include "staging/failing_readers.h"
 #include "staging/ledger_pages.h"
+#include "staging/whole_pages.h"
 #include "workers/locks.h"
 #include "workers/wake_channel.h"
 
@@ -35,12 +37,13 @@ std::string NotAwaitingFirstBuildSql(const std::string& schema, int id) {
       schema);
 }
 
-// A transform's part of `dirty`, gated by NotAwaitingFirstBuildSql: the
-// condition names no column of the part, so the planner tests it once,
-// before reading any capture row for it.
+// A transform's part of `dirty`, gated by NotAwaitingFirstBuildSql, and
+// left out when the batch stages the transform whole (staging/whole_pages.h):
+// the conditions name no column of the part, so the planner tests them
+// once, before reading any capture row for it.
 std::string Gated(const std::string& part, const std::string& schema, int id) {
   return "SELECT * FROM (" + part + ") AS __trellis_part WHERE " +
-         NotAwaitingFirstBuildSql(schema, id);
+         NotAwaitingFirstBuildSql(schema, id) + " AND " + NotWholeSql(id);
 }
 
 // The staging statement's own parameters; the feed's batch takes those
@@ -57,25 +60,27 @@ constexpr int kFirstFeedParam = 4;
 // only: those of this port are nudged in-process besides, and skip it.
 Result<std::string> StageSql(const std::string& schema, const capture::FeedBatch& batch,
                              const std::vector<catalog::Transform>& all,
-                             const std::set<int>& skipped) {
+                             const std::set<int>& skipped, long whole_floor) {
   std::vector<std::string> plain;
   std::vector<std::string> changes;
   std::map<int, size_t> lock_widths;
+  std::vector<std::unique_ptr<plan::TransformPlan>> plans;
+  std::vector<WholeCandidate> candidates;
   for (const auto& t : all) {
     if (skipped.count(t.id)) continue;  // rebuilt instead (failing_readers.h)
-    auto plan = plan::Bind(t, schema);
-    if (!plan.ok()) return plan.status();
-    if (plan.value()->LockWidth() < plan.value()->unit_key().size()) {
-      lock_widths[t.id] = plan.value()->LockWidth();
-    }
+    auto bound = plan::Bind(t, schema);
+    if (!bound.ok()) return bound.status();
+    plans.push_back(std::move(bound.value()));
+    const plan::TransformPlan& plan = *plans.back();
+    if (plan.LockWidth() < plan.unit_key().size()) lock_widths[t.id] = plan.LockWidth();
+    candidates.push_back(WholeCandidate{&t, &plan, NotAwaitingFirstBuildSql(schema, t.id)});
     // A transform taking deltas: its change rows, whose groups are its page
     // keys (one evaluation of the group expressions).
-    if (std::string deltas = plan.value()->DeltaRowsSql(); !deltas.empty()) {
+    if (std::string deltas = plan.DeltaRowsSql(); !deltas.empty()) {
       changes.push_back(Gated(deltas, schema, t.id));
       continue;
     }
-    for (const auto& input : plan.value()->DirtyKeySql())
-      plain.push_back(Gated(input.sql, schema, t.id));
+    for (const auto& input : plan.DirtyKeySql()) plain.push_back(Gated(input.sql, schema, t.id));
   }
   std::vector<std::string> parts = changes;
   for (const auto& keys : plain) {
@@ -87,14 +92,16 @@ Result<std::string> StageSql(const std::string& schema, const capture::FeedBatch
   std::string dirty = sql::Join(parts, "\nUNION ALL\n");
   if (dirty.empty()) dirty = "SELECT NULL::int AS transform_id, NULL::text[] AS key WHERE false";
   return "\nWITH consumed AS (\n  " + batch.TakeSql(kFirstFeedParam, !changes.empty()) +
-         R"sql(
+         "\n), whole AS MATERIALIZED (\n  " + WholeTransformsSql(schema, candidates, whole_floor) +
+         "\n), whole_paged AS (\n  " + WholePagesSql(schema) + R"sql(
 ), dirty AS ()sql" +
          dirty + "\n), " + PageDirtyKeysSql(schema, kPageKeysParam, !changes.empty(), lock_widths) +
          R"sql(
 SELECT (SELECT count(*) FROM consumed),
        ARRAY(SELECT DISTINCT source_id FROM consumed WHERE op = 'T'),
-       (SELECT count(*) FROM paged),
-       (SELECT pg_notify($2::text, $3::text) WHERE EXISTS (SELECT FROM consumed)))sql";
+       (SELECT count(*) FROM paged) + (SELECT count(*) FROM whole_paged),
+       (SELECT pg_notify($2::text, $3::text) WHERE EXISTS (SELECT FROM consumed)),
+       ARRAY(SELECT transform_id FROM whole))sql";
 }
 
 // One staging transaction. With `find_failing`, the transforms whose
@@ -102,7 +109,7 @@ SELECT (SELECT count(*) FROM consumed),
 // instead of staged (failing_readers.h).
 Result<StagedBatch> StageOnce(pg::Connection& conn, const std::string& schema,
                               capture::CaptureFeed& feed, int batch_rows, int page_keys,
-                              bool find_failing) {
+                              bool find_failing, long whole_floor) {
   auto tx = catalog::BeginStagingBatch(conn, schema);
   if (!tx.ok()) return tx.status();
   auto transforms = catalog::LoadTransforms(conn, schema);
@@ -121,7 +128,7 @@ Result<StagedBatch> StageOnce(pg::Connection& conn, const std::string& schema,
         RebuildFailingReaders(conn, schema, transforms.value(), failing.value()));
     skipped = std::move(failing.value());
   }
-  auto stage = StageSql(schema, *batch.value(), transforms.value(), skipped);
+  auto stage = StageSql(schema, *batch.value(), transforms.value(), skipped, whole_floor);
   if (!stage.ok()) return stage.status();
   pg::Params params = {std::to_string(page_keys), workers::WakeChannel(schema, "drain"),
                        workers::WakeSender()};
@@ -132,15 +139,18 @@ Result<StagedBatch> StageOnce(pg::Connection& conn, const std::string& schema,
   sql::RowReader row(staged.value(), 0);
   const long consumed = row.Int64(0);
   const std::vector<std::string> truncated = row.TextArray(1);
+  const std::vector<std::string> whole = row.TextArray(4);
   if (!row.status().ok()) return row.status();
   for (const auto& source_id : truncated) {
     for (const auto& t : transforms.value()) {
+      // Staged whole: the drain's rebuild completes it.
+      if (std::find(whole.begin(), whole.end(), std::to_string(t.id)) != whole.end()) continue;
       bool reads = false;
       for (const auto& input : t.inputs)
         reads = reads || std::to_string(input.source.id) == source_id;
       if (!reads) continue;
-      // TRUNCATE of any input leaves no keys to recompute: rebuild the
-      // whole target.
+      // TRUNCATE of any input leaves no keys to recompute, and a transform
+      // not staged whole (its first build not done) builds again.
       TRELLIS_RETURN_IF_ERROR(catalog::RequestRebuild(conn, schema, t.id, std::nullopt));
     }
   }
@@ -164,14 +174,15 @@ Result<StagedBatch> StageOnce(pg::Connection& conn, const std::string& schema,
 }  // namespace
 
 Result<StagedBatch> StageBatch(pg::Connection& conn, const std::string& schema, int batch_rows,
-                               int page_keys) {
+                               int page_keys, long whole_floor) {
   const auto feed = capture::CatalogFeed(schema);
-  auto staged = StageOnce(conn, schema, *feed, batch_rows, page_keys, /*find_failing=*/false);
+  auto staged =
+      StageOnce(conn, schema, *feed, batch_rows, page_keys, /*find_failing=*/false, whole_floor);
   // A group expression that fails for a captured row must not stall every
   // transform's staging: the batch is staged again without the transforms
   // it fails for, which are rebuilt instead. Free while nothing fails.
   if (staged.ok() || !MayBeReadersFailure(staged.status())) return staged;
-  return StageOnce(conn, schema, *feed, batch_rows, page_keys, /*find_failing=*/true);
+  return StageOnce(conn, schema, *feed, batch_rows, page_keys, /*find_failing=*/true, whole_floor);
 }
 
 }  // namespace trellis::staging

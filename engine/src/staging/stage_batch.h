@@ -6,6 +6,7 @@
 #include <string>
 
 #include "pg/connection.h"
+#include "plan/path_model.h"
 #include "trellis/status.h"
 
 namespace trellis::staging {
@@ -18,9 +19,12 @@ struct StagedBatch {
 };
 
 // Stages one batch of at most `batch_rows` rows of the catalog's feed
-// (capture::CatalogFeed), in pages of at most `page_keys` keys.
+// (capture::CatalogFeed), in pages of at most `page_keys` keys. A
+// transform's share of the batch of `whole_floor` row versions or more may
+// be staged as one whole page (staging/whole_pages.h); tests of paging
+// itself pass a floor no batch reaches.
 // REQUIRES: no transaction open on `conn`.
 Result<StagedBatch> StageBatch(pg::Connection& conn, const std::string& schema, int batch_rows,
-                               int page_keys);
+                               int page_keys, long whole_floor = plan::kWholeFloorVersions);
 
 }  // namespace trellis::staging

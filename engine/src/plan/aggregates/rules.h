@@ -16,6 +16,7 @@
 //   t   (kTargetAlias) the group's current target row.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -123,11 +124,21 @@ struct AggregateInput {
   // then already guarded by it, so no recorded group evaluates it, and the
   // visible column is NULL for those groups. Empty when the column is live.
   std::string quarantined;
+  // For a kScaled sum whose argument's type fixes its scale (numeric(p,s)):
+  // s. Every finite value then has display scale s, so a recompute counts
+  // only that scale and the last bucket (FixedScaleOf).
+  std::optional<int> fixed_scale;
 };
 
 // The SumKind of a sum or avg over an argument of type `format_type`
 // (PostgreSQL's format_type() text: "integer", "numeric(12,2)").
 SumKind SumKindOf(std::string_view format_type);
+
+// The display scale every finite value of type `format_type` has, when the
+// type fixes one below kScaleBuckets ("numeric(12,2)": 2); nullopt for any
+// other type. PostgreSQL rounds every value to a numeric's declared scale
+// and reports a typmod for an expression only when its values conform.
+std::optional<int> FixedScaleOf(std::string_view format_type);
 
 // The name of the hidden count per display scale of a kScaled sum.
 inline constexpr std::string_view kScalesSuffix = "scales";

@@ -1,0 +1,16 @@
+// Step 21 -> 22: pages that stand for a whole target (spec/engine.md
+// "Batch paths", "Bulk writes"). Released: never edited again.
+#include "catalog/migration_steps.h"
+
+namespace trellis::catalog::steps {
+
+// A whole page lists no keys: staging wrote it instead of the keys of a
+// bulk write too large to page key by key, and only a rebuild of the whole
+// target drains it (drain/path_chooser.h). Its key_count is the captured
+// row versions it stands for. IF NOT EXISTS: the migration tests rewind a
+// catalog's version and run later steps again.
+const std::string_view kV22WholePages = R"sql(
+ALTER TABLE {schema}.pages ADD COLUMN IF NOT EXISTS whole boolean NOT NULL DEFAULT false;
+)sql";
+
+}  // namespace trellis::catalog::steps
