@@ -88,7 +88,8 @@ extern const std::string_view kV19SideUnits;
 extern const std::string_view kV20CaptureFeed;
 // 20 -> 21: what each batch path cost (migration_v21_batch_paths.cc).
 extern const std::string_view kV21BatchPaths;
-// 21 -> 22: pages that stand for a whole target (migration_v22_whole_pages.cc).
+// 21 -> 22: pages that stand for a whole target, a path's fixed cost apart
+// (migration_v22_whole_pages.cc).
 extern const std::string_view kV22WholePages;
 
 }  // namespace trellis::catalog::steps

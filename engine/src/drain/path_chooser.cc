@@ -26,9 +26,13 @@ using plan::kRebuildUsPerTargetRow;
 using plan::kRecomputeUsPerKey;
 
 // A measured factor, weighed against the model (1) by its age.
-double Factor(const PathHistory& h) {
-  if (!h.measured) return 1;
-  return 1 + (h.factor - 1) * std::exp2(-h.age_seconds / kFactorHalfLifeSeconds);
+double Aged(bool measured, double factor, double age_seconds) {
+  if (!measured) return 1;
+  return 1 + (factor - 1) * std::exp2(-age_seconds / kFactorHalfLifeSeconds);
+}
+double GrowingFactor(const PathHistory& h) { return Aged(h.measured, h.factor, h.age_seconds); }
+double FixedFactor(const PathHistory& h) {
+  return Aged(h.fixed_measured, h.fixed_factor, h.age_seconds);
 }
 
 const PathHistory& HistoryOf(BatchPath path, const BatchFacts& facts) {
@@ -54,8 +58,9 @@ std::string Ms(double us) { return fmt::format("{:.1f} ms", us / 1000); }
 
 // The facts of the batch, one row per path (delta, recompute, rebuild):
 // the transform's backlog keys, the target's rows, then the path's history
-// (measured, factor and age in micro-units, failed recently), and the path
-// of the transform's last batch, and the input tables' rows (the planner's
+// (the growing part's factor measured, and in micro-units, the age in
+// micro-seconds, failed recently), the path of the transform's last batch,
+// the fixed cost's factor measured, and in micro-units, and the input tables' rows (the planner's
 // or the statistics' live rows, whichever says more). No table is named
 // (to_regclass): one dropped under the engine fails in the unit, which
 // pauses the transform for it.
@@ -70,12 +75,13 @@ SELECT b.keys, )sql",
                          schema) +
          plan::TargetRowsSql(plan) +
          sql::WithSchema(R"sql(,
-       v.path, coalesce(p.batches, 0) > 0,
+       v.path, coalesce(p.batches - p.fixed_batches, 0) > 0,
        round(coalesce(p.factor, 1) * 1000000)::bigint,
        round(coalesce(extract(epoch FROM clock_timestamp() - p.last_at), 0) * 1000000)::bigint,
        coalesce(p.failed_at > now() - make_interval(secs => $2::int), false),
        (SELECT l.path FROM {schema}.batch_paths l
         WHERE l.transform_id = $1::int AND l.batches > 0 ORDER BY l.last_at DESC LIMIT 1),
+       coalesce(p.fixed_batches, 0) > 0, round(coalesce(p.fixed_factor, 1) * 1000000)::bigint,
        )sql",
                          schema) +
          plan::InputRowsSql(t) +
@@ -85,19 +91,30 @@ LEFT JOIN {schema}.batch_paths p ON p.transform_id = $1::int AND p.path = v.path
                          schema);
 }
 
-// One batch by `path` took `us`: its factor (measured over modelled) and
-// cost per row join the path's decaying averages, each new batch weighing
-// as much as the history (less the history's age).
+// One batch by `path` took `us`: the factor it teaches ($9: 'fixed' for
+// the fixed cost's, else the growing part's) and its cost per row join the
+// path's decaying averages, each new batch weighing as much as the history
+// (less the history's age).
 std::string RecordSql(const std::string& schema) {
   return sql::WithSchema(R"sql(
 INSERT INTO {schema}.batch_paths AS p
-  (transform_id, path, factor, us_per_row, batches, last_rows, last_ms, last_at, last_reason)
-VALUES ($1::int, $2, $3::float8, $4::float8, 1, $5::bigint, $6::float8, clock_timestamp(), $7)
+  (transform_id, path, factor, fixed_factor, fixed_batches, us_per_row, batches, last_rows,
+   last_ms, last_at, last_reason)
+VALUES ($1::int, $2, CASE WHEN $9 = 'fixed' THEN 1 ELSE $3::float8 END,
+        CASE WHEN $9 = 'fixed' THEN $3::float8 ELSE 1 END, CASE WHEN $9 = 'fixed' THEN 1 ELSE 0 END,
+        $4::float8, 1, $5::bigint, $6::float8, clock_timestamp(), $7)
 ON CONFLICT (transform_id, path) DO UPDATE SET
-  factor = CASE WHEN p.batches = 0 THEN EXCLUDED.factor ELSE
+  factor = CASE WHEN $9 = 'fixed' THEN p.factor WHEN p.batches - p.fixed_batches = 0
+    THEN EXCLUDED.factor ELSE
     (p.factor * pg_catalog.power(2, -extract(epoch FROM clock_timestamp() - p.last_at) / $8::float8)
      + EXCLUDED.factor)
     / (pg_catalog.power(2, -extract(epoch FROM clock_timestamp() - p.last_at) / $8::float8) + 1) END,
+  fixed_factor = CASE WHEN $9 <> 'fixed' THEN p.fixed_factor WHEN p.fixed_batches = 0
+    THEN EXCLUDED.fixed_factor ELSE
+    (p.fixed_factor * pg_catalog.power(2, -extract(epoch FROM clock_timestamp() - p.last_at) / $8::float8)
+     + EXCLUDED.fixed_factor)
+    / (pg_catalog.power(2, -extract(epoch FROM clock_timestamp() - p.last_at) / $8::float8) + 1) END,
+  fixed_batches = p.fixed_batches + EXCLUDED.fixed_batches,
   us_per_row = CASE WHEN p.batches = 0 THEN EXCLUDED.us_per_row ELSE
     (p.us_per_row * pg_catalog.power(2, -extract(epoch FROM clock_timestamp() - p.last_at) / $8::float8)
      + EXCLUDED.us_per_row)
@@ -132,18 +149,22 @@ std::atomic<uint64_t>& BatchCounter(BatchPath path) {
 
 }  // namespace
 
-double ModelledUs(BatchPath path, const BatchFacts& facts) {
+double GrowingUs(BatchPath path, const BatchFacts& facts) {
   switch (path) {
     case BatchPath::kDelta:
-      return kBatchOverheadUs + kDeltaUsPerRow * static_cast<double>(facts.delta_rows + facts.keys);
+      return kDeltaUsPerRow * static_cast<double>(facts.delta_rows + facts.keys);
     case BatchPath::kRecompute:
-      return kBatchOverheadUs + kRecomputeUsPerKey * static_cast<double>(facts.keys);
+      return kRecomputeUsPerKey * static_cast<double>(facts.keys);
     case BatchPath::kRebuild:
-      return kBatchOverheadUs +
-             kRebuildUsPerTargetRow * static_cast<double>(RowsOf(BatchPath::kRebuild, facts)) +
+      return kRebuildUsPerTargetRow * static_cast<double>(RowsOf(BatchPath::kRebuild, facts)) +
              kRebuildUsPerInputRow * static_cast<double>(facts.input_rows);
   }
   return 0;
+}
+
+double EstimatedUs(BatchPath path, const BatchFacts& facts) {
+  const PathHistory& h = HistoryOf(path, facts);
+  return kBatchOverheadUs * FixedFactor(h) + GrowingUs(path, facts) * GrowingFactor(h);
 }
 
 PathChoice ChoosePath(const BatchFacts& facts) {
@@ -151,9 +172,8 @@ PathChoice ChoosePath(const BatchFacts& facts) {
   const double keys = static_cast<double>(std::max(facts.keys, 1L));
   // A rebuild completes the whole backlog; the other paths this batch.
   const double scale = static_cast<double>(std::max(facts.backlog_keys, facts.keys)) / keys;
-  const double alternative_us =
-      ModelledUs(alternative, facts) * Factor(HistoryOf(alternative, facts)) * scale;
-  const double rebuild_us = ModelledUs(BatchPath::kRebuild, facts) * Factor(facts.rebuild);
+  const double alternative_us = EstimatedUs(alternative, facts) * scale;
+  const double rebuild_us = EstimatedUs(BatchPath::kRebuild, facts);
   const std::string sizes =
       fmt::format(" ({} of {} backlog keys, {} target rows, {} input rows)", facts.keys,
                   std::max(facts.backlog_keys, facts.keys), facts.target_rows, facts.input_rows);
@@ -194,10 +214,14 @@ Result<ChosenBatch> ChooseBatch(pg::Connection& conn, const std::string& schema,
     facts.backlog_keys = row.Int64(0);
     facts.target_rows = row.OptionalInt64(1).value_or(0);
     const auto path = plan::BatchPathFromName(row.Text(2));
-    PathHistory history{row.Bool(3), static_cast<double>(row.Int64(4)) / 1e6,
-                        static_cast<double>(row.Int64(5)) / 1e6, row.Bool(6)};
+    PathHistory history{row.Bool(3),
+                        static_cast<double>(row.Int64(4)) / 1e6,
+                        static_cast<double>(row.Int64(5)) / 1e6,
+                        row.Bool(6),
+                        row.Bool(8),
+                        static_cast<double>(row.Int64(9)) / 1e6};
     if (auto previous = row.OptionalText(7)) facts.previous = plan::BatchPathFromName(*previous);
-    facts.input_rows = row.Int64(8);
+    facts.input_rows = row.Int64(10);
     if (!row.status().ok()) return row.status();
     if (path == BatchPath::kDelta) facts.delta = history;
     if (path == BatchPath::kRecompute) facts.recompute = history;
@@ -256,7 +280,16 @@ Status RecordBatch(pg::Connection& conn, const std::string& schema, const plan::
                                             std::chrono::steady_clock::now() - batch.started)
                                             .count());
   const long rows = std::max(RowsOf(taken, batch.facts), 1L);
-  const double factor = us / std::max(ModelledUs(taken, batch.facts), 1.0);
+  // The figure the batch says most about learns from it: what is left of
+  // its time once the other figure's current estimate is taken off, never
+  // below a tenth of the model.
+  const PathHistory& h = HistoryOf(taken, batch.facts);
+  const double growing = std::max(GrowingUs(taken, batch.facts), 1.0);
+  const bool teaches_fixed = growing < kBatchOverheadUs;
+  const double factor =
+      teaches_fixed
+          ? std::max(us - growing * GrowingFactor(h), 0.1 * kBatchOverheadUs) / kBatchOverheadUs
+          : std::max(us - kBatchOverheadUs * FixedFactor(h), 0.1 * growing) / growing;
   BatchCounter(taken).fetch_add(1, std::memory_order_relaxed);
   if (batch.facts.previous != taken) {
     logger->info("transform {}: batches go by {} now ({})", plan.name(), plan::BatchPathName(taken),
@@ -265,7 +298,8 @@ Status RecordBatch(pg::Connection& conn, const std::string& schema, const plan::
   return conn.Exec(RecordSql(schema),
                    {tid, std::string(plan::BatchPathName(taken)), fmt::format("{}", factor),
                     fmt::format("{}", us / static_cast<double>(rows)), std::to_string(rows),
-                    fmt::format("{}", us / 1000), reason, std::to_string(kFactorHalfLifeSeconds)});
+                    fmt::format("{}", us / 1000), reason, std::to_string(kFactorHalfLifeSeconds),
+                    teaches_fixed ? "fixed" : "growing"});
 }
 
 }  // namespace trellis::drain

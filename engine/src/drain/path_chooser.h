@@ -6,8 +6,9 @@
 // for the batch's unit (ChooseBatch), runs the unit through the executor,
 // then records what the batch cost (RecordBatch), in the same transaction.
 //
-// The model, in microseconds of modelled work per path, each with the
-// kBatchOverheadUs of a batch's statements:
+// The model, in microseconds of modelled work per path
+// (plan/path_model.h), is two figures: the fixed cost of a batch's
+// statements, kBatchOverheadUs, and the work that grows with the batch:
 //   delta      kDeltaUsPerRow x (delta rows + keys) of the batch
 //   recompute  kRecomputeUsPerKey x keys of the batch
 //   rebuild    kRebuildUsPerTargetRow x the target's rows
@@ -16,11 +17,18 @@
 //              per target row, a projection one)
 // A claim takes at most kKeysPerClaim keys, while a rebuild completes the
 // transform's whole backlog: delta and recompute are scaled to the backlog
-// (x backlog keys / batch keys) before they are compared. Each path's
-// modelled work is multiplied by its measured factor (measured time over
-// modelled work, the average of the transform's batches by that path, each
-// new batch weighing half), which decays back to 1 (the model alone) with
-// a half-life of an hour without batches by that path.
+// (x backlog keys / batch keys) before they are compared. Each figure is
+// multiplied by its own measured factor for the path: a batch whose
+// growing part is modelled below the fixed cost teaches the fixed factor
+// (what is left of its time after the growing part), a larger one the
+// growing factor (what is left after the fixed cost). One factor for both
+// let a 20-key batch that took 40 ms on a loaded machine (its statements'
+// first plans, not its rows) price every later delta batch 14 times its
+// model, and a 0.1% UPDATE went by a rebuild three times slower
+// (bench/README.md "Batch paths"). Each factor is the average of the
+// transform's batches that taught it, each new batch weighing half, and
+// decays back to 1 (the model alone) with a half-life of an hour without
+// batches by that path.
 #pragma once
 
 #include <chrono>
@@ -41,10 +49,12 @@ namespace trellis::drain {
 
 // What a path cost the transform before, as the catalog keeps it.
 struct PathHistory {
-  bool measured = false;
-  double factor = 1;  // measured time / modelled work
+  bool measured = false;  // the growing factor was
+  double factor = 1;      // the growing part: measured time / modelled work
   double age_seconds = 0;
   bool failed_recently = false;  // rebuild: one failed within the backoff
+  bool fixed_measured = false;
+  double fixed_factor = 1;  // the fixed cost: measured / kBatchOverheadUs
 };
 
 // What one claimed batch is chosen from.
@@ -79,10 +89,15 @@ struct PathChoice {
 // rebuilt.
 PathChoice ChoosePath(const BatchFacts& facts);
 
-// The modelled work of `path` for `facts`' batch (microseconds), before the
-// measured factor: delta and recompute for the claimed batch, a rebuild for
-// the whole target.
-double ModelledUs(plan::BatchPath path, const BatchFacts& facts);
+// The modelled work of `path` for `facts`' batch that grows with it
+// (microseconds, before the measured factor; the fixed cost is
+// kBatchOverheadUs): delta and recompute for the claimed batch, a rebuild
+// for the whole target.
+double GrowingUs(plan::BatchPath path, const BatchFacts& facts);
+
+// The estimate of `path` for `facts`' batch: each figure of the model times
+// its measured factor (not scaled to the backlog).
+double EstimatedUs(plan::BatchPath path, const BatchFacts& facts);
 
 // A chosen batch: its unit, and what RecordBatch needs.
 struct ChosenBatch {

@@ -45,11 +45,11 @@ inline constexpr int kRebuildFailureBackoffSeconds = 600;
 // empty here and fails where it is read.
 std::string InputRowsSql(const catalog::Transform& t);
 
-// A float8 SQL expression: the modelled work of rebuilding `plan`'s target
-// now (kBatchOverheadUs + per target row + per input row), times the
-// rebuild's measured factor for the transform (decayed as the chooser
-// decays it), or NULL when a rebuild failed within the backoff (no
-// rebuild is to be planned then). `schema`: the catalog's.
+// A float8 SQL expression: the estimate of rebuilding `plan`'s target now,
+// as the chooser makes it (drain/path_chooser.h): kBatchOverheadUs times
+// the rebuild's fixed factor, plus per target row and per input row times
+// its growing factor (each decayed as the chooser decays it), or NULL when a rebuild failed within
+// the backoff (no rebuild is to be planned then). `schema`: the catalog's.
 std::string RebuildEstimateUsSql(const TransformPlan& plan, const catalog::Transform& t,
                                  const std::string& schema);
 
