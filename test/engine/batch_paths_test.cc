@@ -359,7 +359,7 @@ TEST_CASE("a drain killed in the middle of a rebuild leaves its pages; the next 
     for (int i = 0; i < 300 && killed == "0"; ++i) {
       killed = f.Scalar(
           "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
-          "WHERE wait_event_type = 'Lock' AND query LIKE '%WITH written AS%'");
+          "WHERE wait_event_type = 'Lock' AND query LIKE '%WITH __trellis_fresh AS%'");
       if (killed == "0") std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
     CHECK(killed == "1");

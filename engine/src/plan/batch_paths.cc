@@ -48,9 +48,7 @@ std::vector<std::string> PagesSql(const TransformPlan& plan, BatchPath path) {
   return {plan.RecomputePagesSql()};
 }
 
-Bound RebuildTargetSql(const TransformPlan& plan) {
-  return plan.RecomputeRange(KeyRange{}, std::nullopt);
-}
+Bound RebuildTargetSql(const TransformPlan& plan) { return plan.RebuildWhole(); }
 
 std::string TargetRowsSql(const TransformPlan& plan) {
   return Render(kTargetRows, {{"target_literal", sql::Literal(plan.target())}});

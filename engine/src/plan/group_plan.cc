@@ -326,7 +326,8 @@ Result<catalog::Transform> GroupPlan::Draft(
           item.aggregate->argument.value_or(""),
           std::string(aggregates::kChangeAlias) + "." + sql::Ident(prefix + "arg"),
           scaled ? aggregates::SumKind::kScaled : aggregates::SumKind::kExact,
-          {}});
+          {},
+          scaled ? aggregates::FixedScaleOf(typed->second) : std::nullopt});
     } else if (whole_table) {
       return aggregates::Refusal(
           name, "the column " + sql::Ident(item.alias) +

@@ -85,6 +85,39 @@ constexpr std::string_view kRecomputeRange = R"sql(WITH written AS (
 )
 SELECT (SELECT count(*) FROM written), (SELECT count(*) FROM deleted))sql";
 
+// The whole target recomputed, as a difference: the definition's rows
+// computed once, matched to the target's by key in one join (hashed: one
+// read of each side), and only what differs written, existing rows by an
+// UPDATE, new ones by an INSERT; target rows whose key the definition
+// lacks deleted. The range recompute's INSERT ... ON CONFLICT probes the
+// target's key index once per definition row: a rebuild after a 10%
+// UPDATE of 1,000,000 orders took 6.9-8.2 s that way and 3.7-4.9 s with
+// the join, against 1.6-1.9 s for a REFRESH of the same query
+// (bench/README.md "Batch paths"). One statement, so readers see the old
+// rows until it commits and the new ones after.
+constexpr std::string_view kRebuildWhole = R"sql(WITH __trellis_fresh AS MATERIALIZED (
+  SELECT {named_values} FROM {from} WHERE {where}
+), __trellis_changed AS (
+  SELECT __trellis_f.*, __trellis_t.ctid IS NOT NULL AS __trellis_present
+  FROM __trellis_fresh AS __trellis_f LEFT JOIN {target} AS __trellis_t ON {fresh_is_target}
+  WHERE __trellis_t.ctid IS NULL OR {row_differs}
+), updated AS (
+  UPDATE {target} AS __trellis_t SET {set_columns}
+  FROM __trellis_changed AS __trellis_f
+  WHERE __trellis_f.__trellis_present AND {fresh_is_target}
+  RETURNING 1
+), inserted AS (
+  INSERT INTO {target} ({target_columns})
+  SELECT {target_columns} FROM __trellis_changed WHERE NOT __trellis_present
+  RETURNING 1
+), deleted AS (
+  DELETE FROM {target} AS __trellis_t
+  WHERE NOT EXISTS (SELECT 1 FROM __trellis_fresh AS __trellis_f WHERE {fresh_is_target})
+  RETURNING 1
+)
+SELECT (SELECT count(*) FROM updated) + (SELECT count(*) FROM inserted),
+       (SELECT count(*) FROM deleted))sql";
+
 constexpr std::string_view kAppendRange = R"sql(INSERT INTO {target} ({target_columns})
 SELECT {values} FROM {from}
 WHERE {source_in_range} AND {where})sql";
@@ -388,6 +421,53 @@ Bound ProjectionPlan::RecomputeRange(
   slots["on_conflict"] = OnConflictUpdate(key, update, kTarget);
   slots["target_row_gone"] = TargetRowGone();
   out.text = Render(kRecomputeRange, slots);
+  return out;
+}
+
+Bound ProjectionPlan::RebuildWhole() const {
+  const auto& key = target_key();
+  // A key that may be NULL matches by IS NULL pairs, which no hash join
+  // can take: the range recompute's index probes are the faster form then.
+  for (const auto& k : key) {
+    if (k.nullable) return RecomputeRange(KeyRange{}, std::nullopt);
+  }
+  Slots slots = BaseSlots();
+  slots["named_values"] = NamedValues();
+  slots["fresh_is_target"] = KeyEquals(key, KeyNames(key, "__trellis_f"), KeyNames(key, kTarget));
+  std::vector<std::string> sets, mine, theirs;
+  for (const auto& c : columns_) {
+    sets.push_back(c + " = __trellis_f." + c);
+    mine.push_back(std::string(kTarget) + "." + c);
+    theirs.push_back("__trellis_f." + c);
+  }
+  // Compared as text, as the range recompute's ON CONFLICT compares them:
+  // every type has a text form, not every type an equality.
+  slots["row_differs"] = columns_.empty()
+                             ? "false"
+                             : "ROW(" + sql::Join(mine, ", ") + ")::text IS DISTINCT FROM ROW(" +
+                                   sql::Join(theirs, ", ") + ")::text";
+  // With no value column nothing is ever updated: a key is there or not.
+  slots["set_columns"] = columns_.empty() ? "" : sql::Join(sets, ", ");
+  Bound out;
+  out.text = Render(kRebuildWhole, slots);
+  if (columns_.empty()) {
+    // No UPDATE can name no column: only the insert and the delete.
+    out.text = Render(
+        R"sql(WITH __trellis_fresh AS MATERIALIZED (
+  SELECT {named_values} FROM {from} WHERE {where}
+), inserted AS (
+  INSERT INTO {target} ({target_columns})
+  SELECT {target_columns} FROM __trellis_fresh AS __trellis_f
+  WHERE NOT EXISTS (SELECT 1 FROM {target} AS __trellis_t WHERE {fresh_is_target})
+  RETURNING 1
+), deleted AS (
+  DELETE FROM {target} AS __trellis_t
+  WHERE NOT EXISTS (SELECT 1 FROM __trellis_fresh AS __trellis_f WHERE {fresh_is_target})
+  RETURNING 1
+)
+SELECT (SELECT count(*) FROM inserted), (SELECT count(*) FROM deleted))sql",
+        slots);
+  }
   return out;
 }
 

@@ -42,6 +42,7 @@ class ProjectionPlan : public TransformPlan, public RangePlan {
   std::string KeyInputsSql() const override;
 
   // BuildPlan, by ranges of the source key
+  Bound RebuildWhole() const override;
   Bound RecomputeRange(const KeyRange& range,
                        const std::optional<std::vector<std::string>>& only_columns) const override;
   Bound AppendRange(const KeyRange& range) const override;

@@ -130,6 +130,10 @@ class BuildPlan : public virtual PlanTarget {
   // (written, deleted).
   virtual Bound RecomputeRange(
       const KeyRange& range, const std::optional<std::vector<std::string>>& only_columns) const = 0;
+  // The whole target recomputed in one statement that writes only the
+  // difference (plan/batch_paths.h RebuildTargetSql). Returns (written,
+  // deleted). By default the recompute of the unbounded range.
+  virtual Bound RebuildWhole() const { return RecomputeRange(KeyRange{}, std::nullopt); }
   // The first build's form: appends the range's rows to a target that holds
   // none of them and has no key yet. Its affected count is the rows written.
   virtual Bound AppendRange(const KeyRange& range) const = 0;
