@@ -55,6 +55,15 @@ void StageAllAndDrain(pg::Connection& conn, long whole_floor = plan::kWholeFloor
   DrainAllPages(conn);
 }
 
+// `totals` and `doubled` over kOrders, both built.
+std::unique_ptr<Session> DefineTotalsAndDoubled(EngineFixture& f) {
+  auto s = DefineBuilt(f, kOrders, kTotals);
+  REQUIRE(s->Apply(kDoubled, true).ok());
+  auto workers = BackgroundWorkers::Start(f.Options(), true, 1);
+  f.AwaitConverged(*s);
+  return s;
+}
+
 // A fresh history: the model alone decides the next batch (the measured
 // factors of earlier batches, timed on a loaded test machine, would make
 // the expected path depend on that machine).
@@ -134,12 +143,7 @@ TEST_CASE("the chooser rebuilds when a batch is a large part of the target", "[c
 TEST_CASE("small batches go by deltas or recompute, a 10% batch and a COPY by a rebuild",
           "[engine][chooser]") {
   EngineFixture f;
-  auto s = DefineBuilt(f, kOrders, kTotals);
-  REQUIRE(s->Apply(kDoubled, true).ok());
-  {
-    auto workers = BackgroundWorkers::Start(f.Options(), true, 1);
-    f.AwaitConverged(*s);
-  }
+  auto s = DefineTotalsAndDoubled(f);
   auto conn = ConnectBuilder(f);
   auto check_both = [&] {
     CHECK(SelectDifferences(f, "SELECT g, n, total FROM totals", kTotalsQuery) == 0);
@@ -294,12 +298,7 @@ TEST_CASE("a bulk write staged whole whose rebuild fails is built again by range
 TEST_CASE("a bulk write is staged as one whole page and drained by one rebuild",
           "[engine][chooser][whole]") {
   EngineFixture f;
-  auto s = DefineBuilt(f, kOrders, kTotals);
-  REQUIRE(s->Apply(kDoubled, true).ok());
-  {
-    auto workers = BackgroundWorkers::Start(f.Options(), true, 1);
-    f.AwaitConverged(*s);
-  }
+  auto s = DefineTotalsAndDoubled(f);
   auto conn = ConnectBuilder(f);
   ForgetCosts(f);
   // 20,000 orders updated: 40,000 row versions, against rebuilds of 100

@@ -30,7 +30,7 @@ std::string SweepSql(const std::string& schema) {
 // by key ranges. Writes nothing itself, so it cannot fail on data; the
 // claimed pages are completed with it, their changes being in what the
 // job will read.
-class RebuildJobUnit final : public Unit {
+class RebuildJobUnit final : public UncutUnit {
  public:
   RebuildJobUnit(std::string schema, int transform_id)
       : schema_(std::move(schema)), transform_id_(transform_id) {}
@@ -39,13 +39,6 @@ class RebuildJobUnit final : public Unit {
   Result<long> Apply(pg::Connection& conn) override {
     TRELLIS_RETURN_IF_ERROR(catalog::RequestRebuild(conn, schema_, transform_id_, std::nullopt));
     return 0L;
-  }
-  Result<std::vector<std::unique_ptr<Unit>>> Split(pg::Connection&) override {
-    return std::vector<std::unique_ptr<Unit>>{};
-  }
-  Status Complete(pg::Connection&) override { return Status::OK(); }
-  Status Defer(pg::Connection&, const std::vector<const Unit*>&, const Status&) override {
-    return Status::OK();
   }
 
  private:

@@ -8,7 +8,7 @@
 
 namespace trellis::drain {
 
-class StatementUnit final : public Unit {
+class StatementUnit final : public UncutUnit {
  public:
   StatementUnit(std::string kind, std::string sql) : kind_(std::move(kind)), sql_(std::move(sql)) {}
 
@@ -18,14 +18,6 @@ class StatementUnit final : public Unit {
     auto done = conn.Query(sql_);
     if (!done.ok()) return done.status();
     return done->affected;
-  }
-  Result<std::vector<std::unique_ptr<Unit>>> Split(pg::Connection&) override {
-    return std::vector<std::unique_ptr<Unit>>{};
-  }
-  Status Complete(pg::Connection&) override { return Status::OK(); }
-  // Redone by the step that issued it, once the charge's backoff passed.
-  Status Defer(pg::Connection&, const std::vector<const Unit*>&, const Status&) override {
-    return Status::OK();
   }
 
  private:

@@ -61,4 +61,18 @@ class Unit {
   virtual std::unique_ptr<Unit> Rebound(const plan::TransformPlan&) const { return nullptr; }
 };
 
+// A unit of one step that cannot be cut (it covers no keys to narrow to)
+// and leaves nothing on a queue: the step that issued it redoes it, once a
+// charge's backoff has passed.
+class UncutUnit : public Unit {
+ public:
+  Result<std::vector<std::unique_ptr<Unit>>> Split(pg::Connection&) override {
+    return std::vector<std::unique_ptr<Unit>>{};
+  }
+  Status Complete(pg::Connection&) override { return Status::OK(); }
+  Status Defer(pg::Connection&, const std::vector<const Unit*>&, const Status&) override {
+    return Status::OK();
+  }
+};
+
 }  // namespace trellis::drain
