@@ -33,8 +33,11 @@ TEST_CASE("a transform over a building upstream waits for it, then builds", "[ch
   auto workers = trellis::BackgroundWorkers::Start(f.Options(), true, 2);
   // While up is not live, down does not start its build.
   for (int i = 0; i < 200; ++i) {
-    auto up = s->ReadStatus("up");
+    // down first: up not live after it means up was not live when down was
+    // read (read in the other order, up could go live and down start its
+    // build between the two reads).
     auto down = s->ReadStatus("down");
+    auto up = s->ReadStatus("up");
     REQUIRE((up.ok() && down.ok()));
     if (up->status == "live") break;
     CHECK(down->status == "waiting_to_backfill");
