@@ -44,14 +44,19 @@ std::string LastPath(Session& s, const std::string& name) {
   return st->last_batch ? st->last_batch->path : "";
 }
 
-// Stages every captured change there is, then drains every page. A bulk
-// write of `whole_floor` row versions or more may be staged whole.
-void StageAllAndDrain(pg::Connection& conn, long whole_floor = plan::kWholeFloorVersions) {
+// Stages every captured change there is. A bulk write of `whole_floor`
+// row versions or more may be staged whole.
+void StageAll(pg::Connection& conn, long whole_floor = plan::kWholeFloorVersions) {
   for (;;) {
     auto staged = staging::StageBatch(conn, "trellis", 1000, 1000, whole_floor);
     REQUIRE(staged.ok());
     if (staged->consumed == 0) break;
   }
+}
+
+// Stages every captured change there is, then drains every page.
+void StageAllAndDrain(pg::Connection& conn, long whole_floor = plan::kWholeFloorVersions) {
+  StageAll(conn, whole_floor);
   DrainAllPages(conn);
 }
 
@@ -225,19 +230,37 @@ TEST_CASE("a rebuild keeps the target's OID, grants, indexes and the views on it
                           "SELECT id, amount * 2 FROM orders WHERE amount * 2 > 1000") == 0);
 }
 
+// `unit_prices` (100 / qty) over 5000 stock rows, built.
+std::unique_ptr<Session> DefineUnitPrices(EngineFixture& f) {
+  return DefineBuilt(f,
+                     "CREATE TABLE stock (id int PRIMARY KEY, qty int NOT NULL); INSERT INTO "
+                     "stock SELECT g, 1 + g % 7 FROM generate_series(1, 5000) g;",
+                     "TRANSFORM unit_prices FROM stock SELECT qty AS qty, 100 / qty AS unit");
+}
+
+// With no costs learned yet, every stock row changes and one of them (id
+// 2500) can no longer be computed: a rebuild of the whole target fails on
+// it.
+void BreakOneUnitPrice(EngineFixture& f) {
+  ForgetCosts(f);
+  f.Sql("UPDATE stock SET qty = CASE WHEN id = 2500 THEN 0 ELSE qty + 1 END");
+}
+
+// The failure was narrowed to the one key, recorded in the column's
+// quarantine, and every other row arrived.
+void CheckOnlyTheBrokenPriceQuarantined(EngineFixture& f) {
+  CHECK(f.Scalar("SELECT string_agg(key::text, ',') FROM trellis.quarantined_rows") == "{2500}");
+  CHECK(f.Differences("unit_prices",
+                      "SELECT id, qty, CASE WHEN qty <> 0 THEN 100 / qty END FROM stock") == 0);
+}
+
 TEST_CASE("a row that fails during a rebuild is narrowed to its key; the rest arrives",
           "[engine][chooser]") {
   EngineFixture f;
-  auto s = DefineBuilt(f,
-                       "CREATE TABLE stock (id int PRIMARY KEY, qty int NOT NULL); INSERT INTO "
-                       "stock SELECT g, 1 + g % 7 FROM generate_series(1, 5000) g;",
-                       "TRANSFORM unit_prices FROM stock SELECT qty AS qty, 100 / qty AS unit");
+  auto s = DefineUnitPrices(f);
   auto conn = ConnectBuilder(f);
-
-  ForgetCosts(f);
-  // Every row changes, and one of them can no longer be computed. Staged
-  // key by key (never whole), so the chooser picks the rebuild.
-  f.Sql("UPDATE stock SET qty = CASE WHEN id = 2500 THEN 0 ELSE qty + 1 END");
+  // Staged key by key (never whole), so the chooser picks the rebuild.
+  BreakOneUnitPrice(f);
   StageAllAndDrain(*conn, std::numeric_limits<long>::max());
   // The rebuild failed: the batch went by its keys, which narrowed the
   // failure to the one key, recorded in the column's quarantine.
@@ -251,28 +274,17 @@ TEST_CASE("a row that fails during a rebuild is narrowed to its key; the rest ar
     if (c.path == "rebuild") rebuild_failed = c.failed_at_us.has_value();
   }
   CHECK(rebuild_failed);
-  CHECK(f.Scalar("SELECT string_agg(key::text, ',') FROM trellis.quarantined_rows") == "{2500}");
-  CHECK(f.Differences("unit_prices",
-                      "SELECT id, qty, CASE WHEN qty <> 0 THEN 100 / qty END FROM stock") == 0);
+  CheckOnlyTheBrokenPriceQuarantined(f);
   CHECK(f.Scalar("SELECT count(*) FROM trellis.pages") == "0");
 }
 
 TEST_CASE("a bulk write staged whole whose rebuild fails is built again by ranges",
           "[engine][chooser][whole]") {
   EngineFixture f;
-  auto s = DefineBuilt(f,
-                       "CREATE TABLE stock (id int PRIMARY KEY, qty int NOT NULL); INSERT INTO "
-                       "stock SELECT g, 1 + g % 7 FROM generate_series(1, 5000) g;",
-                       "TRANSFORM unit_prices FROM stock SELECT qty AS qty, 100 / qty AS unit");
+  auto s = DefineUnitPrices(f);
   auto conn = ConnectBuilder(f);
-
-  ForgetCosts(f);
-  f.Sql("UPDATE stock SET qty = CASE WHEN id = 2500 THEN 0 ELSE qty + 1 END");
-  for (;;) {
-    auto staged = staging::StageBatch(*conn, "trellis", 1000, 1000);
-    REQUIRE(staged.ok());
-    if (staged->consumed == 0) break;
-  }
+  BreakOneUnitPrice(f);
+  StageAll(*conn);
   // 10,000 row versions: one whole page, no keys.
   CHECK(f.Scalar("SELECT count(*) FILTER (WHERE whole) || '/' || count(*) FROM trellis.pages") ==
         "1/1");
@@ -290,9 +302,7 @@ TEST_CASE("a bulk write staged whole whose rebuild fails is built again by range
     auto workers = BackgroundWorkers::Start(f.Options(), true, 1);
     f.AwaitConverged(*s);
   }
-  CHECK(f.Scalar("SELECT string_agg(key::text, ',') FROM trellis.quarantined_rows") == "{2500}");
-  CHECK(f.Differences("unit_prices",
-                      "SELECT id, qty, CASE WHEN qty <> 0 THEN 100 / qty END FROM stock") == 0);
+  CheckOnlyTheBrokenPriceQuarantined(f);
 }
 
 TEST_CASE("a bulk write is staged as one whole page and drained by one rebuild",
