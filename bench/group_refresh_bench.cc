@@ -44,7 +44,8 @@ GroupShape Shape(const std::string& target) {
         "o.amount",
         "__trellis_ch.a",
         SumKind::kExact,
-        {}};
+        {},
+        std::nullopt};
   };
   GroupShape shape;
   shape.target = sql::Ident(target);

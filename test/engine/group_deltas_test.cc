@@ -156,4 +156,62 @@ TEST_CASE("delta rows leave with their pages: drained, or their transform droppe
   CHECK(f.Scalar("SELECT count(*) FROM trellis.delta_rows") == "0");
 }
 
+// The drain by deltas is two statements: the delta rows applied, then the
+// groups the pages list without one (or held) recomputed. Staging marks a
+// page whose every key came with delta rows (pages.covered_width), and the
+// second statement is skipped for such pages while no group is held.
+TEST_CASE("the recompute of groups without delta rows runs only when one may be there",
+          "[engine][group][deltas]") {
+  EngineFixture f;
+  auto s = Built(f);
+  auto conn = ConnectBuilder(f);
+  auto t = catalog::LoadTransform(*conn, "trellis", "totals");
+  REQUIRE(t.ok());
+  auto plan = plan::Bind(t.value(), "trellis");
+  REQUIRE(plan.ok());
+  const auto statements = plan.value()->ApplyPagesSql();
+  REQUIRE(statements.size() == 2);
+  CHECK(statements[0].needed.empty());
+  REQUIRE(!statements[1].needed.empty());
+  KeepOffRebuilds(f);
+  auto delta_path = [&] {
+    auto st = s->ReadStatus("totals");
+    REQUIRE(st.ok());
+    return st->last_batch && st->last_batch->path == "delta";
+  };
+  auto needed = [&] {
+    auto asked = conn->Query(statements[1].needed,
+                             {f.Scalar("SELECT array_agg(id)::text FROM trellis.pages")});
+    REQUIRE(asked.ok());
+    return asked->text(0, 0);
+  };
+
+  f.Sql("INSERT INTO orders VALUES (100, 1, 1000), (101, 2, 5)");
+  StageStep(*conn);
+  // Every key came with its delta rows, of the routed width.
+  CHECK(f.Scalar("SELECT count(*) FROM trellis.pages") == "1");
+  CHECK(f.Scalar("SELECT covered_width = (SELECT max(cardinality(row_values)) FROM "
+                 "trellis.delta_rows) FROM trellis.pages") == "t");
+  CHECK(needed() == "f");
+
+  // A held group takes no deltas and must be recomputed instead.
+  f.Sql("INSERT INTO trellis.held_keys (transform_id, key, error, last_failed_at) VALUES (" +
+        std::to_string(t->id) + ", '{1}', 'test', now() - interval '1 minute')");
+  CHECK(needed() == "t");
+  DrainAllPages(*conn);
+  CHECK(delta_path());
+  CHECK(Differences(f) == 0);
+  CHECK(f.Scalar("SELECT count(*) FROM trellis.held_keys") == "0");
+
+  // A page written by anything but staging's delta path says nothing.
+  f.Sql("INSERT INTO orders VALUES (102, 0, 7)");
+  StageStep(*conn);
+  CHECK(needed() == "f");
+  f.Sql("UPDATE trellis.pages SET covered_width = NULL");
+  CHECK(needed() == "t");
+  DrainAllPages(*conn);
+  CHECK(delta_path());
+  CHECK(Differences(f) == 0);
+}
+
 }  // namespace trellis::test

@@ -48,7 +48,7 @@ std::string ApplySql(pg::Connection& conn, bool* delta_ready) {
   REQUIRE(plan.ok());
   *delta_ready = static_cast<const plan::GroupPlan&>(*plan.value()).delta_ready();
   std::string out;
-  for (const auto& s : plan.value()->ApplyPagesSql()) out += s + "\n";
+  for (const auto& s : plan.value()->ApplyPagesSql()) out += s.sql + "\n";
   return out;
 }
 
@@ -197,7 +197,7 @@ TEST_CASE("ALTER ADD COLUMN routes a new column and stays on the delta path, exa
     const std::string pages = f.Scalar("SELECT array_agg(id)::text FROM trellis.pages");
     REQUIRE(conn->Exec("BEGIN").ok());
     for (const auto& statement : plan.value()->ApplyPagesSql()) {
-      auto applied = conn->Query(statement, {pages});
+      auto applied = conn->Query(statement.sql, {pages});
       INFO((applied.ok() ? std::string() : applied.status().ToString()));
       CHECK(applied.ok());
       if (!applied.ok()) break;

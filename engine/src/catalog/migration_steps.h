@@ -91,5 +91,8 @@ extern const std::string_view kV21BatchPaths;
 // 21 -> 22: pages that stand for a whole target, a path's fixed cost apart
 // (migration_v22_whole_pages.cc).
 extern const std::string_view kV22WholePages;
+// 22 -> 23: pages whose delta rows cover every key
+// (migration_v23_covered_pages.cc).
+extern const std::string_view kV23CoveredPages;
 
 }  // namespace trellis::catalog::steps

@@ -40,6 +40,7 @@ const std::vector<std::vector<std::string_view>>& Steps() {
       {steps::kV20CaptureFeed},                                // capture mode, slot position
       {steps::kV21BatchPaths},                                 // batch paths' costs
       {steps::kV22WholePages},                                 // bulk writes staged whole
+      {steps::kV23CoveredPages},                               // pages covered by deltas
   };
   return steps;
 }

@@ -77,8 +77,13 @@ std::vector<std::unique_ptr<Unit>> HalveKeys(const plan::TransformPlan& plan,
 Result<long> PagesUnit::Apply(pg::Connection& conn) {
   // A recompute reports (written, deleted); a delta statement its row count.
   long touched = 0;
-  for (const std::string& statement : statements_) {
-    auto applied = conn.QueryPrepared(statement, {page_ids_});
+  for (const plan::PagesStatement& statement : statements_) {
+    if (!statement.needed.empty()) {
+      auto needed = conn.QueryPrepared(statement.needed, {page_ids_});
+      if (!needed.ok()) return needed.status();
+      if (needed->text(0, 0) != "t") continue;
+    }
+    auto applied = conn.QueryPrepared(statement.sql, {page_ids_});
     if (!applied.ok()) return applied.status();
     if (applied->empty()) {
       touched += applied->affected;

@@ -18,7 +18,7 @@ class PagesUnit final : public Unit {
   // taking $1 only (plan/batch_paths.h PagesSql: the batch's path); the
   // plan's default drain (MaintainPlan::ApplyPagesSql) when empty.
   PagesUnit(const plan::TransformPlan& plan, std::string schema, std::string page_ids,
-            std::vector<std::string> statements = {})
+            std::vector<plan::PagesStatement> statements = {})
       : plan_(plan),
         schema_(std::move(schema)),
         page_ids_(std::move(page_ids)),
@@ -38,7 +38,7 @@ class PagesUnit final : public Unit {
   const plan::TransformPlan& plan_;
   std::string schema_;
   std::string page_ids_;
-  std::vector<std::string> statements_;
+  std::vector<plan::PagesStatement> statements_;
   std::vector<std::string> quarantined_;
 };
 

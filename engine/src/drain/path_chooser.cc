@@ -242,7 +242,7 @@ Result<ChosenBatch> ChooseBatch(pg::Connection& conn, const std::string& schema,
       return batch;
     }
   }
-  const std::vector<std::string> pages_sql = plan::PagesSql(plan, pages_path);
+  const std::vector<plan::PagesStatement> pages_sql = plan::PagesSql(plan, pages_path);
   if (batch.choice.path == BatchPath::kRebuild) {
     batch.unit = std::make_unique<RebuildUnit>(plan, schema, page_ids, pages_sql, whole);
   } else {

@@ -26,7 +26,7 @@ class RebuildUnit final : public Unit {
   // REQUIRES: the caller holds the transform's lock exclusively, so no
   // other drain of the transform writes its target meanwhile.
   RebuildUnit(const plan::TransformPlan& plan, std::string schema, std::string page_ids,
-              std::vector<std::string> fallback, bool whole)
+              std::vector<plan::PagesStatement> fallback, bool whole)
       : plan_(plan),
         schema_(std::move(schema)),
         page_ids_(std::move(page_ids)),
@@ -54,7 +54,7 @@ class RebuildUnit final : public Unit {
   const plan::TransformPlan& plan_;
   std::string schema_;
   std::string page_ids_;
-  std::vector<std::string> fallback_;
+  std::vector<plan::PagesStatement> fallback_;
   bool whole_;
   bool rebuilt_ = false;
   std::string swept_;

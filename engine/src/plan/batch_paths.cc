@@ -43,9 +43,9 @@ std::optional<BatchPath> BatchPathFromName(std::string_view name) {
 
 bool OffersDeltas(const TransformPlan& plan) { return !plan.DeltaRowsSql().empty(); }
 
-std::vector<std::string> PagesSql(const TransformPlan& plan, BatchPath path) {
+std::vector<PagesStatement> PagesSql(const TransformPlan& plan, BatchPath path) {
   if (path == BatchPath::kDelta) return plan.ApplyPagesSql();
-  return {plan.RecomputePagesSql()};
+  return {PagesStatement{plan.RecomputePagesSql(), {}}};
 }
 
 Bound RebuildTargetSql(const TransformPlan& plan) { return plan.RebuildWhole(); }

@@ -31,7 +31,7 @@ bool OffersDeltas(const TransformPlan& plan);
 // recompute of the pages' units that carry no delta row), for kRecompute
 // the recompute of every unit the pages list.
 // REQUIRES: path is not kRebuild; kDelta only when OffersDeltas(plan).
-std::vector<std::string> PagesSql(const TransformPlan& plan, BatchPath path);
+std::vector<PagesStatement> PagesSql(const TransformPlan& plan, BatchPath path);
 
 // The rebuild of the whole target in one statement that keeps the table
 // (its OID, grants, indexes, and the views and foreign keys built on it):

@@ -82,6 +82,11 @@ constexpr std::string_view kRecomputedOnDeltaPage =
    OR EXISTS (SELECT 1 FROM {schema}.held_keys AS __trellis_h
               WHERE __trellis_h.transform_id = {transform_id} AND __trellis_h.key = {key})))sql";
 
+constexpr std::string_view kRecomputeNeeded =
+    R"sql(SELECT EXISTS (SELECT 1 FROM {schema}.pages
+               WHERE id = ANY ($1::bigint[]) AND covered_width IS DISTINCT FROM {width})
+    OR EXISTS (SELECT 1 FROM {schema}.held_keys WHERE transform_id = {transform_id}))sql";
+
 constexpr std::string_view kRecordSnapshot =
     R"sql(INSERT INTO {schema}.group_snapshots (transform_id, keys, snapshot)
   SELECT {transform_id}, {keys}, pg_catalog.pg_current_snapshot(){when})sql";
@@ -130,6 +135,12 @@ std::string StageDeltaRowsSql(const DeltaInputs& in) {
                                               {"alias", sql::Ident(in.shape.alias)}});
   }
   return Render(kStageDeltaRows, slots);
+}
+
+std::string RecomputeNeededSql(const DeltaInputs& in) {
+  return Render(kRecomputeNeeded, {{"schema", sql::Ident(in.schema)},
+                                   {"transform_id", std::to_string(in.transform_id)},
+                                   {"width", std::to_string(in.routed_columns.size())}});
 }
 
 std::string RecordSnapshotSql(const DeltaInputs& in, const std::string& keys_sql,

@@ -35,6 +35,16 @@ struct DeltaInputs {
 // `member` (a partition detached a moment ago): its group is recomputed.
 std::string StageDeltaRowsSql(const DeltaInputs& in);
 
+// A query over pages $1 (bigint[]) answering whether the recompute of
+// keys without delta rows (RecomputedOnDeltaPage) may find any: true when a
+// page was not staged with delta rows of the routed width for every key
+// (pages.covered_width: a key with none, pages written elsewhere, rows
+// staged before an ALTER routed another column) or when the transform has
+// a held group. Asked after the delta statement, so a hold made before it
+// ran is seen; the drain holds the pages' buckets, so no other drain holds
+// one of their keys afterwards.
+std::string RecomputeNeededSql(const DeltaInputs& in);
+
 // The statement that records the snapshot of the statement it is a CTE of
 // (aggregates::RecomputeGroupsSql's `record`): the groups whose keys
 // `keys_sql` lists (a scalar text[] of each key's text[] as text; "NULL"

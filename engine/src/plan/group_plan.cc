@@ -456,20 +456,26 @@ std::string GroupPlan::DeltaRowsSql() const {
   return delta_ready_ ? StageDeltaRowsSql(deltas_) : "";
 }
 
-std::vector<std::string> GroupPlan::ApplyPagesSql() const {
-  if (!delta_ready_) return {RecomputePagesSql()};
-  std::vector<std::string> out = ApplyDeltaRowsSql(deltas_);
+std::vector<PagesStatement> GroupPlan::ApplyPagesSql() const {
+  if (!delta_ready_) return {PagesStatement{RecomputePagesSql(), {}}};
+  std::vector<PagesStatement> out;
+  for (auto& statement : ApplyDeltaRowsSql(deltas_)) out.push_back({std::move(statement), {}});
   // Then the groups the pages list without a delta row (pages staged before
   // the transform took deltas, corrections) and the held ones.
   const size_t n = unit_key().size();
   // Without GROUP BY, also the one row when it is missing (an operator
   // deleted it): deltas only update it, and the recompute makes it again.
   const std::string missing = whole_table_ ? " OR NOT EXISTS (SELECT 1 FROM " + target() + ")" : "";
-  out.push_back(RecomputeKeysFrom(
-      sql::Ident(schema_) + ".pages AS p, " + sql::KeyRows("p.keys", "p.id", n, "k") +
-      " WHERE p.id = ANY($1::bigint[]) AND (" +
-      RecomputedOnDeltaPage(deltas_, "p.id", sql::KeyOfRow("k", n), "$1::bigint[]") + missing +
-      ")"));
+  // Skipped when staging gave every key its delta rows and nothing is held,
+  // the common case; the one row of a whole-table transform is always
+  // looked for.
+  out.push_back(
+      {RecomputeKeysFrom(
+           sql::Ident(schema_) + ".pages AS p, " + sql::KeyRows("p.keys", "p.id", n, "k") +
+           " WHERE p.id = ANY($1::bigint[]) AND (" +
+           RecomputedOnDeltaPage(deltas_, "p.id", sql::KeyOfRow("k", n), "$1::bigint[]") + missing +
+           ")"),
+       whole_table_ ? "" : RecomputeNeededSql(deltas_)});
   return out;
 }
 

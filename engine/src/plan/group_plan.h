@@ -133,8 +133,10 @@ class GroupPlan final : public TransformPlan {
   // Delta rows while the transform can take deltas (delta_ready()).
   std::string DeltaRowsSql() const override;
   // With deltas: apply the pages' delta rows, then recompute the pages'
-  // groups that have none (or are held). Otherwise the recompute of them all.
-  std::vector<std::string> ApplyPagesSql() const override;
+  // groups that have none (or are held), a statement skipped when staging
+  // found delta rows for every key and no group is held. Otherwise the
+  // recompute of them all.
+  std::vector<PagesStatement> ApplyPagesSql() const override;
 
   std::string FromClause() const override;
   std::vector<DirtyKeys> DirtyKeySql() const override;

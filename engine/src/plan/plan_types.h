@@ -46,6 +46,16 @@ struct DirtyKeys {
   std::string sql;
 };
 
+// One statement of a drain of ledger pages $1 (bigint[]).
+struct PagesStatement {
+  std::string sql;
+  // A query over the same $1 answering one boolean, asked just before the
+  // statement in its transaction: false skips the statement, which would
+  // change nothing (even an empty recompute costs its planning). Empty:
+  // the statement always runs.
+  std::string needed;
+};
+
 // A statement with a name, for golden tests and docs.
 struct NamedStatement {
   std::string name;

@@ -93,7 +93,9 @@ class MaintainPlan : public virtual PlanTarget {
   // The drain of ledger pages $1 (bigint[]): statements run in order in one
   // transaction, each taking $1 only; the rows each affects are the work
   // done. By default the recompute of the pages' keys.
-  virtual std::vector<std::string> ApplyPagesSql() const { return {RecomputePagesSql()}; }
+  virtual std::vector<PagesStatement> ApplyPagesSql() const {
+    return {PagesStatement{RecomputePagesSql(), {}}};
+  }
 
   // How many leading values of a unit key two units that may cover one
   // target row have in common (UnitsOverlap): staging buckets units by

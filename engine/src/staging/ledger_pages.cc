@@ -111,12 +111,19 @@ std::string PageDirtyKeysSql(const std::string& schema, int page_keys_param, boo
   ORDER BY transform_id, part, stretch
 ), paged AS (
   INSERT INTO )sql" +
-         pages + R"sql( (id, transform_id, buckets, keys, key_count, delta_count)
+         pages + R"sql( (id, transform_id, buckets, keys, key_count, delta_count, covered_width)
   SELECT c.page_id, n.transform_id, )sql" +
          aggregates + R"sql(,
          -- The rows delta_paged writes for this page: a drain's claim is
          -- capped by them (drain/drain_page.h).
-         count(*) FILTER (WHERE NOT n.recomputed)
+         count(*) FILTER (WHERE NOT n.recomputed),
+         -- Every key with its delta rows, all of one width: the drain by
+         -- deltas has no key left to recompute (catalog step 23). A
+         -- transform staging keys only has NULL rows, always recomputed.
+         CASE WHEN bool_and(NOT n.recomputed)
+                   AND min(pg_catalog.cardinality(n.row_values))
+                       = max(pg_catalog.cardinality(n.row_values))
+              THEN min(pg_catalog.cardinality(n.row_values)) END
   FROM numbered AS n
   JOIN chunks AS c ON c.transform_id = n.transform_id AND c.stretch = n.stretch AND c.part = n.part
   GROUP BY c.page_id, n.transform_id
