@@ -129,7 +129,14 @@ TEST_CASE("a numeric sum is rounded to the display scale its counts say", "[grou
                         "__trellis_d.\"__trellis_6_scales\"[17] <> 0 THEN R WHEN "
                         "__trellis_t.\"__trellis_6_n\" + __trellis_d.\"__trellis_6_n\" = 0 "
                         "THEN NULL ELSE pg_catalog.round(__trellis_t.\"__trellis_6_sum\" + "
-                        "__trellis_d.\"__trellis_6_sum\", (SELECT (max(__trellis_i) - 1)::int"));
+                        "__trellis_d.\"__trellis_6_sum\", (CASE WHEN "
+                        "coalesce(__trellis_t.\"__trellis_6_scales\"[16], 0) + "
+                        "coalesce(__trellis_d.\"__trellis_6_scales\"[16], 0) <> 0 THEN 15 WHEN"));
+  // The largest scale counted, from scale 15 down to 0: plain expressions,
+  // no subquery per group.
+  CHECK_THAT(visible.Update("R"),
+             Catch::EndsWith("coalesce(__trellis_d.\"__trellis_6_scales\"[1], 0) <> 0 THEN 0 "
+                             "END)) END"));
   CHECK_THAT(rule.columns[1].Recompute(),
              Catch::Equals("coalesce(sum((price)) FILTER (WHERE true AND "
                            "pg_catalog.scale((price)) < 16), 0)"));
