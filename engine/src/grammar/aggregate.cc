@@ -189,21 +189,53 @@ CallFacts FindCalls(const TokenCursor& cursor, std::size_t begin, std::size_t en
   return facts;
 }
 
-// Checks the argument list of aggregate `call` and returns its argument.
-std::variant<std::optional<std::string>, ParseError> ReadArgument(const TokenCursor& cursor,
-                                                                  const Call& call) {
+// The refusal of DISTINCT inside `name`(...), read in `context`, or nullopt
+// where it is read.
+std::optional<std::string> DistinctRefusal(std::string_view name, AggregateFunction function,
+                                           AggregateContext context) {
+  const std::string call = std::string(name) + "(DISTINCT ...)";
+  switch (function) {
+    case AggregateFunction::kMin:
+    case AggregateFunction::kMax:
+    case AggregateFunction::kBoolAnd:
+    case AggregateFunction::kBoolOr:
+      return call + " is not supported: DISTINCT does not change " + std::string(name) +
+             "'s result; remove DISTINCT";
+    case AggregateFunction::kCount:
+    case AggregateFunction::kSum:
+    case AggregateFunction::kAvg:
+      break;
+  }
+  switch (context) {
+    case AggregateContext::kStatement:
+      return std::nullopt;
+    case AggregateContext::kSubquery:
+      return call +
+             " is not supported in a subquery: define a transform that computes it, grouped by "
+             "the subquery's correlation columns, and compare to its target";
+    case AggregateContext::kAlter:
+      return "ALTER TRANSFORM cannot add or change a column with " + call +
+             ", which is compiled into stages of its own: DROP TRANSFORM and define it again "
+             "with the column";
+  }
+  return call + " is not supported here";
+}
+
+// Checks the argument list of aggregate `call` and returns it.
+std::variant<AggregateCall, ParseError> ReadArgument(const TokenCursor& cursor, const Call& call,
+                                                     AggregateContext context) {
   const std::string_view name = AggregateName(*call.aggregate);
   ExpressionTokens tokens(cursor.Statement(), call.open_end, call.close_begin);
+  AggregateCall out{*call.aggregate, std::nullopt};
   std::size_t first = 0;
   if (IsWord(tokens.At(first), "distinct")) {
-    return cursor.UnsupportedAt(
-        tokens.At(first).begin,
-        std::string(name) +
-            "(DISTINCT ...) is not supported: an aggregate over distinct values cannot be kept "
-            "from row changes; define a SELECT DISTINCT transform and aggregate its target in "
-            "a second transform");
+    if (auto refusal = DistinctRefusal(name, *call.aggregate, context)) {
+      return cursor.UnsupportedAt(tokens.At(first).begin, *refusal);
+    }
+    out.distinct = true;
+    ++first;
   }
-  if (IsWord(tokens.At(first), "all")) ++first;  // ALL is the default
+  if (!out.distinct && IsWord(tokens.At(first), "all")) ++first;  // ALL is the default
   if (tokens.At(first).kind == TokenKind::kEnd) {
     return cursor.ErrorAt(
         call.open_end - 1,
@@ -234,12 +266,16 @@ std::variant<std::optional<std::string>, ParseError> ReadArgument(const TokenCur
     }
   }
   if (star) {
-    if (call.aggregate == AggregateFunction::kCount) return std::optional<std::string>();
+    if (call.aggregate == AggregateFunction::kCount && !out.distinct) return out;
     return cursor.ErrorAt(star_begin,
-                          "only count takes *: write " + std::string(name) + "(expression)");
+                          out.distinct
+                              ? std::string(name) + "(DISTINCT *) is not SQL: write " +
+                                    std::string(name) + "(DISTINCT expression)"
+                              : "only count takes *: write " + std::string(name) + "(expression)");
   }
-  return std::optional<std::string>(
-      std::string(cursor.Statement().substr(argument_begin, argument_end - argument_begin)));
+  out.argument =
+      std::string(cursor.Statement().substr(argument_begin, argument_end - argument_begin));
+  return out;
 }
 
 }  // namespace
@@ -265,7 +301,8 @@ std::string_view AggregateName(AggregateFunction function) {
 }
 
 std::variant<AggregatesRead, ParseError> ReadAggregates(const TokenCursor& cursor,
-                                                        const ExprSpan& expr) {
+                                                        const ExprSpan& expr,
+                                                        AggregateContext context) {
   const CallFacts facts = FindCalls(cursor, expr.position, expr.end());
   if (facts.window_or_filter) return *facts.window_or_filter;
   AggregatesRead out;
@@ -277,11 +314,10 @@ std::variant<AggregatesRead, ParseError> ReadAggregates(const TokenCursor& curso
         "aggregate and aggregate its target in a second transform");
   }
   for (const Call& call : facts.outer_aggregates) {
-    auto argument = ReadArgument(cursor, call);
-    if (auto* error = std::get_if<ParseError>(&argument)) return *error;
-    out.uses.push_back(AggregateUse{
-        AggregateCall{*call.aggregate, std::get<std::optional<std::string>>(std::move(argument))},
-        call.begin - expr.position, call.end - expr.position});
+    auto read = ReadArgument(cursor, call, context);
+    if (auto* error = std::get_if<ParseError>(&read)) return *error;
+    out.uses.push_back(AggregateUse{std::get<AggregateCall>(std::move(read)),
+                                    call.begin - expr.position, call.end - expr.position});
   }
   const Call& first = facts.outer_aggregates.front();
   if (out.uses.size() == 1 && first.start == 0 && first.close + 1 == facts.token_count) {

@@ -28,19 +28,28 @@ struct AggregatesRead {
   std::vector<AggregateUse> uses;
 };
 
+// Where an expression is read, which decides what `DISTINCT` inside a call
+// means: a TRANSFORM's SELECT list and HAVING compile count/sum/avg(DISTINCT
+// x) into stages (plan/distinct_aggregate_stages.h); a subquery in WHERE and
+// ALTER TRANSFORM refuse it, each saying what to write there instead.
+enum class AggregateContext { kStatement, kSubquery, kAlter };
+
 // The aggregate calls in `expr`: `count(*)`, `count(x)`, `sum(x)`, `avg(x)`,
 // `min(x)`, `max(x)`, `bool_and(x)` (or `every(x)`), `bool_or(x)`, with the
 // name plain, quoted or qualified by pg_catalog, anywhere in the expression
-// (`sum(a) / nullif(count(*), 0)`). Refused, with a message saying what to
-// write instead:
-// - kUnsupported: FILTER, OVER (window functions), DISTINCT or ORDER BY
-//   inside a call, an aggregate of an aggregate;
+// (`sum(a) / nullif(count(*), 0)`); in kStatement also `count(DISTINCT x)`,
+// `sum(DISTINCT x)` and `avg(DISTINCT x)`. Refused, with a message saying
+// what to write instead:
+// - kUnsupported: FILTER, OVER (window functions), ORDER BY inside a call,
+//   an aggregate of an aggregate, DISTINCT outside kStatement or in min,
+//   max, bool_and or bool_or (where it changes nothing);
 // - kSyntax: a call with the wrong number of arguments, `*` for anything
 //   but count.
 // An expression without an aggregate call gives no uses (a window function
 // in one is refused all the same).
-std::variant<AggregatesRead, ParseError> ReadAggregates(const TokenCursor& cursor,
-                                                        const ExprSpan& expr);
+std::variant<AggregatesRead, ParseError> ReadAggregates(
+    const TokenCursor& cursor, const ExprSpan& expr,
+    AggregateContext context = AggregateContext::kStatement);
 
 // Refuses an aggregate call or window function anywhere in `expr`, an
 // expression of `clause` ("WHERE", "GROUP BY"), where SQL allows neither.

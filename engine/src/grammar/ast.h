@@ -76,10 +76,14 @@ enum class AggregateFunction { kCount, kSum, kAvg, kMin, kMax, kBoolAnd, kBoolOr
 
 // A SELECT item that is one aggregate call and nothing else, such as
 // `sum(o.amount)`. `argument` is the exact text between the parentheses
-// (without a leading ALL); it is empty for `count(*)`.
+// (without a leading ALL or DISTINCT); it is empty for `count(*)`.
+// `distinct` is set for `count(DISTINCT x)`, `sum(DISTINCT x)` and
+// `avg(DISTINCT x)`: a statement with one is compiled into stages
+// (plan/distinct_aggregate_stages.h).
 struct AggregateCall {
   AggregateFunction function = AggregateFunction::kCount;
   std::optional<std::string> argument;
+  bool distinct = false;
 
   bool operator==(const AggregateCall&) const = default;
 };
@@ -211,6 +215,22 @@ struct TransformStmt {
   // True when WHERE has subqueries: the statement is compiled into stages,
   // a hidden grouping per subquery joined to it (plan/subquery_stages.h).
   bool HasSubqueries() const { return !subqueries.empty(); }
+
+  // True when a SELECT item or HAVING calls an aggregate over DISTINCT
+  // values: the statement is compiled into stages, a hidden grouping by
+  // its groups and the distinct argument, grouped again
+  // (plan/distinct_aggregate_stages.h).
+  bool HasDistinctAggregates() const {
+    for (const auto& item : select) {
+      for (const auto& use : item.aggregate_uses) {
+        if (use.call.distinct) return true;
+      }
+    }
+    for (const auto& use : having_uses) {
+      if (use.call.distinct) return true;
+    }
+    return false;
+  }
 
   bool operator==(const TransformStmt&) const = default;
 };

@@ -79,7 +79,7 @@ Result ParseAlterAdd(TokenCursor& cursor, QualifiedName target) {
   if (!cursor.AtKeyword("column")) return cursor.Expected("COLUMN after ADD");
   cursor.Advance();
   const std::size_t at = cursor.Peek().begin;
-  auto parsed = ParseSelectItem(cursor, "an expression after ADD COLUMN");
+  auto parsed = ParseSelectItem(cursor, "an expression after ADD COLUMN", AggregateContext::kAlter);
   if (auto* error = std::get_if<ParseError>(&parsed)) return *error;
   if (std::get<ParsedSelectItem>(parsed).item.ComputesOverAggregates()) {
     return RefuseComputedColumn(cursor, at);
@@ -107,7 +107,7 @@ Result ParseAlterColumn(TokenCursor& cursor, QualifiedName target) {
   auto expr = ScanExpression(cursor, "an expression after AS");
   if (auto* error = std::get_if<ParseError>(&expr)) return *error;
   auto& span = std::get<ExprSpan>(expr);
-  auto aggregates = ReadAggregates(cursor, span);
+  auto aggregates = ReadAggregates(cursor, span, AggregateContext::kAlter);
   if (auto* error = std::get_if<ParseError>(&aggregates)) return *error;
   auto& read = std::get<AggregatesRead>(aggregates);
   if (!read.whole && !read.uses.empty()) return RefuseComputedColumn(cursor, span.position);

@@ -52,7 +52,8 @@ bool IsStar(const ExprSpan& expr) {
 }  // namespace
 
 std::variant<ParsedSelectItem, ParseError> ParseSelectItem(TokenCursor& cursor,
-                                                           std::string_view what) {
+                                                           std::string_view what,
+                                                           AggregateContext context) {
   auto scanned = ScanExpression(cursor, what);
   if (auto* error = std::get_if<ParseError>(&scanned)) return *error;
   ExprSpan& expr = std::get<ExprSpan>(scanned);
@@ -61,7 +62,7 @@ std::variant<ParsedSelectItem, ParseError> ParseSelectItem(TokenCursor& cursor,
                                 "SELECT * is not supported: list the columns the target keeps "
                                 "(its columns are fixed when it is defined)");
   }
-  auto aggregates = ReadAggregates(cursor, expr);
+  auto aggregates = ReadAggregates(cursor, expr, context);
   if (auto* error = std::get_if<ParseError>(&aggregates)) return *error;
 
   ParsedSelectItem parsed;

@@ -7,6 +7,7 @@
 #include <string_view>
 #include <variant>
 
+#include "grammar/aggregate.h"
 #include "grammar/ast.h"
 #include "grammar/parse_error.h"
 #include "grammar/token_cursor.h"
@@ -21,8 +22,10 @@ struct ParsedSelectItem {
 // Parses `expression AS name` or a bare column reference (`price`,
 // `o.price`, `"Price"`, `app.orders.price`), which takes its last part as its
 // name, as SQL names it. `what` completes "expected <what>, found ..." when
-// the expression is empty.
-std::variant<ParsedSelectItem, ParseError> ParseSelectItem(TokenCursor& cursor,
-                                                           std::string_view what);
+// the expression is empty; `context` says what DISTINCT inside an aggregate
+// call means there (grammar/aggregate.h).
+std::variant<ParsedSelectItem, ParseError> ParseSelectItem(
+    TokenCursor& cursor, std::string_view what,
+    AggregateContext context = AggregateContext::kStatement);
 
 }  // namespace trellis::grammar

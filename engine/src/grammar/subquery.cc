@@ -493,7 +493,7 @@ class WhereReader {
   std::optional<ParseError> Items(const std::vector<Range>& items, WhereSubquery& out) {
     const std::string inner = out.from.Qualifier();
     for (const Range& item : items) {
-      auto aggregates = ReadAggregates(cursor_, Span(item));
+      auto aggregates = ReadAggregates(cursor_, Span(item), AggregateContext::kSubquery);
       if (auto* error = std::get_if<ParseError>(&aggregates)) return *error;
       const bool has_aggregate = !std::get<AggregatesRead>(aggregates).uses.empty();
       if (out.use == SubqueryUse::kExists || out.use == SubqueryUse::kNotExists) {

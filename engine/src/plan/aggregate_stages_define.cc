@@ -18,9 +18,8 @@ namespace {
 // What the hidden grouping's target reads as in a refusal.
 constexpr std::string_view kGroupingInUserTerms = "the grouping";
 
-// The statement's FROM and joins over the tables `inputs` resolved (the
-// FROM table first, then each joined table in order), for the check of the
-// statement as written.
+}  // namespace
+
 std::string StatementFromSql(const grammar::TransformStmt& stmt,
                              const std::vector<capture::ResolvedTable>& inputs) {
   auto table = [&](const capture::ResolvedTable& t, const grammar::TableRef& ref) {
@@ -40,11 +39,9 @@ std::string StatementFromSql(const grammar::TransformStmt& stmt,
   return from;
 }
 
-// Defines the hidden grouping `group`; returns its id and the ids of its own
-// stages (a grouped join's hidden join), in order.
-Result<std::vector<int>> DefineGrouping(pg::Connection& conn, const std::string& schema,
-                                        const grammar::TransformStmt& group,
-                                        const DefineSteps& steps) {
+Result<std::vector<int>> DefineHiddenGrouping(pg::Connection& conn, const std::string& schema,
+                                              const grammar::TransformStmt& group,
+                                              const DefineSteps& steps) {
   if (group.joins.empty()) {
     auto inputs = steps.resolve_inputs(group);
     if (!inputs.ok()) return inputs.status();
@@ -63,8 +60,6 @@ Result<std::vector<int>> DefineGrouping(pg::Connection& conn, const std::string&
   return ids;
 }
 
-}  // namespace
-
 Status DefineAggregateStages(pg::Connection& conn, const std::string& schema,
                              const grammar::TransformStmt& stmt, const DefineSteps& steps) {
   const std::string& name = stmt.target.name;
@@ -81,7 +76,7 @@ Status DefineAggregateStages(pg::Connection& conn, const std::string& schema,
   auto stages = CompileAggregateStages(stmt, hidden.value());
   if (!stages.ok()) return stages.status();
 
-  auto grouping = DefineGrouping(conn, schema, stages->group, steps);
+  auto grouping = DefineHiddenGrouping(conn, schema, stages->group, steps);
   if (!grouping.ok()) {
     return InUserTerms(grouping.status(), hidden.value(), name, kGroupingInUserTerms);
   }
@@ -99,9 +94,14 @@ Status RefuseAlterOfStages(const std::string& name, const std::string& definitio
   auto parsed = grammar::Parse(definition);
   const auto* statement = std::get_if<grammar::Statement>(&parsed);
   const auto* stmt = statement ? std::get_if<grammar::TransformStmt>(statement) : nullptr;
-  if (!stmt || (!stmt->CompilesToStages() && !stmt->HasSubqueries())) return Status::OK();
+  if (!stmt ||
+      (!stmt->CompilesToStages() && !stmt->HasSubqueries() && !stmt->HasDistinctAggregates())) {
+    return Status::OK();
+  }
   const std::string from = stmt->HasSubqueries() ? "its subqueries in WHERE"
-                                                 : "its HAVING or its expressions over aggregates";
+                           : stmt->HasDistinctAggregates()
+                               ? "its DISTINCT aggregates"
+                               : "its HAVING or its expressions over aggregates";
   return Status::Unsupported("ALTER TRANSFORM cannot change transform " +
                              grammar::RenderName(name) + ": it runs as stages compiled from " +
                              from +

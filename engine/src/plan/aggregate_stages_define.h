@@ -8,6 +8,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "grammar/ast.h"
 #include "pg/connection.h"
@@ -20,6 +21,19 @@ namespace trellis::plan {
 // transaction, which define has begun and commits, each part through `steps`.
 Status DefineAggregateStages(pg::Connection& conn, const std::string& schema,
                              const grammar::TransformStmt& stmt, const DefineSteps& steps);
+
+// The FROM and joins of `stmt` over the tables `inputs` resolved (the FROM
+// table first, then each joined table in order), as SQL: for the check of
+// the statement as written.
+std::string StatementFromSql(const grammar::TransformStmt& stmt,
+                             const std::vector<capture::ResolvedTable>& inputs);
+
+// Defines hidden grouping `group` (without subqueries; over a join, a
+// grouped join: its hidden join, then it); returns the ids of its parts,
+// the hidden join first, the grouping last.
+Result<std::vector<int>> DefineHiddenGrouping(pg::Connection& conn, const std::string& schema,
+                                              const grammar::TransformStmt& group,
+                                              const DefineSteps& steps);
 
 // Refuses an ALTER TRANSFORM of transform `name` whose stored definition
 // `definition` is compiled into stages (unsupported, naming the fix: DROP

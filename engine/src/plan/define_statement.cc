@@ -3,6 +3,7 @@
 #include "grammar/render.h"
 #include "plan/aggregate_stages_define.h"
 #include "plan/aggregates/rules.h"
+#include "plan/distinct_aggregate_stages_define.h"
 #include "plan/group_define_over_join.h"
 #include "plan/subquery_stages_define.h"
 
@@ -26,7 +27,12 @@ Status RefuseReservedTarget(const std::string& schema, const grammar::QualifiedN
 Status DefineStatement(pg::Connection& conn, const std::string& schema,
                        const grammar::TransformStmt& stmt, const DefineSteps& steps) {
   TRELLIS_RETURN_IF_ERROR(RefuseReservedTarget(schema, stmt.target));
+  // Subqueries first: the statement over their targets is defined through
+  // here again, and compiles its DISTINCT aggregates or HAVING then.
   if (stmt.HasSubqueries()) return DefineSubqueryStages(conn, schema, stmt, steps);
+  if (stmt.HasDistinctAggregates()) {
+    return DefineDistinctAggregateStages(conn, schema, stmt, steps);
+  }
   if (stmt.CompilesToStages()) return DefineAggregateStages(conn, schema, stmt, steps);
   if (stmt.Groups() && !stmt.joins.empty()) {
     return DefineGroupOverJoin(conn, schema, stmt, steps);

@@ -2,7 +2,8 @@
 // order: one, or for a GROUP BY over a join its hidden join and the
 // grouping over it (group_define_over_join.h), or for a HAVING or an
 // expression over aggregates its hidden grouping and the projection over it
-// (aggregate_stages_define.h). Define (statements/define.h)
+// (aggregate_stages_define.h), or for a DISTINCT aggregate a grouping by its
+// values under those (distinct_aggregate_stages_define.h). Define (statements/define.h)
 // runs the steps of each transform and lends them here as DefineSteps, so
 // that it asks no question of the statement's kind itself.
 #pragma once

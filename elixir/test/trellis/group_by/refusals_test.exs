@@ -35,7 +35,9 @@ defmodule Trellis.GroupBy.RefusalsTest do
     cases = [
       {"count(*) FILTER (WHERE paid) AS n", :unsupported, "FILTER on an aggregate"},
       {"sum(amount) OVER (PARTITION BY customer_id) AS s", :unsupported, "window functions"},
-      {"count(DISTINCT customer_id) AS n", :unsupported, "count(DISTINCT ...)"},
+      {"max(DISTINCT customer_id) AS n", :unsupported, "max(DISTINCT ...)"},
+      {"customer_id, count(DISTINCT label) AS n, sum(DISTINCT amount) AS s GROUP BY customer_id",
+       :unsupported, "a transform keeps aggregates over the distinct values of one argument"},
       {"sum(count(*)) AS n", :unsupported, "an aggregate of an aggregate"},
       {"customer_id, count(*) AS n GROUP BY customer_id HAVING sum(count(*)) > 1", :unsupported,
        "an aggregate of an aggregate"},
