@@ -67,6 +67,17 @@ defmodule Trellis.Metrics do
       the drain's chooser took (`delta`, `recompute`, `rebuild`; see
       `Trellis.LastBatch`), and `trellis_drain_rebuild_fallbacks_total` -
       rebuilds that failed, whose batch went by its keys instead
+    * capture by logical decoding (`capture: :logical`), from the elected
+      staging worker, 0 elsewhere: `trellis_capture_slot_lag_bytes` - WAL
+      flushed past what staging has taken from the replication slot;
+      `trellis_capture_slot_lag_seconds` - how long the slot's staged
+      position has not moved while there is WAL to read;
+      `trellis_capture_slot_retained_bytes` - WAL the slot holds back on the
+      server; `trellis_capture_slots_replaced_total` - slots found lost
+      (dropped, invalidated) and replaced, each rebuilding every transform;
+      `trellis_capture_publication_repairs_total` - sources published again
+      after a hand-made change to the publication, each rebuilding its
+      readers (see `Trellis.CaptureFailure`)
     * `trellis_stage_wakes_total` - drains that woke the handle's staging
       worker at once because another transform reads their target (the next
       stage of a grouped join, the next link of a chain), so the next stage

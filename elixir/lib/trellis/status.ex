@@ -35,7 +35,10 @@ defmodule Trellis.Status do
     * `:capture_failure` - a `Trellis.CaptureFailure` while capture of a
       table it reads is disrupted (`kind: :disruption`), else `nil`; the
       transform is paused meanwhile, and `:paused_kind` keeps the kind of
-      the pause (an operator's pause stays `:operator`)
+      the pause (an operator's pause stays `:operator`). In logical mode
+      also while the replication slot is lost (`:slot_lost`), a table it
+      reads was removed from the publication (`:publication_altered`), or
+      staging is behind on the slot (`:slot_behind`): those do not pause it
     * `:paused_upstream_columns` - for a transform reading another
       transform's target: each paused column upstream it reads, as
       `"target.column"`; while any is listed, a transform that would be

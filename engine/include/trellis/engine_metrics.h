@@ -37,6 +37,11 @@ struct EngineMetrics {
   // stage drained there, for the staging worker here).
   std::atomic<uint64_t> remote_staging_wakes{0};
   std::atomic<uint64_t> remote_drain_wakes{0};
+  // Logical capture (capture/slot_health.h): replication slots found lost
+  // and replaced, and sources published again after they were removed from
+  // the publication by hand.
+  std::atomic<uint64_t> slots_replaced{0};
+  std::atomic<uint64_t> publication_repairs{0};
 
   // Worker threads running (connected or reconnecting), by role.
   std::atomic<int64_t> staging_workers{0};
@@ -44,6 +49,13 @@ struct EngineMetrics {
   // 1 while a staging worker of this process holds the instance's staging
   // election (the others, anywhere, stand by).
   std::atomic<int64_t> staging_elected{0};
+  // The logical-decoding feed's slot, as the elected staging worker last
+  // saw it (0 in triggers mode and when not elected): flushed WAL past the
+  // staged position, how long (ms) that position has not moved while some
+  // is, and the WAL the slot holds back.
+  std::atomic<int64_t> slot_lag_bytes{0};
+  std::atomic<int64_t> slot_lag_ms{0};
+  std::atomic<int64_t> slot_retained_bytes{0};
 };
 
 // The process's one set.

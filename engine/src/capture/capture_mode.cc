@@ -2,6 +2,7 @@
 
 #include "capture/names.h"
 #include "capture/publication.h"
+#include "capture/slot.h"
 #include "capture/sources.h"
 #include "capture/triggers.h"
 #include "catalog/locks.h"
@@ -59,36 +60,6 @@ Result<FeedRow> ReadFeed(pg::Connection& conn, const std::string& schema) {
   if (!rows.ok()) return rows.status();
   if (rows->empty()) return Status::Internal("the catalog has no capture_feed row");
   return FeedRow{rows->text(0, 0), rows->at(0, 1)};
-}
-
-Result<bool> SlotExists(pg::Connection& conn, const std::string& slot) {
-  auto rows =
-      conn.Query("SELECT EXISTS (SELECT FROM pg_replication_slots WHERE slot_name = $1)", {slot});
-  if (!rows.ok()) return rows.status();
-  return rows->text(0, 0) == "t";
-}
-
-// The publication (with the mark table in it) and the slot, each made
-// when missing. The publication comes first: decoding looks it up as of
-// each change it decodes, and one made after the slot's start is missing
-// for the changes before it.
-Status EnsurePublicationAndSlot(pg::Connection& conn, const std::string& schema,
-                                const std::string& name) {
-  auto pub = conn.Query("SELECT EXISTS (SELECT FROM pg_publication WHERE pubname = $1)", {name});
-  if (!pub.ok()) return pub.status();
-  if (pub->text(0, 0) != "t") {
-    TRELLIS_RETURN_IF_ERROR(conn.Exec(sql::WithSchema(
-        "CREATE PUBLICATION " + sql::Ident(name) + " FOR TABLE {schema}.capture_marks", schema)));
-  }
-  auto exists = SlotExists(conn, name);
-  if (!exists.ok()) return exists.status();
-  if (exists.value()) return Status::OK();
-  Status made = conn.Exec("SELECT pg_create_logical_replication_slot($1, 'pgoutput')", {name});
-  if (made.ok()) return made;
-  // Another port made it meanwhile.
-  auto again = SlotExists(conn, name);
-  if (again.ok() && again.value()) return Status::OK();
-  return made;
 }
 
 struct SourceRow {
@@ -188,32 +159,6 @@ Status SwitchToTriggers(pg::Connection& conn, const std::string& schema, bool sl
   return tx.value()->Commit();
 }
 
-// Logical mode whose slot is gone (dropped by hand, or invalidated): a new
-// slot, and every transform rebuilds, since what the old one held is lost.
-Status ReplaceLostSlot(pg::Connection& conn, const std::string& schema, const std::string& name) {
-  TRELLIS_RETURN_IF_ERROR(EnsurePublicationAndSlot(conn, schema, name));
-  auto tx = pg::Transaction::Begin(conn);
-  if (!tx.ok()) return tx.status();
-  TRELLIS_RETURN_IF_ERROR(catalog::FenceStaging(conn, schema));
-  TRELLIS_RETURN_IF_ERROR(conn.Exec(sql::WithSchema(R"sql(
-UPDATE {schema}.capture_feed SET slot_name = $1, publication_name = $1, awaiting_mark = NULL,
-  staged_lsn = NULL, staged_snapshot = NULL, pending_snapshot = NULL, pending_lsn = NULL)sql",
-                                                    schema),
-                                    {name}));
-  auto ids = conn.Query(sql::WithSchema("SELECT id FROM {schema}.transforms ORDER BY id", schema));
-  if (!ids.ok()) return ids.status();
-  for (size_t r = 0; r < ids->size(); ++r) {
-    TRELLIS_RETURN_IF_ERROR(
-        catalog::RequestRebuild(conn, schema, std::stoi(ids->text(r, 0)), std::nullopt));
-  }
-  TRELLIS_RETURN_IF_ERROR(tx.value()->Commit());
-  Logger()->warn(
-      "replication slot {} was gone: made a new one, and {} transform(s) rebuild to take in what "
-      "the old one held",
-      name, ids->size());
-  return Status::OK();
-}
-
 }  // namespace
 
 Result<std::string> CatalogCaptureMode(pg::Connection& conn, const std::string& schema) {
@@ -248,9 +193,15 @@ Result<std::string> EnsureCaptureMode(pg::Connection& conn, const std::string& s
   const std::string name = SlotName(conn.database(), schema);
   if (want == "logical") {
     if (feed->mode == "logical") {
-      auto alive = SlotExists(conn, feed->slot.value_or(name));
-      if (!alive.ok()) return alive.status();
-      if (!alive.value()) TRELLIS_RETURN_IF_ERROR(ReplaceLostSlot(conn, schema, name));
+      // No slot recorded: the last transform was dropped, and the next
+      // define makes one (capture/slot.h).
+      if (feed->slot) {
+        auto alive = SlotExists(conn, *feed->slot);
+        if (!alive.ok()) return alive.status();
+        if (!alive.value()) {
+          TRELLIS_RETURN_IF_ERROR(ReplaceLostSlot(conn, schema, "was gone"));
+        }
+      }
       Logger()->info("capture by logical decoding in force (replication slot {})", name);
       return want;
     }
@@ -260,11 +211,15 @@ Result<std::string> EnsureCaptureMode(pg::Connection& conn, const std::string& s
           "are being staged): connect again in a moment");
     }
     TRELLIS_RETURN_IF_ERROR(SwitchToLogical(conn, schema, name));
+    // With no transform yet, the slot waits for the first define.
+    auto dropped = DropSlotIfUnused(conn, schema);
+    if (!dropped.ok()) return dropped.status();
     Logger()->info("capture by logical decoding in force (replication slot {})", name);
     return want;
   }
   if (feed->mode == "logical") {
-    auto alive = SlotExists(conn, feed->slot.value_or(name));
+    Result<bool> alive = false;
+    if (feed->slot) alive = SlotExists(conn, *feed->slot);
     if (!alive.ok()) return alive.status();
     TRELLIS_RETURN_IF_ERROR(SwitchToTriggers(conn, schema, alive.value()));
     Logger()->info("capture by triggers in force; the replication slot goes once staged");

@@ -12,7 +12,15 @@ Result<std::optional<std::string>> LogicalPublication(pg::Connection& conn,
   auto rows = conn.QueryPrepared(sql::WithSchema(
       "SELECT publication_name FROM {schema}.capture_feed WHERE mode = 'logical'", schema));
   if (!rows.ok()) return rows.status();
-  if (rows->empty() || !rows->at(0, 0)) return std::optional<std::string>();
+  if (rows->empty()) return std::optional<std::string>();
+  // Logical mode without a slot: the last transform was dropped after this
+  // statement's define made sure of one (capture/slot.h). Its writes would
+  // reach no stream.
+  if (!rows->at(0, 0)) {
+    return Status::Validation(
+        "capture by logical decoding has no replication slot at the moment (the last transform "
+        "was dropped while this statement ran): run the statement again");
+  }
   return std::optional<std::string>(rows->text(0, 0));
 }
 

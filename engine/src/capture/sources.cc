@@ -184,6 +184,21 @@ UNION SELECT relid FROM {schema}.source_relations WHERE source_id = $1::int)sql"
   for (size_t r = 0; r < relations->size(); ++r) {
     TRELLIS_RETURN_IF_ERROR(RemoveTriggers(conn, schema, relations->text(r, 0)));
   }
+  // Logical capture: out of the publication too, or the slot would go on
+  // decoding its changes only to drop them.
+  auto published = conn.Query(sql::WithSchema(R"sql(
+SELECT format('ALTER PUBLICATION %I DROP TABLE %s', p.pubname, r.prrelid::regclass)
+FROM {schema}.capture_feed f
+JOIN pg_catalog.pg_publication p ON p.pubname = f.publication_name
+JOIN pg_catalog.pg_publication_rel r ON r.prpubid = p.oid
+WHERE r.prrelid IN (SELECT relid FROM {schema}.sources WHERE id = $1::int
+                    UNION SELECT relid FROM {schema}.source_relations WHERE source_id = $1::int))sql",
+                                              schema),
+                              {id});
+  if (!published.ok()) return published.status();
+  for (size_t r = 0; r < published->size(); ++r) {
+    TRELLIS_RETURN_IF_ERROR(conn.Exec(published->text(r, 0)));
+  }
   TRELLIS_RETURN_IF_ERROR(
       conn.Exec(sql::WithSchema("DELETE FROM {schema}.sources WHERE id = $1::int", schema), {id}));
   TRELLIS_RETURN_IF_ERROR(RemoveFunctions(conn, schema, source.id));

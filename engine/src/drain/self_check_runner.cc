@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "capture/slot.h"
 #include "catalog/composite.h"
 #include "grammar/address.h"
 #include "plan/bind.h"
@@ -212,6 +213,12 @@ Result<bool> SelfCheckRunner::Settle(pg::Connection& conn, const std::string& sc
     batch.push_back(key);
   }
   if (!batch.empty()) {
+    // Logical capture: writes the recheck's snapshot sees may still be in
+    // the slot, where no pending-work test can see them. Read before the
+    // recheck, so it is at most what that snapshot saw staged.
+    auto staged = capture::StagedPosition(conn, schema);
+    if (!staged.ok()) return staged.status();
+    std::optional<uint64_t> after_recheck;
     // One statement: one snapshot for the pending work and both sides.
     auto rows = conn.QueryPrepared(a.statements->RecheckKeysSql(), {sql::KeyListLiteral(batch)});
     if (!rows.ok()) return rows.status();
@@ -234,6 +241,31 @@ Result<bool> SelfCheckRunner::Settle(pg::Connection& conn, const std::string& sc
         d.columns.push_back(DivergentColumn{columns[c], rows->at(r, at), rows->at(r, at + 1)});
       }
       if (in_target && in_definition && d.columns.empty()) continue;  // it was lag
+      if (staged.value()) {
+        // Judged only once the slot has staged every write the snapshot of
+        // an earlier round that found the same rows saw: such a write made
+        // a page for the key, whose drain would have changed the target
+        // row since (spec/engine.md "Self-check", "In logical mode").
+        std::string seen = d.kind;
+        for (const auto& c : d.columns) {
+          seen += std::string(1, '\0') + c.name + '\0' + c.target.value_or("\1") + '\0' +
+                  c.recomputed.value_or("\1");
+        }
+        auto& suspect = a.findings.suspects[key];
+        if (suspect.seen != seen || suspect.lsn == 0 || *staged.value() < suspect.lsn) {
+          if (suspect.seen != seen || suspect.lsn == 0) {
+            if (!after_recheck) {
+              auto lsn = capture::InsertPosition(conn);
+              if (!lsn.ok()) return lsn.status();
+              after_recheck = lsn.value();
+            }
+            suspect = {*after_recheck, std::move(seen)};
+          }
+          a.findings.candidates.insert(key);
+          continue;
+        }
+        a.findings.suspects.erase(key);
+      }
       if (!a.findings.reported.insert(rows->text(r, 5)).second) continue;
       ++a.report.divergence_count;
       if (a.report.divergences.size() < kSelfCheckReportLimit) {

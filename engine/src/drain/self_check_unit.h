@@ -7,6 +7,7 @@
 // check could not compare and charged like any unit's failure.
 #pragma once
 
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -23,6 +24,15 @@ struct SelfCheckFindings {
   // than their own rows (a side unit and its root, plan/fan_out_join_plan.h)
   // may both cover one row, which is one divergence.
   std::set<std::string> reported;
+  // Logical capture: keys found different with nothing pending, waiting to
+  // be judged again once the slot has staged every write their snapshot saw
+  // (self_check_runner.cc Settle): the WAL position after that snapshot and
+  // what both sides read then.
+  struct Suspect {
+    uint64_t lsn = 0;
+    std::string seen;
+  };
+  std::map<std::string, Suspect> suspects;
 };
 
 class SelfCheckRangeUnit final : public Unit {

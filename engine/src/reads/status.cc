@@ -7,6 +7,7 @@
 #include "capture/capture_mode.h"
 #include "capture/feed.h"
 #include "capture/row_security.h"
+#include "capture/slot_health.h"
 #include "catalog/chains.h"
 #include "catalog/composite.h"
 #include "catalog/jobs.h"
@@ -150,6 +151,12 @@ SELECT (SELECT count(*) FROM {schema}.pages WHERE transform_id = $1::int),
     s.capture_failure = CaptureFailureStatus{"disruption", row.OptionalInt64(8), *message};
   }
   if (!row.status().ok()) return row.status();
+  if (!s.capture_failure) {
+    // Logical capture: the slot's and the publication's health.
+    auto feed_failure = capture::FeedFailureOf(conn, schema, t->id);
+    if (!feed_failure.ok()) return feed_failure.status();
+    s.capture_failure = std::move(feed_failure.value());
+  }
   auto gaps = ReadSourceIndexGaps(conn, schema, *t);
   if (!gaps.ok()) return gaps.status();
   s.source_index_gaps = std::move(gaps.value());

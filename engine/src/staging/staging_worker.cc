@@ -6,6 +6,7 @@
 #include "capture/feed.h"
 #include "capture/functions.h"
 #include "capture/row_security.h"
+#include "capture/slot_health.h"
 #include "catalog/migrations.h"
 #include "catalog/states.h"
 #include "log/component_log.h"
@@ -50,12 +51,15 @@ void StagingWorker::Disconnected() {
   elected_ = false;
   GlobalEngineMetrics().staging_elected.fetch_sub(1, std::memory_order_relaxed);
   last_chore_ = {};
+  capture::ClearSlotMetrics();
   if (chore_.resigned) chore_.resigned();
 }
 
 Result<bool> StagingWorker::Step(pg::Connection& conn) {
   if (const auto now = std::chrono::steady_clock::now();
       now - last_capture_check_ >= kCaptureCheckEvery) {
+    // Logical capture: the slot's health, repairs and lag metrics.
+    TRELLIS_RETURN_IF_ERROR(capture::TendSlot(conn, options().schema, slot_tending_));
     auto tx = pg::Transaction::Begin(conn);
     if (!tx.ok()) return tx.status();
     auto found = capture::CatalogFeed(options().schema)->PauseDisruptedReaders(conn);

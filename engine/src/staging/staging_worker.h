@@ -8,6 +8,7 @@
 #include <functional>
 #include <string>
 
+#include "capture/slot_health.h"
 #include "workers/worker_loop.h"
 
 namespace trellis::staging {
@@ -50,6 +51,7 @@ class StagingWorker : public workers::WorkerLoop {
   // What WarnOfRowSecurity last warned of, and when; worker thread only.
   std::string row_security_exposed_;
   std::chrono::steady_clock::time_point row_security_warned_at_{};
+  capture::SlotTending slot_tending_;  // logical capture's health, between rounds
   StagingChore chore_;
   std::chrono::steady_clock::time_point last_chore_{};  // worker thread only
 };

@@ -2,6 +2,7 @@
 
 #include <variant>
 
+#include "capture/slot.h"
 #include "grammar/address.h"
 #include "grammar/parser.h"
 #include "statements/alter.h"
@@ -17,6 +18,8 @@ struct Runner {
   const std::string& schema;
 
   Result<ApplyResult> operator()(const grammar::TransformStmt& s) const {
+    // Logical capture: the slot exists before the define publishes into it.
+    TRELLIS_RETURN_IF_ERROR(capture::EnsureSlotBeforeDefine(conn, schema));
     auto target = Define(conn, schema, s);
     if (!target.ok()) return target.status();
     // The name in the form every read and statement takes back.
@@ -28,7 +31,14 @@ struct Runner {
   Result<ApplyResult> operator()(const grammar::ResumeStmt& s) const {
     return Resume(conn, schema, s);
   }
-  Result<ApplyResult> operator()(const grammar::DropStmt& s) const { return Drop(conn, schema, s); }
+  Result<ApplyResult> operator()(const grammar::DropStmt& s) const {
+    auto dropped = Drop(conn, schema, s);
+    if (!dropped.ok()) return dropped;
+    // The last transform gone: a slot would only keep WAL.
+    auto unused = capture::DropSlotIfUnused(conn, schema);
+    if (!unused.ok()) return unused.status();
+    return dropped;
+  }
   Result<ApplyResult> operator()(const grammar::AlterAddColumnStmt& s) const {
     return AlterAddColumn(conn, schema, s);
   }

@@ -42,6 +42,11 @@ const CallbackFamily kWorkers("trellis_workers", "Background worker threads runn
   return std::vector<CallbackFamily::Sample>{{{"drain"}, Load(Engine().drain_workers)}, {{"staging"}, Load(Engine().staging_workers)}};
 });
 const CallbackFamily kStagingElected("trellis_staging_elected", "1 while this handle's staging worker holds the instance's staging election, else 0.", MetricType::kGauge, [] { return Load(Engine().staging_elected); });
+const CallbackFamily kSlotLagBytes("trellis_capture_slot_lag_bytes", "Logical capture: flushed WAL past what the staging worker has staged from the replication slot (0 in triggers mode and on a handle not elected).", MetricType::kGauge, [] { return Load(Engine().slot_lag_bytes); });
+const CallbackFamily kSlotLagSeconds("trellis_capture_slot_lag_seconds", "Logical capture: how long the slot's staged position has not moved while there is WAL to read.", MetricType::kGauge, [] { return Load(Engine().slot_lag_ms) / 1000; });
+const CallbackFamily kSlotRetainedBytes("trellis_capture_slot_retained_bytes", "Logical capture: WAL the replication slot holds back on the server.", MetricType::kGauge, [] { return Load(Engine().slot_retained_bytes); });
+const CallbackFamily kSlotsReplaced("trellis_capture_slots_replaced_total", "Logical capture: replication slots found lost (dropped, invalidated) and replaced, each rebuilding every transform.", MetricType::kCounter, [] { return Load(Engine().slots_replaced); });
+const CallbackFamily kPublicationRepairs("trellis_capture_publication_repairs_total", "Logical capture: sources published again after being removed from the publication by hand, each rebuilding its readers.", MetricType::kCounter, [] { return Load(Engine().publication_repairs); });
 const CallbackFamily kPagesDrained("trellis_drain_pages_total", "Ledger pages drained into their targets.", MetricType::kCounter, [] { return Load(Engine().pages_drained); });
 const CallbackFamily kKeysDrained("trellis_drain_keys_total", "Target keys recomputed by drained pages.", MetricType::kCounter, [] { return Load(Engine().keys_drained); });
 const CallbackFamily kPagesFailed("trellis_drain_pages_failed_total", "Ledger pages whose drain failed and was scheduled for a retry.", MetricType::kCounter, [] { return Load(Engine().pages_failed); });
