@@ -19,7 +19,9 @@ std::unique_ptr<pg::Connection> Connect(const std::string& url) {
 
 }  // namespace
 
-BenchDb::BenchDb(const test::ThrowawayCluster& cluster, const std::string& name) {
+BenchDb::BenchDb(const test::ThrowawayCluster& cluster, const std::string& name,
+                 const std::string& capture_mode)
+    : capture_mode_(capture_mode) {
   auto admin = Connect(cluster.url());
   Status created = admin->Exec("CREATE DATABASE " + name);
   if (!created.ok()) throw BenchError("CREATE DATABASE " + name + ": " + created.ToString());
@@ -30,12 +32,15 @@ BenchDb::BenchDb(const test::ThrowawayCluster& cluster, const std::string& name)
   session_ = std::move(session.value());
   Status migrated = session_->Migrate();
   if (!migrated.ok()) throw BenchError("migrate: " + migrated.ToString());
+  auto mode = session_->EnsureCaptureMode();
+  if (!mode.ok()) throw BenchError("capture mode: " + mode.status().ToString());
 }
 
 ConnectOptions BenchDb::Options() const {
   ConnectOptions o;
   o.url = url_;
   o.application_name = "trellis bench";
+  o.capture_mode = capture_mode_;
   return o;
 }
 

@@ -30,7 +30,10 @@ std::string BenchRows(long n);
 class BenchDb {
  public:
   // Creates database `name` on `cluster` and migrates the catalog in it.
-  BenchDb(const test::ThrowawayCluster& cluster, const std::string& name);
+  // `capture_mode` ("triggers", "logical") is set on the catalog as a
+  // staging handle's connect option sets it.
+  BenchDb(const test::ThrowawayCluster& cluster, const std::string& name,
+          const std::string& capture_mode = "triggers");
 
   const std::string& url() const { return url_; }
   ConnectOptions Options() const;
@@ -62,6 +65,7 @@ class BenchDb {
 
  private:
   std::string url_;
+  std::string capture_mode_;
   std::unique_ptr<pg::Connection> conn_;
   std::unique_ptr<Session> session_;
 };

@@ -29,6 +29,9 @@ struct Config {
   // the source is first filled with fresh_prefill rows in this many groups.
   int fresh_groups = 0;
   long fresh_prefill = 0;
+  // The capture mode of every benchmark database's catalog ("triggers" or
+  // "logical": benchmark 8 runs benchmark 3 in both).
+  std::string capture_mode = "triggers";
   // Benchmark 7: the rounds of each shape and the prefill every shape gets.
   int stage_rounds = 2;
   int stage_groups = 1000;
@@ -43,6 +46,10 @@ Section PgbenchCapture(const test::ThrowawayCluster& cluster, const Config& conf
 Section Freshness(const test::ThrowawayCluster& cluster, const Config& config);
 // 7. Benchmark 3 through one, two and three stages (freshness_run.h).
 Section FreshnessAcrossStages(const test::ThrowawayCluster& cluster, const Config& config);
+// 8. Capture by logical decoding beside trigger capture, in one run on a
+// durable logical cluster: pgbench INSERT and UPDATE writer cost (1 and 4
+// clients), a bulk INSERT, and benchmark 3's freshness in both modes.
+Section LogicalCapture(const Config& config);
 // 4. Keys per second draining one UPDATE of every row of a live projection.
 Section DrainThroughput(const test::ThrowawayCluster& cluster, const Config& config);
 // 5. Backfill of backfill_rows vs CREATE TABLE AS (with and without a key).

@@ -172,7 +172,7 @@ std::string Describe(FreshShape shape) {
 
 FreshnessRun MeasureFreshness(const test::ThrowawayCluster& cluster, const Config& config,
                               FreshShape shape, const std::string& database) {
-  BenchDb db(cluster, database);
+  BenchDb db(cluster, database, config.capture_mode);
   db.Sql(kSetup);
   const bool grouped = shape != FreshShape::kProjection;
   const std::string groups = std::to_string(config.fresh_groups);

@@ -25,7 +25,7 @@ namespace trellis::bench {
 namespace {
 
 constexpr const char* kUsage =
-    "usage: engine_bench [--out FILE] [--only 1,2,3,4,5,6,7] [--rounds N]\n"
+    "usage: engine_bench [--out FILE] [--only 1,2,3,4,5,6,7,8] [--rounds N]\n"
     "                    [--pgbench-seconds S] [--fresh-seconds S] [--backfill-rows N]\n"
     "                    [--backfill-rounds N] [--stage-rounds N] [--pgbench PATH]\n";
 
@@ -114,6 +114,9 @@ int Run(const Args& args) {
          return section;
        }},
       {7, [&] { return FreshnessAcrossStages(cluster, args.config); }},
+      // Not in the default set: it starts a cluster of its own (logical,
+      // durable) and takes about 6 minutes; run it with --only 8.
+      {8, [&] { return LogicalCapture(args.config); }},
   };
   int failed = 0;
   for (const auto& [n, bench] : benches) {

@@ -16,6 +16,24 @@ binaries =
     {:error, message} -> {:error, message}
   end
 
+# The logical leg (scripts/test.sh): every handle captures by logical
+# decoding unless a test says otherwise, on a suite cluster with
+# wal_level = logical.
+case System.get_env("TRELLIS_TEST_CAPTURE") do
+  nil ->
+    :ok
+
+  "logical" ->
+    System.get_env("TRELLIS_TESTKIT_LOGICAL") == "1" ||
+      raise "TRELLIS_TEST_CAPTURE=logical needs TRELLIS_TESTKIT_LOGICAL=1 (a logical cluster)"
+
+    Application.put_env(:trellis_pg, :capture, :logical)
+    IO.puts("capture: :logical for every handle (TRELLIS_TEST_CAPTURE)")
+
+  other ->
+    raise "TRELLIS_TEST_CAPTURE must be logical or unset, got: #{inspect(other)}"
+end
+
 case binaries do
   {:ok, port_path, testkit_path} ->
     {_holder, url} = Trellis.TestCluster.start!(testkit_path)

@@ -16,6 +16,11 @@ defmodule Trellis.Options do
   Either way the message names the option. Values are never shown for
   `:url`, which may carry a password.
 
+  One option has an application-wide default: `config :trellis_pg,
+  capture: :logical` (or `:auto`) makes it the `:capture` of every handle
+  that does not pass its own, so a release can choose its capture mode in
+  `config/runtime.exs` (default `:triggers`). It is checked like the option.
+
   The ranges are the port program's own (`spec/protocol.md`, op `connect`),
   so a value accepted here is never refused later.
   """
@@ -68,6 +73,7 @@ defmodule Trellis.Options do
     {name, opts} = Keyword.pop(opts, :name)
     check_name!(name, function)
     check_known!(opts, function)
+    opts = with_configured_capture(opts)
 
     Enum.reduce_while(@schema, {:ok, [name: name]}, fn option, {:ok, acc} ->
       case fetch(opts, option) do
@@ -130,6 +136,17 @@ defmodule Trellis.Options do
                :validation,
                "option #{inspect(key)} must be #{value_words}#{got(key, value)}"
              )}
+    end
+  end
+
+  # The application's default capture mode, when the caller gave none.
+  defp with_configured_capture(opts) do
+    case Application.get_env(:trellis_pg, :capture) do
+      nil ->
+        opts
+
+      mode ->
+        if Keyword.get(opts, :capture) == nil, do: Keyword.put(opts, :capture, mode), else: opts
     end
   end
 

@@ -75,8 +75,8 @@ Result<std::vector<Disruption>> ModeFeed::PauseDisruptedReaders(pg::Connection& 
   auto mode =
       conn.Query(sql::WithSchema("SELECT mode = 'logical' FROM {schema}.capture_feed", schema_));
   if (!mode.ok()) return mode.status();
-  // Logical mode has no triggers to lose; the slot's health is not checked
-  // yet (issue 28).
+  // Logical mode has no triggers to lose; the slot's health is the staging
+  // worker's round (capture/slot_health.h).
   if (!mode->empty() && mode->text(0, 0) == "t") return std::vector<Disruption>{};
   return triggers_.PauseDisruptedReaders(conn);
 }

@@ -261,7 +261,7 @@ defmodule Trellis.Logical.LogicalCaptureTest do
     :ok = Trellis.migrate(migrator)
     Trellis.shutdown(migrator)
     drains = Handles.connect!(url, drain_threads: 2)
-    triggers = Trellis.connect!(url: url, staging: true)
+    triggers = Trellis.connect!(url: url, staging: true, capture: :triggers)
     define_all!(triggers, @projections)
     define_groups!(triggers, @groups)
     converge!(triggers)
@@ -286,7 +286,7 @@ defmodule Trellis.Logical.LogicalCaptureTest do
     running = both.(2)
     Process.sleep(200)
     Trellis.shutdown(logical)
-    back = Trellis.connect!(url: url, staging: true)
+    back = Trellis.connect!(url: url, staging: true, capture: :triggers)
     assert capture_triggers(pg) != "0"
     assert Enum.any?(running, &(Task.yield(&1, 0) == nil))
     assert {:ok, %Trellis.Status{capture_mode: :triggers}} = Trellis.status(back, "flagged")
@@ -314,6 +314,35 @@ defmodule Trellis.Logical.LogicalCaptureTest do
     {:ok, auto} = Trellis.connect(url: url, staging: true, capture: :auto)
     assert {:ok, %{capture: :auto}} = Trellis.config(auto)
     Trellis.shutdown(auto)
+  end
+
+  test "config :trellis_pg, capture: sets every handle's default; a handle's own option wins" do
+    before = Application.fetch_env(:trellis_pg, :capture)
+
+    on_exit(fn ->
+      case before do
+        {:ok, mode} -> Application.put_env(:trellis_pg, :capture, mode)
+        :error -> Application.delete_env(:trellis_pg, :capture)
+      end
+    end)
+
+    url = "postgres://localhost/x"
+    Application.delete_env(:trellis_pg, :capture)
+    assert {:ok, opts} = Trellis.Options.validate(:connect, url: url)
+    assert opts[:capture] == :triggers
+
+    Application.put_env(:trellis_pg, :capture, :logical)
+    assert {:ok, opts} = Trellis.Options.validate(:connect, url: url)
+    assert opts[:capture] == :logical
+    assert {:ok, opts} = Trellis.Options.validate(:connect, url: url, capture: :triggers)
+    assert opts[:capture] == :triggers
+
+    Application.put_env(:trellis_pg, :capture, :wal)
+
+    assert {:error, %Trellis.Error{code: :validation, message: message}} =
+             Trellis.Options.validate(:connect, url: url)
+
+    assert message =~ "option :capture must be one of :triggers, :logical or :auto"
   end
 
   test "a bad :capture value is refused before anything starts" do
