@@ -17,7 +17,7 @@
 namespace trellis::capture {
 namespace {
 
-const auto& Logger() {
+const auto& SlotLogger() {
   static const auto logger = log::Component("trellis::capture");
   return logger;
 }
@@ -150,7 +150,7 @@ UPDATE {schema}.capture_feed SET slot_name = $1, publication_name = $1, awaiting
         catalog::RequestRebuild(conn, schema, std::stoi(ids->text(r, 0)), std::nullopt));
   }
   TRELLIS_RETURN_IF_ERROR(tx.value()->Commit());
-  Logger()->warn(
+  SlotLogger()->warn(
       "replication slot {} {}: {}, and {} transform(s) rebuild to take in what the old one "
       "held. If the slot was invalidated by max_slot_wal_keep_size, keep a staging handle "
       "(staging: true) connected, or raise the limit",
@@ -185,8 +185,8 @@ WHERE mode = 'logical' AND slot_name IS NULL)sql",
                                                     schema),
                                     {name}));
   TRELLIS_RETURN_IF_ERROR(tx.value()->Commit());
-  Logger()->info("capture by logical decoding: made replication slot {} for the first transform",
-                 name);
+  SlotLogger()->info(
+      "capture by logical decoding: made replication slot {} for the first transform", name);
   return Status::OK();
 }
 
@@ -224,7 +224,7 @@ UPDATE {schema}.capture_feed SET slot_name = NULL, publication_name = NULL, awai
   // no transform, nothing rebuilds).
   TRELLIS_RETURN_IF_ERROR(DropSlot(conn, slot, /*in_transaction=*/true));
   TRELLIS_RETURN_IF_ERROR(tx.value()->Commit());
-  Logger()->info(
+  SlotLogger()->info(
       "no transform reads a source any more: dropped replication slot {} and its publication; "
       "the next define makes them again",
       slot);

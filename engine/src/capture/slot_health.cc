@@ -14,7 +14,7 @@
 namespace trellis::capture {
 namespace {
 
-const auto& Logger() {
+const auto& HealthLogger() {
   static const auto logger = log::Component("trellis::capture");
   return logger;
 }
@@ -225,7 +225,7 @@ Status TendSlot(pg::Connection& conn, const std::string& schema, SlotTending& te
     TRELLIS_RETURN_IF_ERROR(Republish(conn, schema, health->publication, source));
   }
   if (!health->altered_tables.empty()) {
-    Logger()->warn(
+    HealthLogger()->warn(
         "publication {} lacked {} (removed outside Trellis): published again, and their "
         "readers rebuild to take in the writes made meanwhile. Do not alter the publication by "
         "hand",
@@ -235,13 +235,13 @@ Status TendSlot(pg::Connection& conn, const std::string& schema, SlotTending& te
   const auto now = std::chrono::steady_clock::now();
   if (behind.empty()) {
     if (!tending.last_behind.empty()) {
-      Logger()->info("replication slot {} caught up", health->slot);
+      HealthLogger()->info("replication slot {} caught up", health->slot);
     }
     tending.last_behind.clear();
     return Status::OK();
   }
   if (tending.last_behind.empty() || now - tending.behind_logged_at >= kRemindEvery) {
-    Logger()->warn("{}", behind);
+    HealthLogger()->warn("{}", behind);
     tending.behind_logged_at = now;
   }
   tending.last_behind = behind;
