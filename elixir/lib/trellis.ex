@@ -210,7 +210,8 @@ defmodule Trellis do
       connects (switching while writes run loses and doubles nothing), and
       other handles ignore the option, so give every staging handle the same
       one. The log says which mode is in force. See the README, "Choosing a
-      capture mode" (default: `:triggers`)
+      capture mode" (default: `:triggers`, or what `config :trellis_pg,
+      capture: ...` says for the whole application)
 
   ## Example
 
