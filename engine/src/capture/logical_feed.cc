@@ -147,6 +147,17 @@ class SlotBatch final : public FeedBatch {
     Lsn through = (read_.cut || ends_at_mark) ? read_.stream.last_end : read_.flush_lsn;
     through = std::max(through, old);
     const bool moved = through > old || read_.stream.mark_seen;
+    // A read cut short that held only transactions staged already: the slot
+    // is behind the staged position by more than one read (its advance was
+    // lost: an immediate restart brings back the position the server last
+    // saved, a shutdown cancels the advance after the commit). Reading it
+    // again would bring the same transactions back every time, so the slot
+    // moves up to the staged position, which committed, and the next read
+    // starts after it.
+    if (!moved && read_.cut) {
+      confirm_ = pgoutput::LsnText(old);
+      return Status::OK();
+    }
     // A read that found nothing moves the position too (a watermark waits
     // for it), but at most every 50 ms: each write is WAL the next read
     // passes over.
