@@ -81,7 +81,8 @@ GroupShape Shape(const std::string& target, Form form) {
                                               a.argument.value_or(""),
                                               "__trellis_ch.\"a" + std::to_string(i + 1) + "\"",
                                               a.sum,
-                                              {}});
+                                              {},
+                                              std::nullopt});
   }
   return shape;
 }
@@ -415,7 +416,8 @@ GroupShape LoneMax(const std::string& target) {
                                             "o.amount",
                                             "__trellis_ch.\"a8\"",
                                             SumKind::kExact,
-                                            {}});
+                                            {},
+                                            std::nullopt});
   return shape;
 }
 
