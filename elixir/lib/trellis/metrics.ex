@@ -131,7 +131,7 @@ defmodule Trellis.Metrics do
     * `trellis_transform_last_batch_seconds{transform, path}`,
       `trellis_transform_last_batch_rows{transform, path}` - the time and
       rows of its last batch, labelled with the path it took (status's
-      `:last_batch`); `trellis_transform_path_cost_us_per_row{transform,
+      `:last_batch`); `trellis_transform_path_cost_seconds_per_row{transform,
       path}` - what each path has cost it per row (status's `:path_costs`)
     * `trellis_transform_self_check_divergences{transform}` - divergences
       its latest finished self-check found (no series before one finished)

@@ -171,6 +171,14 @@ defmodule Trellis.MetricsTest do
       assert sample(text, "trellis_staging_elected", label) == "1"
       assert sample(text, "trellis_workers", ~s(#{label},role="staging")) == "1"
       assert sample(text, "trellis_workers", ~s(#{label},role="drain")) == "2"
+
+      # The drained batch's path cost, once the handle has read the
+      # transforms' reports, in a scrape promtool accepts (its name once
+      # had "_us_", which promtool refuses).
+      assert Trellis.Test.Eventually.eventually(fn ->
+               :ok = Metrics.flush(trellis)
+               scrape() =~ "trellis_transform_path_cost_seconds_per_row{"
+             end)
     end
 
     @tag timeout: 120_000

@@ -117,10 +117,11 @@ std::vector<CallbackFamily::Sample> LastBatches(double (*field)(const TransformR
 }
 const CallbackFamily kTransformLastBatchSeconds("trellis_transform_last_batch_seconds", "How long the drain's last batch of the transform took, labelled with its path (delta, recompute, rebuild).", MetricType::kGauge, {"transform", "path"}, [] { return LastBatches([](const TransformReport& r) { return r.last_batch_seconds; }); });
 const CallbackFamily kTransformLastBatchRows("trellis_transform_last_batch_rows", "The rows of the drain's last batch of the transform (keys; a rebuild's target rows), labelled with its path.", MetricType::kGauge, {"transform", "path"}, [] { return LastBatches([](const TransformReport& r) { return static_cast<double>(r.last_batch_rows); }); });
-const CallbackFamily kTransformPathCost("trellis_transform_path_cost_us_per_row", "Each batch path's measured cost for the transform, in microseconds per row (per key; per target row for rebuild), a decaying average.", MetricType::kGauge, {"transform", "path"}, [] {
+// In seconds, Prometheus's base unit (promtool refuses "_us_" in a name).
+const CallbackFamily kTransformPathCost("trellis_transform_path_cost_seconds_per_row", "Each batch path's measured cost for the transform, in seconds per row (per key; per target row for rebuild), a decaying average.", MetricType::kGauge, {"transform", "path"}, [] {
   std::vector<CallbackFamily::Sample> out;
   for (const auto& report : TransformReports::Get().Snapshot()) {
-    for (const auto& [path, us] : report.path_us_per_row) out.push_back({{report.transform, path}, us});
+    for (const auto& [path, us] : report.path_us_per_row) out.push_back({{report.transform, path}, us / 1e6});
   }
   return out;
 });
