@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "grammar/recomputed_aggregate.h"
+
 namespace trellis::grammar {
 namespace {
 
@@ -36,6 +38,7 @@ std::optional<AggregateFunction> AggregateNamed(std::string_view name) {
   for (const auto& aggregate : kAggregates) {
     if (aggregate.name == name) return aggregate.function;
   }
+  if (IsRecomputedAggregate(name)) return AggregateFunction::kRecomputed;
   return std::nullopt;
 }
 
@@ -84,6 +87,7 @@ struct Call {
   std::size_t open_end = 0;
   std::size_t close_begin = 0;
   std::optional<AggregateFunction> aggregate;
+  std::string name;  // the function's name, as the lexer reads it
 };
 
 // The facts the checks below need about the calls of one expression, found
@@ -139,6 +143,7 @@ CallFacts FindCalls(const TokenCursor& cursor, std::size_t begin, std::size_t en
       const bool builtin = !qualified || (IsWord(tokens.At(name - 2), "pg_catalog") &&
                                           (name < 3 || !IsPunctuation(tokens.At(name - 3), ".")));
       if (builtin) call.aggregate = AggregateNamed(tokens.At(name).value);
+      call.name = tokens.At(name).value;
       if (call.aggregate) {
         ++facts.aggregates;
         // The first aggregate to start inside another: every outer one
@@ -204,6 +209,7 @@ std::optional<std::string> DistinctRefusal(std::string_view name, AggregateFunct
     case AggregateFunction::kCount:
     case AggregateFunction::kSum:
     case AggregateFunction::kAvg:
+    case AggregateFunction::kRecomputed:  // read as written (ReadRecomputed)
       break;
   }
   switch (context) {
@@ -221,12 +227,52 @@ std::optional<std::string> DistinctRefusal(std::string_view name, AggregateFunct
   return call + " is not supported here";
 }
 
+// Reads a call kept by recompute of its group: its inside as written.
+std::variant<AggregateCall, ParseError> ReadRecomputed(const TokenCursor& cursor, const Call& call,
+                                                       AggregateContext context) {
+  const std::string& name = call.name;
+  switch (context) {
+    case AggregateContext::kStatement:
+      break;
+    case AggregateContext::kSubquery:
+      return cursor.UnsupportedAt(
+          call.name_begin,
+          name +
+              " is not supported in a subquery: define a transform that computes it, "
+              "grouped by the subquery's correlation columns, and join its target");
+    case AggregateContext::kAlter:
+      return cursor.UnsupportedAt(call.name_begin,
+                                  "ALTER TRANSFORM cannot add or change a column with " + name +
+                                      ": DROP TRANSFORM and define it again with the column");
+  }
+  ExpressionTokens tokens(cursor.Statement(), call.open_end, call.close_begin);
+  if (tokens.At(0).kind == TokenKind::kEnd) {
+    return cursor.ErrorAt(call.open_end - 1, name + " needs an argument: " + name + "(expression)");
+  }
+  const std::size_t begin = tokens.At(0).begin;
+  std::size_t end = begin;
+  for (std::size_t i = 0; tokens.At(i).kind != TokenKind::kEnd; ++i) end = tokens.At(i).end;
+  const std::string inside(cursor.Statement().substr(begin, end - begin));
+  if (auto refusal = RecomputedCallRefusal(name, inside)) {
+    return cursor.UnsupportedAt(call.name_begin, *refusal);
+  }
+  AggregateCall out;
+  out.function = AggregateFunction::kRecomputed;
+  out.argument = inside;
+  out.name = name;
+  return out;
+}
+
 // Checks the argument list of aggregate `call` and returns it.
 std::variant<AggregateCall, ParseError> ReadArgument(const TokenCursor& cursor, const Call& call,
                                                      AggregateContext context) {
+  if (call.aggregate == AggregateFunction::kRecomputed) {
+    return ReadRecomputed(cursor, call, context);
+  }
   const std::string_view name = AggregateName(*call.aggregate);
   ExpressionTokens tokens(cursor.Statement(), call.open_end, call.close_begin);
-  AggregateCall out{*call.aggregate, std::nullopt};
+  AggregateCall out;
+  out.function = *call.aggregate;
   std::size_t first = 0;
   if (IsWord(tokens.At(first), "distinct")) {
     if (auto refusal = DistinctRefusal(name, *call.aggregate, context)) {
@@ -296,8 +342,15 @@ std::string_view AggregateName(AggregateFunction function) {
       return "bool_and";
     case AggregateFunction::kBoolOr:
       return "bool_or";
+    case AggregateFunction::kRecomputed:
+      return "aggregate";
   }
   return "count";
+}
+
+std::string CallName(const AggregateCall& call) {
+  if (call.function == AggregateFunction::kRecomputed) return call.name;
+  return std::string(AggregateName(call.function));
 }
 
 std::variant<AggregatesRead, ParseError> ReadAggregates(const TokenCursor& cursor,

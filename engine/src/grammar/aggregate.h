@@ -5,6 +5,7 @@
 #pragma once
 
 #include <optional>
+#include <string>
 #include <string_view>
 #include <variant>
 #include <vector>
@@ -19,6 +20,10 @@ namespace trellis::grammar {
 // The function's SQL name: "count", "sum", "avg", "min", "max", "bool_and",
 // "bool_or".
 std::string_view AggregateName(AggregateFunction function);
+
+// The name `call` is written with: AggregateName, or a recomputed call's
+// own ("string_agg").
+std::string CallName(const AggregateCall& call);
 
 // The aggregate calls in an expression: each call not inside another, with
 // its span relative to the expression's text, and the call the whole
@@ -38,11 +43,14 @@ enum class AggregateContext { kStatement, kSubquery, kAlter };
 // `min(x)`, `max(x)`, `bool_and(x)` (or `every(x)`), `bool_or(x)`, with the
 // name plain, quoted or qualified by pg_catalog, anywhere in the expression
 // (`sum(a) / nullif(count(*), 0)`); in kStatement also `count(DISTINCT x)`,
-// `sum(DISTINCT x)` and `avg(DISTINCT x)`. Refused, with a message saying
-// what to write instead:
-// - kUnsupported: FILTER, OVER (window functions), ORDER BY inside a call,
-//   an aggregate of an aggregate, DISTINCT outside kStatement or in min,
-//   max, bool_and or bool_or (where it changes nothing);
+// `sum(DISTINCT x)` and `avg(DISTINCT x)`, and the aggregates kept by
+// recompute of their group (grammar/recomputed_aggregate.h), read as
+// written. Refused, with a message saying what to write instead:
+// - kUnsupported: FILTER, OVER (window functions), ORDER BY inside a call
+//   other than a recomputed one, an aggregate of an aggregate, DISTINCT
+//   outside kStatement or in min, max, bool_and or bool_or (where it
+//   changes nothing), a recomputed aggregate outside kStatement, an
+//   order-sensitive one (string_agg, array_agg, ...) without ORDER BY;
 // - kSyntax: a call with the wrong number of arguments, `*` for anything
 //   but count.
 // An expression without an aggregate call gives no uses (a window function

@@ -72,18 +72,24 @@ struct JoinClause {
 
 // The aggregate functions a GROUP BY transform maintains (spec/grammar.md,
 // "Aggregates"). `every` is SQL's name for bool_and and reads as kBoolAnd.
-enum class AggregateFunction { kCount, kSum, kAvg, kMin, kMax, kBoolAnd, kBoolOr };
+// kRecomputed is any aggregate kept by recomputing its group
+// (grammar/recomputed_aggregate.h: string_agg, bit_or, stddev, ...).
+enum class AggregateFunction { kCount, kSum, kAvg, kMin, kMax, kBoolAnd, kBoolOr, kRecomputed };
 
 // A SELECT item that is one aggregate call and nothing else, such as
 // `sum(o.amount)`. `argument` is the exact text between the parentheses
 // (without a leading ALL or DISTINCT); it is empty for `count(*)`.
 // `distinct` is set for `count(DISTINCT x)`, `sum(DISTINCT x)` and
 // `avg(DISTINCT x)`: a statement with one is compiled into stages
-// (plan/distinct_aggregate_stages.h).
+// (plan/distinct_aggregate_stages.h). For kRecomputed, `name` is the
+// function's name ("string_agg") and `argument` all the text between the
+// parentheses, a DISTINCT and an ORDER BY included, passed on as written
+// (grammar/recomputed_aggregate.h); `distinct` stays false.
 struct AggregateCall {
   AggregateFunction function = AggregateFunction::kCount;
   std::optional<std::string> argument;
   bool distinct = false;
+  std::string name;
 
   bool operator==(const AggregateCall&) const = default;
 };

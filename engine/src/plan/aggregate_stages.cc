@@ -84,8 +84,7 @@ Result<AggregateStages> CompileAggregateStages(const grammar::TransformStmt& stm
   add(stmt.having_uses, 0);
   for (std::size_t k = 1; k <= calls.size(); ++k) {
     const grammar::AggregateCall& call = calls[k - 1].second->call;
-    const std::string expr = std::string(grammar::AggregateName(call.function)) + "(" +
-                             call.argument.value_or("*") + ")";
+    const std::string expr = grammar::CallName(call) + "(" + call.argument.value_or("*") + ")";
     group.select.push_back(grammar::SelectItem{expr,
                                                AggregateColumnName(k),
                                                calls[k - 1].first,

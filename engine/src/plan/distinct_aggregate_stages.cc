@@ -81,6 +81,10 @@ class Partials {
         out = name + "(" + Add(name + "(" + arg + ")", items) + ")";
         break;
       }
+      case AggregateFunction::kRecomputed:
+        // Refused beside DISTINCT calls (CompileDistinctAggregateStages):
+        // its result over a group is no function of partials by value.
+        break;
     }
     combined_.emplace(key, out);
     return out;
@@ -172,6 +176,14 @@ Result<DistinctAggregateStages> CompileDistinctAggregateStages(const grammar::Tr
     }
   }
   if (!first) return Status::Internal("no DISTINCT aggregate to compile");
+  for (const AggregateUse* use : AllUses(stmt)) {
+    if (use->call.function != AggregateFunction::kRecomputed) continue;
+    return Status::Unsupported(
+        "transform " + grammar::RenderName(name) + " calls " + CallText(use->call) + " beside " +
+        CallText(*first) +
+        ": an aggregate kept by recompute cannot be combined from the grouping by DISTINCT "
+        "values; define a transform for each, grouped alike, and join their targets");
+  }
   const std::string& argument = *first->argument;
 
   grammar::TransformStmt values;

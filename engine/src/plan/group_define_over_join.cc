@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "catalog/parts.h"
+#include "grammar/recomputed_aggregate.h"
 #include "grammar/render.h"
 #include "plan/aggregates/group_check.h"
 #include "plan/aggregates/group_sql.h"
@@ -147,11 +148,16 @@ Status CheckGroupingOverJoin(pg::Connection& conn, const std::string& schema, in
   grammar::TransformStmt grouping = stmt;
   grouping.where.reset();  // checked with the join
   TRELLIS_RETURN_IF_ERROR(aggregates::CheckGroupedQuery(conn, grouping, from));
+  std::vector<std::string> arguments;
+  for (const auto& item : stmt.select) {
+    if (!item.aggregate) continue;
+    for (auto& e : grammar::RowExpressions(*item.aggregate)) arguments.push_back(std::move(e));
+  }
   std::vector<std::string_view> per_row;
   for (const auto& item : stmt.select) {
     if (!item.aggregate) per_row.push_back(item.expr);
-    if (item.aggregate && item.aggregate->argument) per_row.push_back(*item.aggregate->argument);
   }
+  for (const auto& a : arguments) per_row.push_back(a);
   for (const auto& g : stmt.group_by) per_row.push_back(g);
   auto checked = ExpressionCheckFor(conn, stmt.target.name)(from, per_row, std::nullopt);
   return checked.ok() ? Status::OK() : checked.status();

@@ -158,6 +158,8 @@ std::vector<std::string> ApplyDeltaRowsSql(const DeltaInputs& in) {
     items.push_back("(" + k.expr + ") AS " + sql::Ident(k.column));
   for (const auto& a : in.shape.aggregates) {
     if (a.argument.empty()) continue;  // count(*) counts signs
+    // A recomputed call reads the group's rows again, not its changes.
+    if (a.call.function == grammar::AggregateFunction::kRecomputed) continue;
     items.push_back("(" + a.argument + ") AS " + sql::Ident(a.state_prefix + "arg"));
   }
   if (items.empty()) items.push_back("true AS __trellis_any");

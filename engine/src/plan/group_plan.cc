@@ -5,6 +5,7 @@
 
 #include "capture/routing.h"
 #include "grammar/parser.h"
+#include "grammar/recomputed_aggregate.h"
 #include "grammar/render.h"
 #include "plan/aggregate_stages.h"
 #include "plan/aggregates/group_check.h"
@@ -130,7 +131,8 @@ Result<std::unique_ptr<TransformPlan>> GroupPlan::Bind(const catalog::Transform&
     std::string quarantined;
     if (column->state != ColumnState::kLive) {
       quarantined = IsQuarantinedKey(schema, t.id, column->name, key_text);
-      if (!argument.empty())
+      // A recomputed call is guarded by its rule (it is not one expression).
+      if (!argument.empty() && item.aggregate->function != grammar::AggregateFunction::kRecomputed)
         argument = "CASE WHEN " + quarantined + " THEN NULL ELSE (" + argument + ") END";
     }
     // Recomputes keep whatever hidden state define created for the column
@@ -373,11 +375,16 @@ Status GroupPlan::CheckDefinition(pg::Connection& conn, const ExpressionCheck& c
   TRELLIS_RETURN_IF_ERROR(aggregates::CheckGroupedQuery(conn, stmt_, FromClause()));
   // Expressions evaluated per source row: GROUP BY expressions, aggregate
   // arguments, DISTINCT items, the WHERE.
+  std::vector<std::string> arguments;
+  for (const auto& item : stmt_.select) {
+    if (!item.aggregate) continue;
+    for (auto& e : grammar::RowExpressions(*item.aggregate)) arguments.push_back(std::move(e));
+  }
   std::vector<std::string_view> per_row;
   for (const auto& item : stmt_.select) {
     if (!item.aggregate) per_row.push_back(item.expr);
-    if (item.aggregate && item.aggregate->argument) per_row.push_back(*item.aggregate->argument);
   }
+  for (const auto& a : arguments) per_row.push_back(a);
   for (const auto& g : stmt_.group_by) per_row.push_back(g);
   std::optional<std::string_view> where;
   if (stmt_.where) where = *stmt_.where;
@@ -416,8 +423,7 @@ Result<std::vector<std::vector<std::string>>> GroupPlan::RoutedColumns(pg::Conne
   if (!keys.ok()) return keys.status();
   if (!whole_table_ && keys->empty()) return std::vector<std::vector<std::string>>{{}};
   for (const auto& a : shape_.aggregates) {
-    if (!a.call.argument) continue;
-    exprs.push_back(*a.call.argument);
+    for (auto& e : grammar::RowExpressions(a.call)) exprs.push_back(std::move(e));
   }
   if (shape_.where) exprs.push_back(*shape_.where);
   auto read = aggregates::ColumnsRead(conn, source_table_, FromClause(), exprs);

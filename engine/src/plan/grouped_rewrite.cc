@@ -173,7 +173,7 @@ Result<std::string> RewriteOverGroups(const grammar::TransformStmt& stmt, std::s
 }
 
 std::string CallText(const grammar::AggregateCall& call) {
-  std::string out(grammar::AggregateName(call.function));
+  std::string out = grammar::CallName(call);
   if (!call.argument) return out + "(*)";
   return out + (call.distinct ? "(DISTINCT " : "(") + *call.argument + ")";
 }

@@ -39,8 +39,7 @@ std::vector<Part> PartsOf(const grammar::WhereSubquery& sq) {
 }
 
 std::string CallText(const grammar::AggregateCall& call) {
-  return std::string(grammar::AggregateName(call.function)) + "(" + call.argument.value_or("*") +
-         ")";
+  return grammar::CallName(call) + "(" + call.argument.value_or("*") + ")";
 }
 
 grammar::SelectItem AggregateItem(const grammar::AggregateCall& call, std::string alias,

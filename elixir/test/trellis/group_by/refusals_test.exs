@@ -47,8 +47,10 @@ defmodule Trellis.GroupBy.RefusalsTest do
        "must appear in the GROUP BY clause"},
       {"customer_id, count(*) AS n GROUP BY customer_id HAVING amount > 1", :validation,
        "must appear in the GROUP BY clause"},
+      {"customer_id, length(mode() WITHIN GROUP (ORDER BY label)) + count(*) AS s " <>
+         "GROUP BY customer_id", :validation, "the aggregate mode is not one Trellis maintains"},
       {"customer_id, length(string_agg(label, ',')) + count(*) AS s GROUP BY customer_id",
-       :validation, "the aggregate string_agg is not one Trellis maintains"},
+       :unsupported, "string_agg(...) without ORDER BY inside the call is not supported"},
       {"DISTINCT ON (customer_id) customer_id, amount", :unsupported, "DISTINCT ON"},
       {"customer_id, count(*) AS n GROUP BY 1", :unsupported, "a position in the SELECT list"},
       {"customer_id, count(*) AS n GROUP BY ROLLUP (customer_id)", :unsupported, "ROLLUP"},
@@ -69,8 +71,10 @@ defmodule Trellis.GroupBy.RefusalsTest do
        :validation, "volatile"},
       {"customer_id, max(note) AS m GROUP BY customer_id", :validation, "note"},
       {"1 AS one, count(*) AS n", :validation, "is not an aggregate, and without GROUP BY"},
-      {"customer_id, string_agg(label, ',') AS s GROUP BY customer_id", :validation,
+      {"customer_id, mode() WITHIN GROUP (ORDER BY label) AS s GROUP BY customer_id", :validation,
        "is neither an aggregate Trellis maintains"},
+      {"customer_id, string_agg(label, ',') AS s GROUP BY customer_id", :unsupported,
+       "string_agg(label, ',' ORDER BY <columns that tell the rows apart>)"},
       {"upper('x') AS c, count(*) AS n GROUP BY upper('x')", :validation,
        "no GROUP BY expression reads a column"},
       {"sum(label) AS s", :validation, "not one of PostgreSQL's built-in aggregates"}

@@ -4,6 +4,7 @@
 #include <regex>
 #include <set>
 
+#include "grammar/recomputed_aggregate.h"
 #include "sql/quote.h"
 
 namespace trellis::plan::aggregates {
@@ -114,22 +115,30 @@ Status CheckGroupedQuery(pg::Connection& conn, const grammar::TransformStmt& stm
     if (item.aggregate_uses.empty() && !grouped_items.count(i)) {
       return Refusal(name, "the column " + sql::Ident(item.alias) +
                                " is neither an aggregate Trellis maintains (count, sum, avg, min, "
-                               "max, bool_and, bool_or) nor a GROUP BY expression; group by it, "
+                               "max, bool_and, bool_or, or one kept by recompute such as "
+                               "string_agg) nor a GROUP BY expression; group by it, "
                                "or compute it over this transform's target in another one");
     }
   }
   // Every aggregate PostgreSQL found is one Trellis maintains: an
   // expression over aggregates may hold another (string_agg) beside them,
   // which the grammar does not read as an aggregate.
+  std::vector<std::string> recomputed;
+  for (std::string_view n : grammar::RecomputedAggregateNames()) recomputed.emplace_back(n);
+  std::vector<std::string> maintained = {"count", "sum",      "avg",     "min",
+                                         "max",   "bool_and", "bool_or", "every"};
+  maintained.insert(maintained.end(), recomputed.begin(), recomputed.end());
   auto unknown = conn.Query(
-      "SELECT p.proname::text FROM pg_proc p WHERE p.oid = ANY($1::oid[]) AND p.proname NOT IN "
-      "('count', 'sum', 'avg', 'min', 'max', 'bool_and', 'bool_or', 'every') ORDER BY 1 LIMIT 1",
-      {sql::ArrayLiteral(Fields(tree, "aggfnoid"))});
+      "SELECT p.proname::text FROM pg_proc p WHERE p.oid = ANY($1::oid[]) AND p.proname <> ALL "
+      "($2::text[]) ORDER BY 1 LIMIT 1",
+      {sql::ArrayLiteral(Fields(tree, "aggfnoid")), sql::ArrayLiteral(maintained)});
   if (!unknown.ok()) return unknown.status();
   if (!unknown->empty()) {
     return Refusal(name, "the aggregate " + unknown->text(0, 0) +
                              " is not one Trellis maintains (count, sum, avg, min, max, "
-                             "bool_and or every, bool_or); compute it when you read the target");
+                             "bool_and or every, bool_or, and those kept by recompute: " +
+                             sql::Join(recomputed, ", ") +
+                             "); compute it when you read the target");
   }
   return Status::OK();
 }

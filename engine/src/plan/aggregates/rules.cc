@@ -4,6 +4,7 @@
 #include <regex>
 #include <utility>
 
+#include "plan/aggregates/recomputed_rule.h"
 #include "sql/quote.h"
 
 namespace trellis::plan::aggregates {
@@ -320,6 +321,8 @@ AggregateRule RuleFor(const AggregateInput& input) {
     case grammar::AggregateFunction::kBoolAnd:
     case grammar::AggregateFunction::kBoolOr:
       return BoolRule(input);
+    case grammar::AggregateFunction::kRecomputed:
+      return RecomputedCallRule(input);
   }
   return CountRule(input);
 }

@@ -1,0 +1,26 @@
+#include "plan/aggregates/recomputed_rule.h"
+
+#include <string>
+
+#include "grammar/aggregate.h"
+
+namespace trellis::plan::aggregates {
+
+AggregateRule RecomputedCallRule(const AggregateInput& input) {
+  StateColumn column;
+  column.name = input.column;
+  // The call is a slot, so no text the user wrote is scanned for slots.
+  column.slots = {
+      {"call", grammar::CallName(input.call) + "(" + input.call.argument.value_or("") + ")"}};
+  column.recompute_template = "{call}";
+  if (!input.quarantined.empty()) {
+    column.slots["skipped"] = input.quarantined;
+    column.recompute_template = "{call} FILTER (WHERE NOT coalesce({skipped}, false))";
+  }
+  column.update_template = "{recomputed}";
+  column.insert_template = "{recomputed}";
+  column.recompute_when_template = "true";
+  return AggregateRule{Upkeep::kRecompute, {std::move(column)}};
+}
+
+}  // namespace trellis::plan::aggregates
