@@ -77,6 +77,43 @@ defmodule Trellis.Test.Targets do
     :ok
   end
 
+  @doc """
+  Defines each transform of `transforms`, `{name, statement, columns,
+  query}` tuples as the compiled-statement tests list them.
+  """
+  @spec define_compiled!(Trellis.t(), [{String.t(), String.t(), String.t(), String.t()}]) :: :ok
+  def define_compiled!(handle, transforms) do
+    import ExUnit.Assertions
+
+    for {_name, statement, _columns, _query} <- transforms do
+      assert {:ok, {:transform_defined, _}} = Trellis.define(handle, statement)
+    end
+
+    :ok
+  end
+
+  @doc """
+  Waits until `handle` has converged, then asserts that each transform's
+  `columns` equal its `query`; the message names `seed` to replay with.
+  """
+  @spec assert_compiled_equal(
+          Trellis.t(),
+          SimplePG.t(),
+          [{String.t(), String.t(), String.t(), String.t()}],
+          integer()
+        ) :: :ok
+  def assert_compiled_equal(handle, pg, transforms, seed) do
+    import ExUnit.Assertions
+    converge!(handle, 240_000)
+
+    for {name, _statement, columns, query} <- transforms do
+      assert differences(pg, "SELECT #{columns} FROM #{name}", query) == "0",
+             "#{name} differs (seed #{seed}; rerun with TRELLIS_SEED=#{seed})"
+    end
+
+    :ok
+  end
+
   @doc "Polls self-check job `id` until it has finished (about 150 s at most); returns it."
   def await_self_check!(trellis, id, left \\ 3000) do
     job = Trellis.self_check_job!(trellis, id)

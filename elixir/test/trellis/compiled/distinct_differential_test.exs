@@ -57,22 +57,10 @@ defmodule Trellis.Compiled.DistinctDifferentialTest do
 
   setup do: JoinWorkload.seeded_database!("distinct_differential", "DISTINCT differential")
 
-  defp define_every!(handle) do
-    for {_, statement, _, _} <- @transforms do
-      assert {:ok, {:transform_defined, _}} = Trellis.define(handle, statement)
-    end
+  defp define_every!(handle), do: define_compiled!(handle, @transforms)
 
-    :ok
-  end
-
-  defp assert_equal(handle, pg, seed) do
-    converge!(handle, 240_000)
-
-    for {name, _, columns, query} <- @transforms do
-      assert differences(pg, "SELECT #{columns} FROM #{name}", query) == "0",
-             "#{name} differs (seed #{seed}; rerun with TRELLIS_SEED=#{seed})"
-    end
-  end
+  defp assert_equal(handle, pg, seed),
+    do: assert_compiled_equal(handle, pg, @transforms, seed)
 
   test "4 writers, NULLs in every compared column, a fleet of two handles",
        %{url: url, pg: pg, seed: seed} do
