@@ -38,7 +38,7 @@ GroupShape Shape(const std::string& target) {
   auto input = [](F f, std::string column, int i) {
     return AggregateInput{
         grammar::AggregateCall{
-            f, f == F::kCount ? std::nullopt : std::optional<std::string>("o.amount")},
+            f, f == F::kCount ? std::nullopt : std::optional<std::string>("o.amount"), false, {}},
         column,
         "__trellis_" + std::to_string(i) + "_",
         "o.amount",

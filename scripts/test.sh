@@ -24,7 +24,10 @@ fi
 "$root/scripts/setup.sh"
 
 skipped_file="$(mktemp)"
-trap 'rm -f "$skipped_file"' EXIT
+# The ExUnit stages' output, kept so that the summary at the end can repeat
+# each failing test's report: a CI log is often read from its tail only.
+exunit_log="$(mktemp)"
+trap 'rm -f "$skipped_file" "$exunit_log"' EXIT
 export TRELLIS_SKIPPED_STAGES="$skipped_file"
 failed=()
 timings=()
@@ -60,7 +63,8 @@ export TRELLIS_REQUIRE_PORT=1
 # a broken source build fails here (the later stages keep the variable).
 exunit() {
   rm -f "$root/build/port/trellis-port"
-  (cd "$root/elixir" && env -u TRELLIS_PORT_PATH MIX_ENV=test mix test --warnings-as-errors 2>&1)
+  (cd "$root/elixir" && env -u TRELLIS_PORT_PATH MIX_ENV=test mix test --warnings-as-errors 2>&1) |
+    tee -a "$exunit_log"
 }
 stage "Elixir tests (ExUnit)" exunit
 
@@ -87,7 +91,7 @@ logical_leg() {
     fi
   done
   (cd "$root/elixir" && TRELLIS_TESTKIT_LOGICAL=1 TRELLIS_TEST_CAPTURE=logical MIX_ENV=test \
-    mix test --warnings-as-errors "${logical_leg_tests[@]}" 2>&1)
+    mix test --warnings-as-errors "${logical_leg_tests[@]}" 2>&1) | tee -a "$exunit_log"
 }
 stage "Elixir tests, capture by logical decoding (the differential tests)" logical_leg
 
@@ -103,6 +107,14 @@ formatting() {
   (cd "$root/elixir" && mix format --check-formatted)
 }
 stage "Formatting (clang-format, mix format)" formatting
+
+# Each ExUnit failure report ("  1) test ... (Module)" up to its blank line),
+# at most 40 lines of each.
+if grep -Eq '^ +[0-9]+\) ' "$exunit_log"; then
+  echo "== ExUnit failures (repeated from above)"
+  awk '/^ +[0-9]+\) / { on = 1; n = 0 } on && n < 40 { print; n++ } on && /^$/ { on = 0 }' \
+    "$exunit_log"
+fi
 
 echo "== stage times"
 printf '%s\n' "${timings[@]}"

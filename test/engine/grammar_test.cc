@@ -808,18 +808,18 @@ TEST_CASE("aggregate calls are parsed with their argument", "[grammar][aggregate
   using F = AggregateFunction;
   const std::vector<std::optional<AggregateCall>> expected = {
       std::nullopt,
-      AggregateCall{F::kCount, std::nullopt},
-      AggregateCall{F::kCount, "note"},
-      AggregateCall{F::kSum, "amount"},
-      AggregateCall{F::kAvg, "amount * 2"},
-      AggregateCall{F::kMin, "placed_at"},
-      AggregateCall{F::kMax, "placed_at"},
-      AggregateCall{F::kBoolAnd, "paid"},
-      AggregateCall{F::kBoolAnd, "paid"},
-      AggregateCall{F::kBoolOr, "paid"},
-      AggregateCall{F::kSum, "amount"},
-      AggregateCall{F::kMax, "amount"},
-      AggregateCall{F::kCount, "(a, b)"},
+      AggregateCall{F::kCount, std::nullopt, false, {}},
+      AggregateCall{F::kCount, "note", false, {}},
+      AggregateCall{F::kSum, "amount", false, {}},
+      AggregateCall{F::kAvg, "amount * 2", false, {}},
+      AggregateCall{F::kMin, "placed_at", false, {}},
+      AggregateCall{F::kMax, "placed_at", false, {}},
+      AggregateCall{F::kBoolAnd, "paid", false, {}},
+      AggregateCall{F::kBoolAnd, "paid", false, {}},
+      AggregateCall{F::kBoolOr, "paid", false, {}},
+      AggregateCall{F::kSum, "amount", false, {}},
+      AggregateCall{F::kMax, "amount", false, {}},
+      AggregateCall{F::kCount, "(a, b)", false, {}},
   };
   REQUIRE(s.select.size() == expected.size());
   for (std::size_t i = 0; i < expected.size(); ++i) {

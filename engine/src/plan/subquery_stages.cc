@@ -51,8 +51,9 @@ grammar::SelectItem AggregateItem(const grammar::AggregateCall& call, std::strin
 
 grammar::SelectItem CountItem(std::optional<std::string> argument, std::string_view alias,
                               std::size_t position) {
-  return AggregateItem(grammar::AggregateCall{grammar::AggregateFunction::kCount, argument},
-                       std::string(alias), position);
+  return AggregateItem(
+      grammar::AggregateCall{grammar::AggregateFunction::kCount, argument, false, {}},
+      std::string(alias), position);
 }
 
 // The hidden grouping `part` of subquery `sq`, and (for a comparison) the
