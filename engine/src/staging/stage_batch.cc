@@ -16,6 +16,7 @@
 #include "staging/whole_pages.h"
 #include "workers/locks.h"
 #include "workers/wake_channel.h"
+#include "workers/worker_loop.h"
 
 namespace trellis::staging {
 namespace {
@@ -163,6 +164,11 @@ Result<StagedBatch> StageOnce(pg::Connection& conn, const std::string& schema,
   }
   TRELLIS_RETURN_IF_ERROR(batch.value()->Staged(conn, consumed));
   TRELLIS_RETURN_IF_ERROR(tx.value()->Commit());
+  // The pages are committed: this process's drain workers start on them now
+  // (other ports heard the statement's notify at the commit), not after the
+  // feed confirms the batch, which for a replication slot is an advance
+  // that decodes WAL again from the slot's restart point.
+  if (consumed > 0) workers::WorkerLoop::NudgeRole("drain");
   TRELLIS_RETURN_IF_ERROR(batch.value()->Committed(conn));
   StagedBatch out{consumed, false};
   for (const auto& t : transforms.value()) {

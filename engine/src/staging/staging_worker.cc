@@ -93,10 +93,8 @@ Result<bool> StagingWorker::Step(pg::Connection& conn) {
   if (!staged.ok()) return staged.status();
   GlobalEngineMetrics().capture_rows_staged.fetch_add(static_cast<uint64_t>(staged->consumed),
                                                       std::memory_order_relaxed);
-  if (staged->consumed > 0) {
-    NudgeRole("drain");
-    workers::NoteProgress();  // a waiter's writes may now all be in pages
-  }
+  // StageBatch woke this process's drain workers as the pages committed.
+  if (staged->consumed > 0) workers::NoteProgress();  // a waiter's writes may now all be in pages
   // Only a transform that was catching up can be promoted: the others cost
   // no statement. One that starts catching up after the batch began is seen
   // by the next step, ~10 ms later.

@@ -1,0 +1,400 @@
+// The replication slot of a catalog captured by logical decoding
+// (capture/slot.h, capture/slot_health.h, capture/logical_feed.h) against a
+// real --logical testkit cluster: made with the first transform, advanced to
+// what staging committed, dropped with the last transform; a slot dropped by
+// hand, a publication altered by hand and a consumer that stopped are each
+// reported as status/2 does and repaired by the staging worker's round; and a
+// commit that straddles the flush position a read stopped at is staged once,
+// even when the port dies before the slot's advance.
+//
+// Its own executable (not engine_test): it needs a cluster with
+// wal_level = logical, and one test changes the server's wal_writer_delay.
+#include <catch2/catch.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <thread>
+
+#include "capture/logical_feed.h"
+#include "capture/slot.h"
+#include "capture/slot_health.h"
+#include "pg/connection.h"
+#include "staging/stage_batch.h"
+#include "throwaway_cluster.h"
+#include "trellis/engine.h"
+#include "trellis/engine_metrics.h"
+#include "trellis/workers.h"
+
+namespace trellis::capture {
+namespace {
+
+test::ThrowawayCluster& Cluster() {
+  static test::ThrowawayCluster cluster(TRELLIS_TESTKIT_BINARY, {"--logical"});
+  return cluster;
+}
+
+// A fresh database with table t (id, v) and, in a catalog capturing by
+// logical decoding, the projection t_copy over it, built.
+class LogicalDb {
+ public:
+  LogicalDb() {
+    static std::atomic<int> n{0};
+    auto admin = pg::Connection::Open(Cluster().url(), "capture_slot_test");
+    REQUIRE(admin.ok());
+    const std::string db = "capture_slot_" + std::to_string(n.fetch_add(1));
+    REQUIRE(admin.value()->Exec("CREATE DATABASE " + db).ok());
+    options_.url = Cluster().UrlFor(db);
+    options_.schema = "trellis";
+    options_.capture_mode = "logical";
+    conn_ = Open();
+    Sql("CREATE TABLE t (id int PRIMARY KEY, v int)");
+    Sql("INSERT INTO t SELECT g, g FROM generate_series(1, 10) g");
+    auto s = Session::Open(options_);
+    REQUIRE(s.ok());
+    session_ = std::move(s.value());
+    REQUIRE(session_->Migrate().ok());
+    auto mode = session_->EnsureCaptureMode();
+    REQUIRE(mode.ok());
+    REQUIRE(mode.value() == "logical");
+    Define();
+  }
+
+  void Define() {
+    auto applied = session_->Apply("TRANSFORM t_copy FROM t SELECT v AS v", true);
+    INFO((applied.ok() ? "" : applied.status().ToString()));
+    REQUIRE(applied.ok());
+    auto workers = BackgroundWorkers::Start(options_, true, 1);
+    AwaitConverged();
+  }
+
+  void AwaitConverged() {
+    auto token = session_->WatermarkToken();
+    REQUIRE(token.ok());
+    auto done = session_->AwaitConverged(token.value(), std::chrono::seconds(60));
+    INFO((done.ok() ? "" : done.status().ToString()));
+    REQUIRE(done.ok());
+    REQUIRE(done.value());
+  }
+
+  std::unique_ptr<pg::Connection> Open() const {
+    auto conn = pg::Connection::Open(options_.url, "capture_slot_test");
+    REQUIRE(conn.ok());
+    return std::move(conn.value());
+  }
+
+  void Sql(const std::string& statement) {
+    const Status done = conn_->ExecScript(statement);
+    INFO(statement << " -> " << done.ToString());
+    REQUIRE(done.ok());
+  }
+
+  std::string Scalar(const std::string& query) {
+    auto rows = conn_->Query(query);
+    INFO(query << " -> " << (rows.ok() ? "" : rows.status().ToString()));
+    REQUIRE(rows.ok());
+    REQUIRE(rows->size() == 1);
+    return rows->at(0, 0).value_or("NULL");
+  }
+
+  std::string Slot() { return Scalar("SELECT coalesce(slot_name, '') FROM trellis.capture_feed"); }
+  int TransformId() { return std::stoi(Scalar("SELECT id FROM trellis.transforms")); }
+
+  std::optional<std::string> FailureKind() {
+    auto failure = FeedFailureOf(*conn_, "trellis", TransformId());
+    REQUIRE(failure.ok());
+    if (!failure.value()) return std::nullopt;
+    return failure.value()->kind;
+  }
+
+  // One staging batch as the staging worker runs it; returns the rows taken.
+  long Stage(pg::Connection& stager) {
+    auto staged = staging::StageBatch(stager, "trellis", 500, 1000);
+    INFO((staged.ok() ? "" : staged.status().ToString()));
+    REQUIRE(staged.ok());
+    return staged->consumed;
+  }
+
+  const ConnectOptions& options() const { return options_; }
+  Session& session() { return *session_; }
+  pg::Connection& conn() { return *conn_; }
+
+ private:
+  ConnectOptions options_;
+  std::unique_ptr<pg::Connection> conn_;
+  std::unique_ptr<Session> session_;
+};
+
+uint64_t Lsn(const std::string& text) {
+  auto lsn = ParseLsn(text);
+  REQUIRE(lsn);
+  return *lsn;
+}
+
+TEST_CASE(
+    "the slot is made with the first transform, advanced after staging, dropped with the "
+    "last",
+    "[logical][slot]") {
+  LogicalDb db;
+  const std::string slot = db.Slot();
+  REQUIRE(!slot.empty());
+  CHECK(SlotExists(db.conn(), slot).value());
+  CHECK(db.Scalar("SELECT string_agg(tablename, ',' ORDER BY tablename) FROM "
+                  "pg_publication_tables WHERE pubname = '" +
+                  slot + "'") == "capture_marks,t");
+
+  // Staging records how far it staged and then advances the slot there.
+  auto stager = db.Open();
+  db.Sql("SET synchronous_commit = on; INSERT INTO t VALUES (11, 11)");
+  long taken = 0;
+  for (int i = 0; i < 20 && taken == 0; ++i) taken += db.Stage(*stager);
+  CHECK(taken == 1);
+  const std::string staged = db.Scalar("SELECT staged_lsn::text FROM trellis.capture_feed");
+  CHECK(db.Scalar("SELECT confirmed_flush_lsn::text FROM pg_replication_slots WHERE slot_name = '" +
+                  slot + "'") == staged);
+  // Nothing new: the batch takes nothing.
+  CHECK(db.Stage(*stager) == 0);
+
+  // The last transform dropped: slot and publication go, the mode stays.
+  REQUIRE(db.session().Apply("PAUSE TRANSFORM t_copy", false).ok());
+  auto dropped = db.session().Apply("DROP TRANSFORM t_copy", false);
+  INFO((dropped.ok() ? "" : dropped.status().ToString()));
+  REQUIRE(dropped.ok());
+  CHECK(!SlotExists(db.conn(), slot).value());
+  CHECK(db.Scalar("SELECT count(*) FROM pg_publication WHERE pubname = '" + slot + "'") == "0");
+  CHECK(db.Scalar("SELECT mode || ',' || (slot_name IS NULL) FROM trellis.capture_feed") ==
+        "logical,true");
+  CHECK(DropSlotIfUnused(db.conn(), "trellis").value() == false);
+
+  // The next define makes them again, and its writes flow.
+  db.Define();
+  CHECK(db.Slot() == slot);
+  CHECK(SlotExists(db.conn(), slot).value());
+  db.Sql("INSERT INTO t VALUES (12, 12)");
+  {
+    auto workers = BackgroundWorkers::Start(db.options(), true, 1);
+    db.AwaitConverged();
+  }
+  CHECK(db.Scalar("SELECT count(*) FROM t_copy") == "12");
+}
+
+TEST_CASE("a slot dropped by hand is slot_lost until the round makes a new one and rebuilds",
+          "[logical][slot][health]") {
+  LogicalDb db;
+  const std::string slot = db.Slot();
+  CHECK(!db.FailureKind());
+  db.Sql("SELECT pg_drop_replication_slot('" + slot + "')");
+  auto health = ReadFeedHealth(db.conn(), "trellis");
+  REQUIRE(health.ok());
+  REQUIRE(health->lost);
+  CHECK(health->lost->find("dropped outside Trellis") != std::string::npos);
+  CHECK(db.FailureKind() == std::string(kSlotLost));
+  auto status = db.session().ReadStatus("t_copy");
+  REQUIRE(status.ok());
+  REQUIRE(status->capture_failure);
+  CHECK(status->capture_failure->kind == kSlotLost);
+
+  const uint64_t replaced = GlobalEngineMetrics().slots_replaced.load();
+  SlotTending tending;
+  REQUIRE(TendSlot(db.conn(), "trellis", tending).ok());
+  CHECK(GlobalEngineMetrics().slots_replaced.load() == replaced + 1);
+  CHECK(SlotExists(db.conn(), slot).value());
+  CHECK(!db.FailureKind());
+  // What the old slot held is gone: the transform rebuilds, from no position.
+  CHECK(db.Scalar("SELECT string_agg(kind, ',') FROM trellis.jobs") == "rebuild");
+  CHECK(db.Scalar("SELECT staged_lsn IS NULL FROM trellis.capture_feed") == "t");
+
+  // Writes after it flow, the rebuild included.
+  db.Sql("INSERT INTO t VALUES (11, 11)");
+  auto workers = BackgroundWorkers::Start(db.options(), true, 1);
+  db.AwaitConverged();
+  CHECK(db.Scalar("SELECT count(*) FROM t_copy") == "11");
+}
+
+TEST_CASE("a publication altered by hand is publication_altered until the round publishes again",
+          "[logical][slot][health]") {
+  LogicalDb db;
+  const std::string slot = db.Slot();
+  db.Sql("ALTER PUBLICATION " + slot + " DROP TABLE t");
+  auto health = ReadFeedHealth(db.conn(), "trellis");
+  REQUIRE(health.ok());
+  CHECK(!health->lost);
+  CHECK(health->altered_tables == std::vector<std::string>{"public.t"});
+  CHECK(db.FailureKind() == std::string(kPublicationAltered));
+
+  // A write while the table is out is not decoded: the readers rebuild.
+  db.Sql("INSERT INTO t VALUES (11, 11)");
+  const uint64_t repairs = GlobalEngineMetrics().publication_repairs.load();
+  SlotTending tending;
+  REQUIRE(TendSlot(db.conn(), "trellis", tending).ok());
+  CHECK(GlobalEngineMetrics().publication_repairs.load() == repairs + 1);
+  CHECK(db.Scalar("SELECT count(*) FROM pg_publication_tables WHERE pubname = '" + slot +
+                  "' AND tablename = 't'") == "1");
+  CHECK(!db.FailureKind());
+  CHECK(db.Scalar("SELECT string_agg(kind, ',') FROM trellis.jobs") == "rebuild");
+  auto workers = BackgroundWorkers::Start(db.options(), true, 1);
+  db.AwaitConverged();
+  CHECK(db.Scalar("SELECT count(*) FROM t_copy") == "11");
+}
+
+TEST_CASE("a consumer that stopped reading is slot_behind while there is WAL to read",
+          "[logical][slot][health]") {
+  LogicalDb db;
+  CHECK(!db.FailureKind());
+  // The staged position last moved a minute ago and a write waits past it.
+  db.Sql("UPDATE trellis.capture_feed SET staged_at = now() - interval '60 seconds'");
+  db.Sql("SET synchronous_commit = on; INSERT INTO t VALUES (11, 11)");
+  auto health = ReadFeedHealth(db.conn(), "trellis");
+  REQUIRE(health.ok());
+  CHECK(health->lag_bytes > 0);
+  CHECK(health->lag_seconds >= kBehindSeconds);
+  REQUIRE(health->behind);
+  CHECK(health->behind->find("Connect a handle with staging: true") != std::string::npos);
+  CHECK(db.FailureKind() == std::string(kSlotBehind));
+  auto status = db.session().ReadStatus("t_copy");
+  REQUIRE(status.ok());
+  REQUIRE(status->capture_failure);
+  CHECK(status->capture_failure->kind == kSlotBehind);
+  CHECK(status->capture_failure->since_us.has_value());
+
+  // Staging reads the slot again: the failure clears.
+  auto stager = db.Open();
+  for (int i = 0; i < 20 && db.FailureKind(); ++i) {
+    db.Stage(*stager);
+    std::this_thread::sleep_for(std::chrono::milliseconds(60));
+  }
+  CHECK(!db.FailureKind());
+}
+
+TEST_CASE("a batch with nothing flushed past the staged position does not read the slot",
+          "[logical][slot]") {
+  LogicalDb db;
+  auto stager = db.Open();
+  REQUIRE(stager->Exec("SET synchronous_commit = off").ok());
+  // Asynchronous commits reach the disk only when the walwriter runs, every
+  // 2 s here: meanwhile the flush position stays where a batch read it.
+  db.Sql("ALTER SYSTEM SET wal_writer_delay = '2s'");
+  db.Sql("SELECT pg_reload_conf()");
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  db.Sql("SET synchronous_commit = on; INSERT INTO t VALUES (11, 11)");
+  long taken = 0;
+  for (int i = 0; i < 20 && taken == 0; ++i) taken += db.Stage(*stager);
+  REQUIRE(taken == 1);
+  const std::string staged = db.Scalar("SELECT staged_lsn::text FROM trellis.capture_feed");
+  const std::string flushed = db.Scalar("SELECT pg_current_wal_flush_lsn()::text");
+  INFO("staged " << staged << ", flushed " << flushed);
+  if (Lsn(flushed) <= Lsn(staged)) {
+    // A read now would fail: the slot of that name is a physical one. The
+    // batch must not read at all.
+    const std::string slot = db.Slot();
+    db.Sql("SELECT pg_drop_replication_slot('" + slot + "')");
+    db.Sql("SELECT pg_create_physical_replication_slot('" + slot + "')");
+    CHECK(db.Stage(*stager) == 0);
+    db.Sql("SELECT pg_drop_replication_slot('" + slot + "')");
+  } else {
+    WARN("the flush passed the staged position before the check: not checked this run");
+  }
+  db.Sql("ALTER SYSTEM RESET wal_writer_delay");
+  db.Sql("SELECT pg_reload_conf()");
+}
+
+// The byte distance from `lsn` to the next WAL page boundary.
+uint64_t ToPageEnd(uint64_t lsn) { return 8192 - lsn % 8192; }
+
+TEST_CASE(
+    "a commit straddling the flush position a read stopped at is staged once, even when "
+    "the slot's advance is lost",
+    "[logical][slot][exactly_once]") {
+  LogicalDb db;
+  auto stager = db.Open();
+  // The workers' setting: their commits do not wait for the disk.
+  REQUIRE(stager->Exec("SET synchronous_commit = off").ok());
+  for (int i = 0; i < 5; ++i) db.Stage(*stager);
+  const std::string slot = db.Slot();
+  // The walwriter flushes an asynchronous commit's WAL up to the last whole
+  // page first and the rest a wal_writer_delay later: with 2 s, the flush
+  // position stays inside a commit record that crosses a page for ~2 s.
+  db.Sql("ALTER SYSTEM SET wal_writer_delay = '2s'");
+  db.Sql("SELECT pg_reload_conf()");
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  auto writer = db.Open();
+  REQUIRE(writer->Exec("SET synchronous_commit = off").ok());
+  auto lsn_of = [&](pg::Connection& c, const std::string& what) {
+    auto rows = c.Query("SELECT " + what + "::text");
+    REQUIRE(rows.ok());
+    return Lsn(rows->text(0, 0));
+  };
+
+  bool straddled = false;
+  for (int attempt = 0; attempt < 10 && !straddled; ++attempt) {
+    // Everything before is staged, and a copy of the slot as it is now
+    // stands for the slot of a port killed before its advance.
+    for (int i = 0; i < 50 && lsn_of(db.conn(), "pg_current_wal_flush_lsn()") <
+                                  lsn_of(db.conn(), "pg_current_wal_insert_lsn()");
+         ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    while (db.Stage(*stager) > 0) {
+    }
+    db.Sql(
+        "SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name "
+        "= '" +
+        slot + "_copy'");
+    db.Sql("SELECT pg_copy_logical_replication_slot('" + slot + "', '" + slot + "_copy')");
+
+    // One row written, then WAL padded (a message no publication decodes)
+    // until the commit record cannot fit in what is left of the page.
+    REQUIRE(writer->Exec("BEGIN").ok());
+    REQUIRE(writer->Exec("INSERT INTO t VALUES (100 + " + std::to_string(attempt) + ", 0)").ok());
+    auto in_range = [](uint64_t left) { return left >= 8 && left <= 32; };
+    uint64_t at = lsn_of(*writer, "pg_current_wal_insert_lsn()");
+    std::optional<uint64_t> overhead;  // bytes a message record adds to its payload
+    for (int pad = 0; pad < 30 && !in_range(ToPageEnd(at)); ++pad) {
+      const uint64_t left = ToPageEnd(at);
+      uint64_t size = left + 200;  // past the page's end
+      if (left > 400) {
+        size = left - 300;  // to ~300 bytes before it, measuring the overhead
+      } else if (overhead && left > *overhead + 24) {
+        size = left - *overhead - 16;  // records are 8-aligned: 16 bytes are left
+      }
+      REQUIRE(writer
+                  ->Exec("SELECT pg_logical_emit_message(false, 'pad', repeat('x', " +
+                         std::to_string(size) + "))")
+                  .ok());
+      const uint64_t now = lsn_of(*writer, "pg_current_wal_insert_lsn()");
+      if (!overhead && now > at && now - at < left) overhead = (now - at) - size;
+      at = now;
+    }
+    if (!(ToPageEnd(at) >= 8 && ToPageEnd(at) <= 32)) {
+      REQUIRE(writer->Exec("ROLLBACK").ok());
+      continue;
+    }
+    const uint64_t page_end = at + ToPageEnd(at);
+    REQUIRE(writer->Exec("COMMIT").ok());
+    // The walwriter flushes up to the page's end, inside the commit record.
+    uint64_t flushed = 0;
+    for (int i = 0; i < 60; ++i) {
+      flushed = lsn_of(db.conn(), "pg_current_wal_flush_lsn()");
+      if (flushed >= page_end) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    if (flushed != page_end) continue;  // flushed past it already: again
+    // The batch reads the flush LSN (mid-record) as its bound; the server
+    // decodes the commit record that crosses it and hands the transaction
+    // over. Then the port "dies" before its advance: the catalog's slot is
+    // the copy, still before that transaction.
+    const long taken = db.Stage(*stager);
+    REQUIRE(taken >= 1);
+    straddled = true;
+    db.Sql("UPDATE trellis.capture_feed SET slot_name = '" + slot + "_copy'");
+    // The copy hands the staged transactions over again; none may be taken.
+    CHECK(db.Stage(*stager) == 0);
+    db.Sql("UPDATE trellis.capture_feed SET slot_name = '" + slot + "'");
+  }
+  db.Sql("ALTER SYSTEM RESET wal_writer_delay");
+  db.Sql("SELECT pg_reload_conf()");
+  db.Sql("SELECT pg_drop_replication_slot('" + slot + "_copy')");
+  REQUIRE(straddled);
+}
+
+}  // namespace
+}  // namespace trellis::capture
