@@ -968,7 +968,7 @@ TEST_CASE("aggregate forms Trellis does not maintain are refused by name", "[gra
           {"TRANSFORM t FROM s SELECT a UNION SELECT b", 28, "UNION, INTERSECT and EXCEPT"},
           {"TRANSFORM t FROM s SELECT a WINDOW w AS (ORDER BY a)", 28, "WINDOW is not supported"},
           {"TRANSFORM t FROM s SELECT DISTINCT ON (a) a, b", 26,
-           "SELECT DISTINCT ON (...) is not supported"},
+           "SELECT DISTINCT ON without ORDER BY is not supported"},
           {"TRANSFORM t FROM s SELECT DISTINCT a GROUP BY a", 26,
            "SELECT DISTINCT with GROUP BY is not supported"},
           {"TRANSFORM t FROM s SELECT DISTINCT count(*) AS n", 26,

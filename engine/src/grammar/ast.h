@@ -177,8 +177,14 @@ struct WhereSubquery {
 struct TransformStmt {
   QualifiedName target;
   TableRef source;
-  std::vector<JoinClause> joins;   // in the order written
-  bool distinct = false;           // SELECT DISTINCT
+  std::vector<JoinClause> joins;  // in the order written
+  bool distinct = false;          // SELECT DISTINCT
+  // SELECT DISTINCT ON (expr, ...): the expressions as written (empty
+  // otherwise), and the statement's ORDER BY items as written (with their
+  // ASC/DESC, NULLS FIRST/LAST), which only a DISTINCT ON may have
+  // (grammar/distinct_on.h).
+  std::vector<std::string> distinct_on;
+  std::vector<std::string> order_by;
   std::vector<SelectItem> select;  // never empty; aliases are distinct
   std::optional<std::string> where;
   // The subqueries in WHERE, in the order written (their spans are within
@@ -200,7 +206,7 @@ struct TransformStmt {
   // True when the target has a row per group rather than per source row:
   // GROUP BY, SELECT DISTINCT, HAVING, or aggregates over the whole table.
   bool Groups() const {
-    if (distinct || !group_by.empty() || having) return true;
+    if (distinct || !distinct_on.empty() || !group_by.empty() || having) return true;
     for (const auto& item : select) {
       if (item.aggregate || !item.aggregate_uses.empty()) return true;
     }
@@ -221,6 +227,11 @@ struct TransformStmt {
   // True when WHERE has subqueries: the statement is compiled into stages,
   // a hidden grouping per subquery joined to it (plan/subquery_stages.h).
   bool HasSubqueries() const { return !subqueries.empty(); }
+
+  // True for SELECT DISTINCT ON: a grouping by the DISTINCT ON expressions
+  // whose other columns are the first row's by the ORDER BY, each group
+  // recomputed when a change touches it (grammar/distinct_on.h).
+  bool HasDistinctOn() const { return !distinct_on.empty(); }
 
   // True when a SELECT item or HAVING calls an aggregate over DISTINCT
   // values: the statement is compiled into stages, a hidden grouping by

@@ -59,6 +59,14 @@ std::string Render(const TransformStmt& statement) {
   if (statement.having) expressions += statement.having->size();
   text.reserve(text.size() + expressions + 64 * (statement.select.size() + 4));
   text += statement.distinct ? " SELECT DISTINCT " : " SELECT ";
+  if (!statement.distinct_on.empty()) {
+    text += "DISTINCT ON (";
+    for (std::size_t i = 0; i < statement.distinct_on.size(); ++i) {
+      if (i > 0) text += ", ";
+      text += statement.distinct_on[i];
+    }
+    text += ") ";
+  }
   for (std::size_t i = 0; i < statement.select.size(); ++i) {
     if (i > 0) text += ", ";
     text += statement.select[i].expr;
@@ -78,6 +86,10 @@ std::string Render(const TransformStmt& statement) {
   if (statement.having) {
     text += " HAVING ";
     text += *statement.having;
+  }
+  for (std::size_t i = 0; i < statement.order_by.size(); ++i) {
+    text += i == 0 ? " ORDER BY " : ", ";
+    text += statement.order_by[i];
   }
   if (statement.without_source_index) text += " WITHOUT SOURCE INDEX";
   if (statement.without_row_security) text += " WITHOUT ROW SECURITY";

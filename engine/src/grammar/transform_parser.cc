@@ -1,5 +1,6 @@
 #include "grammar/transform_parser.h"
 
+#include <algorithm>
 #include <cstddef>
 #include <map>
 #include <optional>
@@ -8,6 +9,7 @@
 #include <vector>
 
 #include "grammar/aggregate.h"
+#include "grammar/distinct_on.h"
 #include "grammar/expression.h"
 #include "grammar/join.h"
 #include "grammar/names.h"
@@ -39,6 +41,11 @@ class TransformParser {
       after_ = Clause::kHaving;
     }
     if (auto error = RefuseUnsupportedClause()) return *error;
+    if (cursor_.AtKeyword("order") && cursor_.AtKeyword("by", 1)) {
+      if (auto error = ParseOrderBy()) return *error;
+      after_ = Clause::kOrderBy;
+    }
+    if (auto error = RefuseUnsupportedClause()) return *error;
     if (cursor_.AtKeyword("without") && !cursor_.AtKeyword("row", 1)) {
       if (auto error = ParseWithoutSourceIndex()) return *error;
       after_ = Clause::kWithoutSourceIndex;
@@ -53,6 +60,7 @@ class TransformParser {
     }
     if (auto error = cursor_.ExpectEnd(ExpectedAfter())) return *error;
     if (auto error = RefuseRedundantDistinct()) return *error;
+    if (auto error = CheckDistinctOn()) return *error;
     return statement_;
   }
 
@@ -63,6 +71,7 @@ class TransformParser {
     kWhere,
     kGroupBy,
     kHaving,
+    kOrderBy,
     kWithoutSourceIndex,
     kWithoutRowSecurity,
     kGrantSelect
@@ -80,7 +89,7 @@ class TransformParser {
         {Clause::kGrantSelect, "GRANT SELECT TO"},
     };
     std::string text = after_ == Clause::kSelectList || after_ == Clause::kGroupBy ||
-                               after_ == Clause::kGrantSelect
+                               after_ == Clause::kOrderBy || after_ == Clause::kGrantSelect
                            ? "\",\", "
                            : "";
     for (const auto& [clause, words] : kLater) {
@@ -97,6 +106,8 @@ class TransformParser {
         return text + "the GROUP BY expression";
       case Clause::kHaving:
         return text + "the HAVING condition";
+      case Clause::kOrderBy:
+        return text + "the ORDER BY item";
       case Clause::kWithoutSourceIndex:
         return text + "WITHOUT SOURCE INDEX";
       case Clause::kWithoutRowSecurity:
@@ -170,13 +181,169 @@ class TransformParser {
     }
     if (!cursor_.AtKeyword("distinct")) return std::nullopt;
     distinct_position_ = cursor_.Advance().begin;
-    if (cursor_.AtKeyword("on")) {
-      return cursor_.UnsupportedAt(
-          distinct_position_,
-          "SELECT DISTINCT ON (...) is not supported: it keeps one arbitrary row per group; "
-          "use GROUP BY with aggregates (min, max, ...) for the values you need");
-    }
+    if (cursor_.AtKeyword("on")) return ParseDistinctOn();
     statement_.distinct = true;
+    return std::nullopt;
+  }
+
+  // ON ( expr [, ...] ) after SELECT DISTINCT: each expression up to a ","
+  // or the ")" that closes the list, at bracket depth 0.
+  std::optional<ParseError> ParseDistinctOn() {
+    cursor_.Advance();
+    if (!cursor_.AtPunctuation("(")) return cursor_.Expected("\"(\" after SELECT DISTINCT ON");
+    cursor_.Advance();
+    while (true) {
+      const std::size_t begin = cursor_.Peek().begin;
+      std::size_t end = begin;
+      int depth = 0;
+      while (true) {
+        const Token& token = cursor_.Peek();
+        if (token.kind == TokenKind::kError) return cursor_.ErrorAt(token.begin, token.value);
+        if (token.kind == TokenKind::kEnd || (depth == 0 && cursor_.AtPunctuation(";"))) {
+          return cursor_.ErrorAt(distinct_position_,
+                                 "unbalanced parentheses: the \"(\" of DISTINCT ON is never "
+                                 "closed");
+        }
+        if (depth == 0 && (cursor_.AtPunctuation(",") || cursor_.AtPunctuation(")"))) break;
+        if (cursor_.AtPunctuation("(") || cursor_.AtPunctuation("[")) ++depth;
+        if (cursor_.AtPunctuation(")") || cursor_.AtPunctuation("]")) --depth;
+        end = token.end;
+        cursor_.Advance();
+      }
+      if (end == begin) {
+        return cursor_.Expected(statement_.distinct_on.empty() ? "an expression after DISTINCT ON ("
+                                                               : "an expression after \",\"");
+      }
+      statement_.distinct_on.emplace_back(cursor_.Statement().substr(begin, end - begin));
+      const bool more = cursor_.AtPunctuation(",");
+      cursor_.Advance();
+      if (!more) return std::nullopt;
+    }
+  }
+
+  // ORDER BY item [, ...]: only after SELECT DISTINCT ON (RefuseUnsupportedClause
+  // refuses it otherwise).
+  std::optional<ParseError> ParseOrderBy() {
+    order_by_position_ = cursor_.Advance().begin;
+    cursor_.Advance();
+    while (true) {
+      auto item =
+          ScanExpression(cursor_, statement_.order_by.empty() ? "an expression after ORDER BY"
+                                                              : "an expression after \",\"");
+      if (auto* error = std::get_if<ParseError>(&item)) return *error;
+      const ExprSpan& span = std::get<ExprSpan>(item);
+      if (span.token_count == 1 && span.first_tokens.front().kind == TokenKind::kNumber) {
+        return cursor_.UnsupportedAt(span.position,
+                                     "ORDER BY " + span.text +
+                                         " (a position in the SELECT list) is not supported: "
+                                         "write the expression itself");
+      }
+      if (auto error = RefuseAggregates(cursor_, span, "ORDER BY")) return *error;
+      statement_.order_by.push_back(std::get<ExprSpan>(std::move(item)).text);
+      if (!cursor_.AtPunctuation(",")) return std::nullopt;
+      cursor_.Advance();
+    }
+  }
+
+  // What a DISTINCT ON statement must be (spec/grammar.md section 12): over
+  // one table, without grouping, its ORDER BY starting with the DISTINCT ON
+  // expressions, each of them a SELECT item.
+  std::optional<ParseError> CheckDistinctOn() const {
+    if (statement_.distinct_on.empty()) return std::nullopt;
+    const std::size_t at = distinct_position_;
+    if (!statement_.joins.empty()) {
+      return cursor_.UnsupportedAt(
+          at,
+          "SELECT DISTINCT ON over a JOIN is not supported: define a transform for the join "
+          "(its columns as SELECT items), then the DISTINCT ON transform FROM its target");
+    }
+    if (statement_.HasSubqueries()) {
+      return cursor_.UnsupportedAt(
+          at,
+          "SELECT DISTINCT ON with a subquery in WHERE is not supported: define a transform "
+          "with the subquery, then the DISTINCT ON transform FROM its target");
+    }
+    if (!statement_.group_by.empty() || statement_.having) {
+      return cursor_.UnsupportedAt(
+          at,
+          "SELECT DISTINCT ON with GROUP BY or HAVING is not supported: define the grouping "
+          "as a transform, then the DISTINCT ON transform FROM its target");
+    }
+    for (const auto& item : statement_.select) {
+      if (!item.aggregate_uses.empty()) {
+        return cursor_.UnsupportedAt(
+            item.position,
+            "aggregates in a SELECT DISTINCT ON are not supported: define the aggregates with "
+            "GROUP BY as a transform, then the DISTINCT ON transform FROM its target");
+      }
+    }
+    if (statement_.order_by.empty()) {
+      return cursor_.UnsupportedAt(
+          at,
+          "SELECT DISTINCT ON without ORDER BY is not supported: it keeps an arbitrary row "
+          "per key, which a recompute of the key need not keep again; add ORDER BY <the "
+          "DISTINCT ON expressions>, <the columns that pick the row>, <the source's primary "
+          "key>");
+    }
+    const auto& on = statement_.distinct_on;
+    for (const auto& d : on) {
+      const bool selected =
+          std::any_of(statement_.select.begin(), statement_.select.end(),
+                      [&](const SelectItem& item) { return SameTokens(item.expr, d); });
+      if (!selected) {
+        return cursor_.UnsupportedAt(
+            at, "the DISTINCT ON expression " + d +
+                    " is not a SELECT item: the target is keyed by the DISTINCT ON expressions; "
+                    "add it to the SELECT list (" +
+                    d + " AS <name>), written as in DISTINCT ON");
+      }
+    }
+    // The first on.size() ORDER BY keys are the DISTINCT ON expressions, in
+    // any order (as PostgreSQL requires).
+    std::vector<bool> used(on.size(), false);
+    for (std::size_t i = 0; i < on.size(); ++i) {
+      bool found = false;
+      if (i < statement_.order_by.size()) {
+        const std::string key = OrderKey(statement_.order_by[i]);
+        for (std::size_t j = 0; j < on.size() && !found; ++j) {
+          if (!used[j] && SameTokens(key, on[j])) used[j] = found = true;
+        }
+      }
+      if (!found) {
+        std::string list;
+        for (const auto& d : on) list += (list.empty() ? "" : ", ") + d;
+        return cursor_.ErrorAt(order_by_position_,
+                               "SELECT DISTINCT ON expressions must match the initial ORDER BY "
+                               "expressions: write ORDER BY " +
+                                   list + ", then the columns that pick the row");
+      }
+    }
+    // PostgreSQL reads a bare name in ORDER BY as a SELECT item's name
+    // first; the row is picked over the source's columns, so a name that is
+    // another item's alias would sort by something else.
+    for (std::size_t i = on.size(); i < statement_.order_by.size(); ++i) {
+      const std::string key = OrderKey(statement_.order_by[i]);
+      auto bare = OrderKeyColumn(key, "");
+      if (!bare) continue;
+      for (const auto& item : statement_.select) {
+        if (item.alias != *bare) continue;
+        auto column = OrderKeyColumn(item.expr, statement_.source.Qualifier());
+        if (column && *column == *bare) continue;
+        return cursor_.UnsupportedAt(
+            order_by_position_,
+            "ORDER BY " + key + " names the SELECT item " + item.expr + " AS " + item.alias +
+                ", which PostgreSQL would sort by, while Trellis picks the row by the source's "
+                "columns; write the expression itself (ORDER BY " +
+                item.expr + ")");
+      }
+    }
+    if (statement_.order_by.size() == on.size()) {
+      return cursor_.UnsupportedAt(
+          order_by_position_,
+          "this ORDER BY names only the DISTINCT ON expressions, so every row of a key ties and "
+          "the row kept is left to PostgreSQL; add the columns that pick the row, ending with "
+          "the source's primary key");
+    }
     return std::nullopt;
   }
 
@@ -188,7 +355,8 @@ class TransformParser {
   // Clauses of a SELECT that are valid SQL but that Trellis does not keep.
   std::optional<ParseError> RefuseUnsupportedClause() const {
     const std::size_t at = cursor_.Peek().begin;
-    if (cursor_.AtKeyword("order") && cursor_.AtKeyword("by", 1)) {
+    if (cursor_.AtKeyword("order") && cursor_.AtKeyword("by", 1) &&
+        (statement_.distinct_on.empty() || after_ >= Clause::kOrderBy)) {
       return cursor_.UnsupportedAt(at,
                                    "ORDER BY is not supported: a target is a table and its rows "
                                    "have no order; order them when you read it");
@@ -370,6 +538,7 @@ class TransformParser {
   TokenCursor& cursor_;
   TransformStmt statement_;
   std::size_t distinct_position_ = 0;
+  std::size_t order_by_position_ = 0;
   Clause after_ = Clause::kSelectList;
 };
 

@@ -35,6 +35,13 @@ Result<grammar::TransformStmt> StoredStatement(const catalog::Transform& t) {
   const auto* stmt = statement ? std::get_if<grammar::TransformStmt>(statement) : nullptr;
   if (!stmt) return Status::Internal("the stored definition of " + t.name() + " does not parse");
   TRELLIS_RETURN_IF_ERROR(RefuseAlterOfStages(t.name(), t.definition));
+  if (stmt->HasDistinctOn()) {
+    return Status::Unsupported("ALTER TRANSFORM cannot change transform " +
+                               grammar::RenderName(t.name()) +
+                               ": its columns are the row SELECT DISTINCT ON keeps per key, "
+                               "picked by its ORDER BY, which ALTER does not change; DROP "
+                               "TRANSFORM it and define it again as you want it");
+  }
   return *stmt;
 }
 

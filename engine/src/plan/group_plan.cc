@@ -4,6 +4,7 @@
 #include <variant>
 
 #include "capture/routing.h"
+#include "grammar/distinct_on.h"
 #include "grammar/parser.h"
 #include "grammar/recomputed_aggregate.h"
 #include "grammar/render.h"
@@ -88,9 +89,13 @@ Result<std::unique_ptr<TransformPlan>> GroupPlan::Bind(const catalog::Transform&
     return Status::Internal("the stored definition of transform " + t.name() +
                             " is not a TRANSFORM statement");
   }
-  // A grouped join groups its hidden join target, the FROM input here.
+  // A grouped join groups its hidden join target, the FROM input here; a
+  // DISTINCT ON is kept as its grouping (grammar/distinct_on.h).
   const grammar::TransformStmt over =
-      GroupOverHidden(*stored, grammar::QualifiedName{t.source.schema_name, t.source.table_name});
+      stored->HasDistinctOn()
+          ? grammar::DistinctOnAsGrouping(*stored)
+          : GroupOverHidden(*stored,
+                            grammar::QualifiedName{t.source.schema_name, t.source.table_name});
   const grammar::TransformStmt* stmt = &over;
   const bool whole_table = stmt->group_by.empty() && !stmt->distinct;
   std::vector<KeyColumn> key;
@@ -261,6 +266,18 @@ Result<catalog::Transform> GroupPlan::Draft(
     const grammar::TransformStmt& stmt, const std::vector<capture::ResolvedTable>& inputs,
     const std::map<std::string, int>& ordinals, int next_ordinal,
     const std::map<std::string, std::string>& argument_types) {
+  // A DISTINCT ON is drafted as its grouping, its definition as written;
+  // its ORDER BY must end in the source's key (grammar/distinct_on.h).
+  if (stmt.HasDistinctOn()) {
+    if (auto refusal = grammar::DistinctOnTieRefusal(stmt, inputs.front().key_columns)) {
+      return Status::Unsupported("transform " + grammar::RenderName(stmt.target.name) +
+                                 " is not supported: " + *refusal);
+    }
+    auto drafted =
+        Draft(grammar::DistinctOnAsGrouping(stmt), inputs, ordinals, next_ordinal, argument_types);
+    if (drafted.ok()) drafted->definition = grammar::Render(stmt);
+    return drafted;
+  }
   // A grouped join is drafted over its hidden join target (inputs.front()).
   if (!stmt.joins.empty()) {
     return Draft(GroupOverHidden(stmt, grammar::QualifiedName{inputs.front().schema_name,
@@ -373,6 +390,24 @@ Status GroupPlan::CheckDefinition(pg::Connection& conn, const ExpressionCheck& c
   // The grouped query first: an item that is an aggregate Trellis does not
   // maintain (string_agg) is named as such, not as a per-row expression.
   TRELLIS_RETURN_IF_ERROR(aggregates::CheckGroupedQuery(conn, stmt_, FromClause()));
+  // A DISTINCT ON column is the first element of an array_agg, which over
+  // an array value would be an element of it (PostgreSQL's arrays of
+  // arrays are one array of more dimensions).
+  for (const auto& item : stmt_.select) {
+    if (!item.aggregate || item.aggregate->name != grammar::kFirstByOrder) continue;
+    const std::string value = grammar::RowExpressions(*item.aggregate).front();
+    auto type = aggregates::AggregateType(conn, name(), FromClause(), value);
+    if (!type.ok()) return type.status();
+    if (!type->empty() && type->back() == ']') {
+      return Status::Unsupported(
+          "transform " + grammar::RenderName(stmt_.target.name) + " is not supported: the column " +
+          grammar::RenderName(item.alias) + " of SELECT DISTINCT ON is an array (" + *type +
+          "), which Trellis cannot carry from the row kept; carry it as text or JSON, as in "
+          "to_jsonb(" +
+          value + ") AS " + grammar::RenderName(item.alias) +
+          ", and read it back when you read the target");
+    }
+  }
   // Expressions evaluated per source row: GROUP BY expressions, aggregate
   // arguments, DISTINCT items, the WHERE.
   std::vector<std::string> arguments;
