@@ -6,6 +6,7 @@
 #include "capture/decoded_changes.h"
 #include "capture/relations.h"
 #include "capture/routing.h"
+#include "capture/visible_commits.h"
 #include "log/component_log.h"
 #include "sql/quote.h"
 #include "sql/row_reader.h"
@@ -96,11 +97,11 @@ class SlotBatch final : public FeedBatch {
  public:
   struct Read {
     DecodedStream stream;
-    bool cut = false;      // stopped short of `flush_lsn`
+    bool cut = false;      // stopped short of `flush_lsn` (full, or held back)
     Lsn flush_lsn = 0;     // where the read could go up to
     Lsn insert_lsn = 0;    // the insert LSN after `snapshot`
     std::string snapshot;  // the transaction's snapshot
-    uint64_t xmax = 0;     // its xmax
+    uint64_t xmax = 0;     // the xmax of a snapshot taken after the read
   };
 
   SlotBatch(std::string schema, SlotPosition position, Read read)
@@ -269,13 +270,12 @@ Result<std::unique_ptr<FeedBatch>> TakeSlotBatch(pg::Connection& conn, const std
   // The snapshot first, then the insert LSN, then the flush LSN: a writer
   // visible in the snapshot wrote its commit before the insert LSN.
   auto now = conn.QueryPrepared(
-      "SELECT pg_current_snapshot()::text, pg_snapshot_xmax(pg_current_snapshot())::text, "
-      "pg_current_wal_insert_lsn()::text, pg_current_wal_flush_lsn()::text");
+      "SELECT pg_current_snapshot()::text, pg_current_wal_insert_lsn()::text, "
+      "pg_current_wal_flush_lsn()::text");
   if (!now.ok()) return now.status();
   read.snapshot = now->text(0, 0);
-  read.xmax = std::stoull(now->text(0, 1));
-  read.insert_lsn = ParseLsn(now->text(0, 2)).value_or(0);
-  read.flush_lsn = ParseLsn(now->text(0, 3)).value_or(0);
+  read.insert_lsn = ParseLsn(now->text(0, 1)).value_or(0);
+  read.flush_lsn = ParseLsn(now->text(0, 2)).value_or(0);
   // Nothing flushed past the staged position: a peek would decode from the
   // slot's restart point only to hand over nothing new (every commit that
   // begins before the staged position is staged, see Staged), and its
@@ -293,7 +293,7 @@ Result<std::unique_ptr<FeedBatch>> TakeSlotBatch(pg::Connection& conn, const std
   auto peeked = conn.QueryPrepared(
       "SELECT data FROM pg_logical_slot_peek_binary_changes($1, $2::pg_lsn, $3::int, "
       "'proto_version', '1', 'publication_names', $4)",
-      {position.slot, now->text(0, 3), std::to_string(changes), position.publication});
+      {position.slot, now->text(0, 2), std::to_string(changes), position.publication});
   if (!peeked.ok()) return peeked.status();
   read.cut = static_cast<long>(peeked->size()) >= changes;
   std::vector<std::string> messages;
@@ -304,6 +304,21 @@ Result<std::unique_ptr<FeedBatch>> TakeSlotBatch(pg::Connection& conn, const std
     messages.push_back(std::move(*bytes));
   }
   peeked->rows.clear();
+  // Only what a snapshot taken after the read shows committed is staged
+  // (capture/visible_commits.h): the rest is read again next time. Its xmax
+  // also widens the read's transaction ids: each was assigned before it
+  // (the snapshot above may predate a writer the read returned).
+  auto after = conn.QueryPrepared("SELECT pg_current_snapshot()::text");
+  if (!after.ok()) return after.status();
+  auto seen = XactSnapshot::Parse(after->text(0, 0));
+  if (!seen) return Status::Internal("the server's snapshot is not in the form xmin:xmax:xip");
+  read.xmax = seen->xmax;
+  auto visible = VisiblePrefix(messages, *seen);
+  if (!visible.ok()) return visible.status();
+  if (visible.value() < messages.size()) {
+    messages.resize(visible.value());
+    read.cut = true;
+  }
   auto relids = DescribedRelations(messages);
   if (!relids.ok()) return relids.status();
   auto sources = SourcesOf(conn, schema, relids.value());
