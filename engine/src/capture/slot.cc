@@ -17,6 +17,9 @@
 namespace trellis::capture {
 namespace {
 
+// SlotHold's advisory key, one per catalog schema.
+constexpr const char* kSlotHoldKey = "hashtext('trellis.slot_hold:' || $1), 0";
+
 const auto& SlotLogger() {
   static const auto logger = log::Component("trellis::capture");
   return logger;
@@ -159,17 +162,30 @@ UPDATE {schema}.capture_feed SET slot_name = $1, publication_name = $1, awaiting
   return Status::OK();
 }
 
-Status EnsureSlotBeforeDefine(pg::Connection& conn, const std::string& schema) {
+SlotHold::~SlotHold() {
+  if (conn_ == nullptr) return;
+  // A broken session has released it already.
+  (void)conn_->Exec(std::string("SELECT pg_advisory_unlock_shared(") + kSlotHoldKey + ")",
+                    {schema_});
+}
+
+Result<std::unique_ptr<SlotHold>> EnsureSlotBeforeDefine(pg::Connection& conn,
+                                                         const std::string& schema) {
+  auto none = std::make_unique<SlotHold>(nullptr, schema);
   // An unmigrated catalog is the define's to report.
-  if (!catalog::CheckMigrated(conn, schema).ok()) return Status::OK();
+  if (!catalog::CheckMigrated(conn, schema).ok()) return none;
   auto feed = ReadFeedSlot(conn, schema);
   if (!feed.ok()) return feed.status();
-  if (feed->mode != "logical") return Status::OK();
+  if (feed->mode != "logical") return none;
+  TRELLIS_RETURN_IF_ERROR(
+      conn.Exec(std::string("SELECT pg_advisory_lock_shared(") + kSlotHoldKey + ")", {schema}));
+  auto hold = std::make_unique<SlotHold>(&conn, schema);
   if (feed->slot) {
     auto alive = SlotExists(conn, *feed->slot);
     if (!alive.ok()) return alive.status();
-    if (alive.value()) return Status::OK();
-    return ReplaceLostSlot(conn, schema, "was gone when a transform was defined");
+    if (alive.value()) return hold;
+    TRELLIS_RETURN_IF_ERROR(ReplaceLostSlot(conn, schema, "was gone when a transform was defined"));
+    return hold;
   }
   const std::string name = SlotName(conn.database(), schema);
   TRELLIS_RETURN_IF_ERROR(EnsurePublicationAndSlot(conn, schema, name));
@@ -187,7 +203,7 @@ WHERE mode = 'logical' AND slot_name IS NULL)sql",
   TRELLIS_RETURN_IF_ERROR(tx.value()->Commit());
   SlotLogger()->info(
       "capture by logical decoding: made replication slot {} for the first transform", name);
-  return Status::OK();
+  return hold;
 }
 
 Result<bool> DropSlotIfUnused(pg::Connection& conn, const std::string& schema) {
@@ -209,6 +225,11 @@ Result<bool> DropSlotIfUnused(pg::Connection& conn, const std::string& schema) {
       schema));
   if (!still.ok()) return still.status();
   if (still->empty()) return false;
+  // A define between making sure of the slot and its commit holds it.
+  auto free =
+      conn.Query(std::string("SELECT pg_try_advisory_xact_lock(") + kSlotHoldKey + ")", {schema});
+  if (!free.ok()) return free.status();
+  if (free->text(0, 0) != "t") return false;
   const std::string slot = still->text(0, 0);
   const std::optional<std::string> publication = still->at(0, 1);
   TRELLIS_RETURN_IF_ERROR(conn.Exec(sql::WithSchema(R"sql(

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -38,16 +39,37 @@ Status EnsurePublicationAndSlot(pg::Connection& conn, const std::string& schema,
 // REQUIRES: outside a transaction.
 Status ReplaceLostSlot(pg::Connection& conn, const std::string& schema, const std::string& why);
 
+// Held by a define from before it makes sure of the slot until it has
+// committed or failed: DropSlotIfUnused leaves the slot alone meanwhile.
+// Without it the health round, finding no source yet, dropped the slot a
+// define had just made, and that define failed ("run the statement
+// again"). A session-level advisory lock taken shared, released when the
+// hold goes (or with the session).
+class SlotHold {
+ public:
+  SlotHold(pg::Connection* conn, std::string schema) : conn_(conn), schema_(std::move(schema)) {}
+  SlotHold(const SlotHold&) = delete;
+  SlotHold& operator=(const SlotHold&) = delete;
+  ~SlotHold();
+
+ private:
+  pg::Connection* conn_;  // null: nothing held (triggers mode)
+  std::string schema_;
+};
+
 // Before a define: a catalog in logical mode without a slot (its last
 // transform was dropped) gets one, so the define's sources are published
-// into a stream that already exists. Nothing in triggers mode.
+// into a stream that already exists, and the slot is held for the define
+// (SlotHold). Nothing in triggers mode.
 // REQUIRES: outside a transaction.
-Status EnsureSlotBeforeDefine(pg::Connection& conn, const std::string& schema);
+Result<std::unique_ptr<SlotHold>> EnsureSlotBeforeDefine(pg::Connection& conn,
+                                                         const std::string& schema);
 
 // Once no transform reads any source, the slot and the publication are
 // dropped (a slot keeps WAL for as long as it exists) and the catalog
 // records that it has none; the mode stays. Run after a drop and by the
-// staging worker's health round. Returns whether it dropped them.
+// staging worker's health round; a define holding the slot (SlotHold)
+// keeps it. Returns whether it dropped them.
 // REQUIRES: outside a transaction.
 Result<bool> DropSlotIfUnused(pg::Connection& conn, const std::string& schema);
 

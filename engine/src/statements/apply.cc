@@ -18,8 +18,10 @@ struct Runner {
   const std::string& schema;
 
   Result<ApplyResult> operator()(const grammar::TransformStmt& s) const {
-    // Logical capture: the slot exists before the define publishes into it.
-    TRELLIS_RETURN_IF_ERROR(capture::EnsureSlotBeforeDefine(conn, schema));
+    // Logical capture: the slot exists before the define publishes into
+    // it, and stays until the define is over.
+    auto slot = capture::EnsureSlotBeforeDefine(conn, schema);
+    if (!slot.ok()) return slot.status();
     auto target = Define(conn, schema, s);
     if (!target.ok()) return target.status();
     // The name in the form every read and statement takes back.
