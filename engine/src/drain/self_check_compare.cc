@@ -84,10 +84,11 @@ SelfCheckStatements::SelfCheckStatements(const plan::TransformPlan& plan,
       ".held_keys h WHERE h.transform_id = " + std::to_string(plan_.transform_id()) +
       " AND h.key = c.key),\n  " + sql::KeyLiteralOf(sql::KeyText(EitherSide(key))) +
       (triples.empty() ? "" : ",\n  " + sql::Join(triples, ",\n  ")) +
-      "\nFROM c\nLEFT JOIN ((SELECT true AS __t, " + selected + " FROM " + plan_.target() +
-      " t0 WHERE " + under_candidate("t0") + ") t\n  FULL JOIN (SELECT true AS __d, " + selected +
-      " FROM (" + plan_.DefinitionQuerySql() + ") d0 WHERE " + under_candidate("d0") +
-      ") d\n  ON " + JoinableKeyEquals(key) + ")\n  ON " +
+      ",\n  t.__trellis_xmin\nFROM c\nLEFT JOIN ((SELECT true AS __t, t0.xmin::text AS "
+      "__trellis_xmin, " +
+      selected + " FROM " + plan_.target() + " t0 WHERE " + under_candidate("t0") +
+      ") t\n  FULL JOIN (SELECT true AS __d, " + selected + " FROM (" + plan_.DefinitionQuerySql() +
+      ") d0 WHERE " + under_candidate("d0") + ") d\n  ON " + JoinableKeyEquals(key) + ")\n  ON " +
       plan_.UnitCovers(EitherSide(unit), candidate) + "\nORDER BY c.key";
 }
 

@@ -31,7 +31,9 @@ class SelfCheckStatements {
   // pause of the transform); whether the target and the recompute hold the
   // row; whether the unit is held (drain/held_keys.h); the row's target key
   // literal; then for every value column: the target's value, the
-  // recomputed value, and whether they differ.
+  // recomputed value, and whether they differ; last, the target row's
+  // version (`xmin`, NULL without a target row), which a drain that
+  // changes the row changes (self_check_runner.cc says why it is read).
   const std::string& RecheckKeysSql() const { return recheck_; }
 
   // The unit keys of up to $2 rows of a sample of the target: a TABLESAMPLE

@@ -16,6 +16,11 @@ namespace {
 
 constexpr auto kIdleClaimEvery = std::chrono::milliseconds(500);
 constexpr auto kSettleEvery = std::chrono::milliseconds(100);
+// In logical mode, a key found different with nothing pending is reported
+// once this many later rounds found the same rows (and the same target row
+// version), each after the slot had staged every write the round before
+// saw (spec/engine.md "Self-check in logical mode").
+constexpr int kLogicalConfirmations = 3;
 constexpr size_t kSettleBatch = 5000;
 
 // The columns the check compares: every value column but the quarantined
@@ -245,26 +250,41 @@ Result<bool> SelfCheckRunner::Settle(pg::Connection& conn, const std::string& sc
         // Judged only once the slot has staged every write the snapshot of
         // an earlier round that found the same rows saw: such a write made
         // a page for the key, whose drain would have changed the target
-        // row since (spec/engine.md "Self-check", "In logical mode").
-        std::string seen = d.kind;
+        // row since (spec/engine.md "Self-check", "In logical mode"). The
+        // target row's version is part of what must be the same: values
+        // alone come back when writes flip a row and flip it back (a
+        // drain each way) while the last flip waits in the slot.
+        std::string seen =
+            d.kind + '\0' +
+            rows->at(r, SelfCheckStatements::kRecheckLeading + 3 * columns.size()).value_or("\1");
         for (const auto& c : d.columns) {
           seen += std::string(1, '\0') + c.name + '\0' + c.target.value_or("\1") + '\0' +
                   c.recomputed.value_or("\1");
         }
-        auto& suspect = a.findings.suspects[key];
-        if (suspect.seen != seen || suspect.lsn == 0 || *staged.value() < suspect.lsn) {
-          if (suspect.seen != seen || suspect.lsn == 0) {
+        // Per target row: a unit may hold many, each with its own values.
+        const std::string row_key = key + '\0' + rows->text(r, 5);
+        auto& suspect = a.findings.suspects[row_key];
+        const bool changed = suspect.seen != seen || suspect.lsn == 0;
+        const bool caught_up = !changed && *staged.value() >= suspect.lsn;
+        if (changed || !caught_up || ++suspect.confirmed < kLogicalConfirmations) {
+          if (changed || caught_up) {
+            // A new look to wait for: the slot must stage every write this
+            // round's snapshot saw before the next round may confirm it.
             if (!after_recheck) {
               auto lsn = capture::InsertPosition(conn);
               if (!lsn.ok()) return lsn.status();
               after_recheck = lsn.value();
             }
-            suspect = {*after_recheck, std::move(seen)};
+            suspect.lsn = *after_recheck;
+          }
+          if (changed) {
+            suspect.seen = std::move(seen);
+            suspect.confirmed = 0;
           }
           a.findings.candidates.insert(key);
           continue;
         }
-        a.findings.suspects.erase(key);
+        a.findings.suspects.erase(row_key);
       }
       if (!a.findings.reported.insert(rows->text(r, 5)).second) continue;
       ++a.report.divergence_count;

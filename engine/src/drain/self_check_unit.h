@@ -31,6 +31,7 @@ struct SelfCheckFindings {
   struct Suspect {
     uint64_t lsn = 0;
     std::string seen;
+    int confirmed = 0;  // later rounds that found the same, each after the slot caught up
   };
   std::map<std::string, Suspect> suspects;
 };
