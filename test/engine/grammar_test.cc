@@ -856,8 +856,8 @@ TEST_CASE("expressions over aggregates keep each call and its span", "[grammar][
   CHECK_FALSE(mean.aggregate);
   CHECK(mean.ComputesOverAggregates());
   REQUIRE(mean.aggregate_uses.size() == 2);
-  CHECK(mean.aggregate_uses[0].call == AggregateCall{F::kSum, "o.amount"});
-  CHECK(mean.aggregate_uses[1].call == AggregateCall{F::kCount, std::nullopt});
+  CHECK(mean.aggregate_uses[0].call == AggregateCall{F::kSum, "o.amount", false, {}});
+  CHECK(mean.aggregate_uses[1].call == AggregateCall{F::kCount, std::nullopt, false, {}});
   auto text = [](const SelectItem& item, std::size_t i) {
     const auto& use = item.aggregate_uses[i];
     return item.expr.substr(use.begin, use.end - use.begin);
@@ -872,7 +872,7 @@ TEST_CASE("expressions over aggregates keep each call and its span", "[grammar][
   REQUIRE(s.select[4].aggregate_uses.size() == 1);
   CHECK(text(s.select[4], 0) == "\"count\"(o.id)");
   // One call alone is still an aggregate column, with its one use.
-  CHECK(s.select[5].aggregate == AggregateCall{F::kSum, "o.amount"});
+  CHECK(s.select[5].aggregate == AggregateCall{F::kSum, "o.amount", false, {}});
   REQUIRE(s.select[5].aggregate_uses.size() == 1);
   CHECK(text(s.select[5], 0) == "sum(o.amount)");
   CHECK_FALSE(s.select[5].ComputesOverAggregates());
@@ -888,7 +888,7 @@ TEST_CASE("HAVING keeps its condition and its aggregate calls", "[grammar][aggre
   REQUIRE(s.having);
   CHECK(*s.having == "count(*) > 1 AND min(x) < 10");
   REQUIRE(s.having_uses.size() == 2);
-  CHECK(s.having_uses[0].call == AggregateCall{AggregateFunction::kCount, std::nullopt});
+  CHECK(s.having_uses[0].call == AggregateCall{AggregateFunction::kCount, std::nullopt, false, {}});
   CHECK(s.having->substr(s.having_uses[1].begin, s.having_uses[1].end - s.having_uses[1].begin) ==
         "min(x)");
   CHECK(s.readers == std::vector<std::string>{"r"});
@@ -1039,9 +1039,9 @@ TEST_CASE("ALTER ADD COLUMN and ALTER COLUMN read aggregates and column names",
   auto add = ParseAs<AlterAddColumnStmt>("ALTER TRANSFORM totals ADD COLUMN o.amount");
   CHECK(add.column.alias == "amount");
   auto add_sum = ParseAs<AlterAddColumnStmt>("ALTER TRANSFORM totals ADD COLUMN sum(x) AS s");
-  CHECK(add_sum.column.aggregate == AggregateCall{AggregateFunction::kSum, "x"});
+  CHECK(add_sum.column.aggregate == AggregateCall{AggregateFunction::kSum, "x", false, {}});
   auto alter = ParseAs<AlterColumnStmt>("ALTER TRANSFORM totals ALTER COLUMN s AS max(y)");
-  CHECK(alter.column.aggregate == AggregateCall{AggregateFunction::kMax, "y"});
+  CHECK(alter.column.aggregate == AggregateCall{AggregateFunction::kMax, "y", false, {}});
   CHECK(ParseFails("ALTER TRANSFORM totals ALTER COLUMN s AS sum(y) FILTER (WHERE z)").kind ==
         ParseError::Kind::kUnsupported);
 }
