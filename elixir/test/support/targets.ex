@@ -42,6 +42,21 @@ defmodule Trellis.Test.Targets do
   end
 
   @doc """
+  Up to 10 rows in which the results of two queries differ, each marked with
+  the side it is only on, as one string for a failure message.
+  """
+  @spec difference_sample(SimplePG.t(), String.t(), String.t()) :: String.t()
+  def difference_sample(pg, left, right) do
+    SimplePG.scalar!(
+      pg,
+      "SELECT coalesce(string_agg(d, '; '), '') FROM (SELECT d FROM (" <>
+        "SELECT 'target only ' || x::text AS d FROM ((#{left}) EXCEPT ALL (#{right})) x " <>
+        "UNION ALL SELECT 'definition only ' || y::text FROM ((#{right}) EXCEPT ALL (#{left})) y" <>
+        ") z LIMIT 10) w"
+    )
+  end
+
+  @doc """
   Defines each `{name, statement, query}` of `transforms` through `handle`
   (the query is the one the target must equal, see `assert_all_equal/5`).
   """

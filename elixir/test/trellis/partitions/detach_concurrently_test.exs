@@ -129,6 +129,19 @@ defmodule Trellis.Partitions.DetachConcurrentlyTest do
 
         if attach_again do
           SimplePG.query!(ddl, "ALTER TABLE orders ATTACH PARTITION orders_p1 FOR VALUES IN (1)")
+
+          # The next round starts once the relation sync has taken the
+          # partition back: a partition attached and detached again between
+          # two of its rounds is a case it does not handle yet (spec/engine.md
+          # "A detach that is final", "What is left"), which this test ran
+          # into by chance when the next round came quickly.
+          assert eventually(fn ->
+                   SimplePG.scalar!(
+                     ddl,
+                     "SELECT count(*) FROM trellis.source_relations " <>
+                       "WHERE relid = 'orders_p1'::regclass"
+                   ) == "1"
+                 end)
         end
       end
     end
@@ -157,7 +170,8 @@ defmodule Trellis.Partitions.DetachConcurrentlyTest do
            "tens differs from its definition (seed #{seed})"
 
     assert differences(pg, @rows_target, @rows_query) == "0",
-           "order_rows differs from its definition (seed #{seed})"
+           "order_rows differs from its definition (seed #{seed}): " <>
+             difference_sample(pg, @rows_target, @rows_query)
 
     assert SimplePG.scalar!(pg, "SELECT count(*) FROM trellis.pending_detaches") == "0"
 
