@@ -11,18 +11,11 @@
 #include "capture/decoded_changes.h"
 #include "capture/logical_feed.h"
 #include "pg/connection.h"
+#include "slot_peek.h"
 #include "throwaway_cluster.h"
 
 namespace trellis::capture {
 namespace {
-
-std::string FromHex(const std::string& text) {
-  std::string out;
-  for (size_t i = 2; i + 1 < text.size(); i += 2) {
-    out += static_cast<char>(std::stoi(text.substr(i, 2), nullptr, 16));
-  }
-  return out;
-}
 
 // "op:v1|v2;v1|v2" per row, NULL as "~".
 std::string Show(const DecodedRow& row) {
@@ -37,19 +30,6 @@ std::string Show(const DecodedRow& row) {
   }
   return out;
 }
-
-struct Slot {
-  pg::Connection& conn;
-  std::vector<std::string> Peek() {
-    auto rows = conn.Query(
-        "SELECT data FROM pg_logical_slot_peek_binary_changes('s', NULL, NULL, "
-        "'proto_version', '1', 'publication_names', 'p')");
-    REQUIRE(rows.ok());
-    std::vector<std::string> out;
-    for (size_t r = 0; r < rows->size(); ++r) out.push_back(FromHex(rows->text(r, 0)));
-    return out;
-  }
-};
 
 TEST_CASE("a slot's changes become the rows trigger capture writes", "[logical]") {
   test::ThrowawayCluster cluster(TRELLIS_TESTKIT_BINARY, {"--logical"});
@@ -73,7 +53,6 @@ TEST_CASE("a slot's changes become the rows trigger capture writes", "[logical]"
   REQUIRE(oids.ok());
   const auto t = static_cast<uint32_t>(std::stoul(oids->text(0, 0)));
   const auto marks = static_cast<uint32_t>(std::stoul(oids->text(0, 1)));
-  Slot slot{conn};
 
   const std::map<uint32_t, std::vector<RelationSource>> by_key = {{t, {{1, {"id"}}}}};
   const std::map<uint32_t, std::vector<RelationSource>> by_group = {{t, {{2, {"id", "g"}}}}};
@@ -84,7 +63,7 @@ TEST_CASE("a slot's changes become the rows trigger capture writes", "[logical]"
     sql("UPDATE t SET id = 3 WHERE id = 2");
     sql("DELETE FROM t WHERE id = 3");
     sql("TRUNCATE t");
-    auto keyed = DecodeChanges(slot.Peek(), by_key, {});
+    auto keyed = DecodeChanges(test::PeekSlot(conn), by_key, {});
     REQUIRE(keyed.ok());
     std::vector<std::string> shown;
     for (const auto& row : keyed->rows) shown.push_back(Show(row));
@@ -93,7 +72,7 @@ TEST_CASE("a slot's changes become the rows trigger capture writes", "[logical]"
     CHECK(keyed->unroutable.empty());
     CHECK(keyed->transactions == 5);
 
-    auto grouped = DecodeChanges(slot.Peek(), by_group, {});
+    auto grouped = DecodeChanges(test::PeekSlot(conn), by_group, {});
     REQUIRE(grouped.ok());
     shown.clear();
     for (const auto& row : grouped->rows) shown.push_back(Show(row));
@@ -109,12 +88,12 @@ TEST_CASE("a slot's changes become the rows trigger capture writes", "[logical]"
     sql("UPDATE t SET g = 'b' WHERE id = 1");
     sql("DELETE FROM t WHERE id = 1");
     const std::map<uint32_t, std::vector<RelationSource>> by_big = {{t, {{3, {"id", "big"}}}}};
-    auto grouped = DecodeChanges(slot.Peek(), by_group, {});
+    auto grouped = DecodeChanges(test::PeekSlot(conn), by_group, {});
     REQUIRE(grouped.ok());
     std::vector<std::string> shown;
     for (const auto& row : grouped->rows) shown.push_back(Show(row));
     CHECK(shown == std::vector<std::string>{"I:1|a", "U:1|a;1|b", "D:1|b"});
-    auto big = DecodeChanges(slot.Peek(), by_big, {});
+    auto big = DecodeChanges(test::PeekSlot(conn), by_big, {});
     REQUIRE(big.ok());
     REQUIRE(big->rows.size() == 3);
     // The UPDATE's new row has `big` unchanged and out of line: taken from
@@ -127,7 +106,7 @@ TEST_CASE("a slot's changes become the rows trigger capture writes", "[logical]"
     sql("INSERT INTO t VALUES (1, 'a', '')");
     sql("INSERT INTO marks VALUES (7)");
     sql("INSERT INTO t VALUES (2, 'a', '')");
-    const auto messages = slot.Peek();
+    const auto messages = test::PeekSlot(conn);
     auto all = DecodeChanges(messages, by_key, {});
     REQUIRE(all.ok());
     REQUIRE(all->rows.size() == 2);

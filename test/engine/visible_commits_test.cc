@@ -11,18 +11,11 @@
 
 #include "capture/visible_commits.h"
 #include "pg/connection.h"
+#include "slot_peek.h"
 #include "throwaway_cluster.h"
 
 namespace trellis::capture {
 namespace {
-
-std::string FromHex(const std::string& text) {
-  std::string out;
-  for (size_t i = 2; i + 1 < text.size(); i += 2) {
-    out += static_cast<char>(std::stoi(text.substr(i, 2), nullptr, 16));
-  }
-  return out;
-}
 
 TEST_CASE("a snapshot's text is read and says which transactions it sees",
           "[logical][visible_commits]") {
@@ -90,15 +83,6 @@ TEST_CASE("a commit the slot hands over before its writer is visible is held bac
   }
   REQUIRE(waiting);
 
-  auto peek = [&] {
-    auto rows = conn.Query(
-        "SELECT data FROM pg_logical_slot_peek_binary_changes('s', NULL, NULL, "
-        "'proto_version', '1', 'publication_names', 'p')");
-    REQUIRE(rows.ok());
-    std::vector<std::string> out;
-    for (size_t r = 0; r < rows->size(); ++r) out.push_back(FromHex(rows->text(r, 0)));
-    return out;
-  };
   auto snapshot = [&] {
     auto rows = conn.Query("SELECT pg_current_snapshot()::text");
     REQUIRE(rows.ok());
@@ -111,7 +95,7 @@ TEST_CASE("a commit the slot hands over before its writer is visible is held bac
   // UPDATE's (begin, update, commit): decodable, yet no new snapshot sees
   // the UPDATE. Checked once the writer is let go, so that a failure here
   // does not leave it waiting.
-  const auto messages = peek();
+  const auto messages = test::PeekSlot(conn);
   auto v = conn.Query("SELECT v::text FROM t");
   auto held = VisiblePrefix(messages, snapshot());
   sql(conn, "SELECT pg_cancel_backend(" + writer_pid + ")");
