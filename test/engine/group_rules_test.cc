@@ -21,13 +21,14 @@ using grammar::AggregateFunction;
 AggregateInput Input(AggregateFunction function, std::optional<std::string> argument,
                      std::string column, int ordinal, SumKind sum = SumKind::kExact) {
   const std::string arg = argument.value_or("");
-  return AggregateInput{AggregateCall{function, argument},
+  return AggregateInput{AggregateCall{function, argument, false, {}},
                         std::move(column),
                         "__trellis_" + std::to_string(ordinal) + "_",
                         arg,
                         "__trellis_ch.\"a" + std::to_string(ordinal) + "\"",
                         sum,
-                        {}};
+                        {},
+                        std::nullopt};
 }
 
 // Every fragment of a rule, one per line, for golden comparisons.

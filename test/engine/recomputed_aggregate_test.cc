@@ -56,14 +56,15 @@ TEST_CASE("the grammar reads an aggregate kept by recompute as written", "[gramm
 }
 
 TEST_CASE("a call's per-row expressions leave out its ordering words", "[grammar][recomputed]") {
-  grammar::AggregateCall call{AggregateFunction::kRecomputed,
-                              "f(a, b), (c) ORDER BY a + 1 ASC NULLS FIRST, lower(b) USING <"};
-  call.name = "jsonb_object_agg";
+  const grammar::AggregateCall call{AggregateFunction::kRecomputed,
+                                    "f(a, b), (c) ORDER BY a + 1 ASC NULLS FIRST, lower(b) USING <",
+                                    false, "jsonb_object_agg"};
   CHECK(grammar::RowExpressions(call) ==
         std::vector<std::string>{"f(a, b)", "(c)", "a + 1", "lower(b)"});
-  CHECK(grammar::RowExpressions(grammar::AggregateCall{AggregateFunction::kSum, "a, b"}) ==
-        std::vector<std::string>{"a, b"});
-  CHECK(grammar::RowExpressions(grammar::AggregateCall{AggregateFunction::kCount, std::nullopt})
+  CHECK(grammar::RowExpressions(grammar::AggregateCall{
+            AggregateFunction::kSum, "a, b", false, {}}) == std::vector<std::string>{"a, b"});
+  CHECK(grammar::RowExpressions(
+            grammar::AggregateCall{AggregateFunction::kCount, std::nullopt, false, {}})
             .empty());
 }
 
@@ -136,8 +137,8 @@ TEST_CASE("an expression over a recomputed call puts the call in the hidden grou
 
 TEST_CASE("the rule recomputes the call over the group's rows for every changed group",
           "[plan][recomputed]") {
-  grammar::AggregateCall call{AggregateFunction::kRecomputed, "s.n, ',' ORDER BY s.n"};
-  call.name = "string_agg";
+  const grammar::AggregateCall call{AggregateFunction::kRecomputed, "s.n, ',' ORDER BY s.n", false,
+                                    "string_agg"};
   plan::aggregates::AggregateInput input;
   input.call = call;
   input.column = "names";
