@@ -9,6 +9,7 @@
 #include "grammar/parser.h"
 #include "grammar/recomputed_aggregate.h"
 #include "grammar/render.h"
+#include "parsed_statement.h"
 #include "plan/aggregates/rules.h"
 
 namespace trellis::test {
@@ -16,18 +17,6 @@ namespace {
 
 using Catch::Matchers::Contains;
 using grammar::AggregateFunction;
-
-grammar::TransformStmt Parsed(const std::string& text) {
-  auto parsed = grammar::Parse(text);
-  if (auto* error = std::get_if<grammar::ParseError>(&parsed)) FAIL(error->message);
-  return std::get<grammar::TransformStmt>(std::get<grammar::Statement>(parsed));
-}
-
-grammar::ParseError Refused(const std::string& text) {
-  auto parsed = grammar::Parse(text);
-  REQUIRE(std::holds_alternative<grammar::ParseError>(parsed));
-  return std::get<grammar::ParseError>(parsed);
-}
 
 constexpr const char* kLatest =
     "TRANSFORM latest FROM events e SELECT DISTINCT ON (e.account, lower(e.kind)) e.account, "

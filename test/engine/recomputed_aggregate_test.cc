@@ -8,6 +8,7 @@
 #include "grammar/parser.h"
 #include "grammar/recomputed_aggregate.h"
 #include "grammar/render.h"
+#include "parsed_statement.h"
 #include "plan/aggregate_stages.h"
 #include "plan/aggregates/rules.h"
 #include "plan/distinct_aggregate_stages.h"
@@ -18,18 +19,6 @@ namespace {
 
 using Catch::Matchers::Contains;
 using grammar::AggregateFunction;
-
-grammar::TransformStmt Parsed(const std::string& text) {
-  auto parsed = grammar::Parse(text);
-  if (auto* error = std::get_if<grammar::ParseError>(&parsed)) FAIL(error->message);
-  return std::get<grammar::TransformStmt>(std::get<grammar::Statement>(parsed));
-}
-
-grammar::ParseError Refused(const std::string& text) {
-  auto parsed = grammar::Parse(text);
-  REQUIRE(std::holds_alternative<grammar::ParseError>(parsed));
-  return std::get<grammar::ParseError>(parsed);
-}
 
 TEST_CASE("the grammar reads an aggregate kept by recompute as written", "[grammar][recomputed]") {
   auto stmt = Parsed(
