@@ -8,6 +8,7 @@
 #include <catch2/catch.hpp>
 
 #include <chrono>
+#include <future>
 #include <limits>
 #include <thread>
 
@@ -301,6 +302,39 @@ TEST_CASE("a bulk write staged whole whose rebuild fails is built again by range
   {
     auto workers = BackgroundWorkers::Start(f.Options(), true, 1);
     f.AwaitConverged(*s);
+  }
+  CheckOnlyTheBrokenPriceQuarantined(f);
+}
+
+TEST_CASE("await_converged waits for the rebuild job a failed rebuild left for its pages",
+          "[engine][chooser][whole]") {
+  EngineFixture f;
+  auto s = DefineUnitPrices(f);
+  auto conn = ConnectBuilder(f);
+  BreakOneUnitPrice(f);
+  StageAll(*conn);
+  REQUIRE(f.Scalar("SELECT count(*) FILTER (WHERE whole) FROM trellis.pages") == "1");
+  // A wait that has seen everything staged and waits for the page: then
+  // the page's rebuild fails and hands the work to a rebuild job in the
+  // transaction that completes the page. No worker runs the job, so the
+  // write is not in the target, and the wait must not say it is.
+  auto token = s->WatermarkToken();
+  REQUIRE(token.ok());
+  auto waited = std::async(std::launch::async, [&] {
+    return s->AwaitConverged(token.value(), std::chrono::milliseconds(3000));
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  DrainAllPages(*conn);
+  REQUIRE(f.Scalar("SELECT count(*) FROM trellis.jobs WHERE kind = 'rebuild'") == "1");
+  auto converged = waited.get();
+  REQUIRE(converged.ok());
+  CHECK_FALSE(converged.value());
+  // Once the job has run, the same token converges.
+  {
+    auto workers = BackgroundWorkers::Start(f.Options(), true, 1);
+    auto again = s->AwaitConverged(token.value(), std::chrono::milliseconds(30000));
+    REQUIRE(again.ok());
+    CHECK(again.value());
   }
   CheckOnlyTheBrokenPriceQuarantined(f);
 }

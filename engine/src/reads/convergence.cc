@@ -65,6 +65,11 @@ OR EXISTS (
 
 // Phase 2: once nothing before the token is left unstaged, every key it
 // dirtied sits in a page that exists now; wait until those pages are gone.
+// A page can also be completed by handing its work to a build: a rebuild
+// that failed on a whole page queues a rebuild job in the transaction that
+// deletes the page (drain/rebuild_unit.cc). So a build not finished keeps
+// the wait waiting, read in the same statement (one snapshot) as the pages:
+// two statements could see the page gone and the job not yet queued.
 constexpr std::string_view kLastPage = R"sql(
 SELECT coalesce(max(p.id), 0) FROM {schema}.pages p
 JOIN {schema}.transforms t ON t.id = p.transform_id WHERE {covered})sql";
@@ -72,7 +77,9 @@ JOIN {schema}.transforms t ON t.id = p.transform_id WHERE {covered})sql";
 constexpr std::string_view kPagesLeft = R"sql(
 SELECT EXISTS (SELECT 1 FROM {schema}.pages p
                JOIN {schema}.transforms t ON t.id = p.transform_id
-               WHERE {covered} AND p.id <= $1::bigint))sql";
+               WHERE {covered} AND p.id <= $1::bigint)
+    OR EXISTS (SELECT 1 FROM {schema}.transforms t
+               WHERE {covered} AND t.status IN ({state:waiting_to_backfill}, {state:backfilling})))sql";
 
 // Replaces every `slot` in `text` with `value`.
 void Fill(std::string& text, const std::string& slot, std::string_view value) {
@@ -94,15 +101,14 @@ std::string Covering(std::string_view sql, const std::string& schema, std::strin
 // A transform the token covers (its bound: $2) that has a drain failure
 // open (work that keeps failing with nothing charged, drain/charging.h)
 // that failed at least $3 times, and has work the wait is waiting for: a
-// build not finished ($1 NULL, phase 1) or a page at or below $1 (phase
-// 2). Waiting on it would only wait out the timeout.
+// build not finished, or a page at or below $1 (phase 2; NULL in phase 1,
+// which matches no page). Waiting on it would only wait out the timeout.
 constexpr std::string_view kBlockedBy = R"sql(
 SELECT t.target_name, f.unit_kind, f.sqlstate, f.message, f.attempts
 FROM {schema}.drain_failures f JOIN {schema}.transforms t ON t.id = f.transform_id
 WHERE {covered} AND f.attempts >= $3::int
-  AND CASE WHEN $1::bigint IS NULL THEN t.status IN ({state:waiting_to_backfill}, {state:backfilling})
-      ELSE EXISTS (SELECT 1 FROM {schema}.pages p WHERE p.transform_id = t.id AND p.id <= $1::bigint)
-      END
+  AND (t.status IN ({state:waiting_to_backfill}, {state:backfilling})
+       OR EXISTS (SELECT 1 FROM {schema}.pages p WHERE p.transform_id = t.id AND p.id <= $1::bigint))
 ORDER BY t.target_name LIMIT 1)sql";
 
 // The longest chain of transforms: a transform with an input that is another
