@@ -37,7 +37,7 @@ constexpr std::string_view kRecomputeUnits = R"sql(WITH __trellis_units AS MATER
   SELECT DISTINCT {decoded_keys} FROM {keys_from}
 ), __trellis_fresh AS MATERIALIZED (
   SELECT {named_values} FROM {unit_rows}
-  WHERE {where}
+  WHERE CASE WHEN {unit_match} THEN {where} ELSE false END
 ), {upsert_fresh}, deleted AS (
   DELETE FROM {target} AS __trellis_t USING __trellis_units
   WHERE {target_is_unit}
@@ -73,14 +73,16 @@ constexpr std::string_view kRecomputeSideUnits = R"sql(WITH __trellis_units AS M
   SELECT DISTINCT {root_units} FROM __trellis_side
 ), __trellis_fresh AS MATERIALIZED (
   SELECT {named_values} FROM {from} JOIN __trellis_whole ON {root_is_whole}
-  WHERE {where}
+  WHERE CASE WHEN {root_is_whole} THEN {where} ELSE false END
   UNION ALL
   SELECT __trellis_x.* FROM __trellis_side, LATERAL (
-    SELECT {named_values} FROM {from} WHERE {root_is_side} AND {side_is_side} AND {where}
+    SELECT {named_values} FROM {from} WHERE {root_is_side} AND {side_is_side}
+      AND CASE WHEN {root_is_side} AND {side_is_side} THEN {where} ELSE false END
     OFFSET 0) AS __trellis_x
   UNION ALL
   SELECT {named_values} FROM {from} JOIN __trellis_side_roots ON {root_is_side_root}
-  WHERE {side_missing} AND {where}
+  WHERE {side_missing}
+    AND CASE WHEN {root_is_side_root} AND {side_missing} THEN {where} ELSE false END
 ), __trellis_under AS MATERIALIZED (
   SELECT __trellis_t.ctid AS row_id, ROW({target_key})::text AS key
   FROM {target} AS __trellis_t JOIN __trellis_whole ON {target_root_is_whole}
@@ -243,6 +245,7 @@ std::string FanOutJoinPlan::RecomputeKeysFrom(const std::string& keys_from) cons
   slots["decoded_keys"] = sql::Join(decoded, ", ");
   slots["keys_from"] = keys_from;
   slots["unit_rows"] = UnitRows();
+  slots["unit_match"] = UnitMatch();
   slots["named_values"] = NamedValues();
   slots["target_key"] = sql::Join(KeyNames(target_key(), kTargetAlias), ", ");
   slots["fresh_key"] = sql::Join(KeyNames(target_key(), "__trellis_fresh"), ", ");
@@ -374,10 +377,13 @@ std::string FanOutJoinPlan::UnitsOverlap(const std::vector<std::string>& a,
   return KeyEquals(RootPart(unit_key()), RootPart(a), RootPart(b));
 }
 
-std::string FanOutJoinPlan::UnitRows() const {
+std::string FanOutJoinPlan::UnitMatch() const {
   const auto& unit = unit_key();
-  return FromClause() + " JOIN __trellis_units ON " +
-         KeyEquals(unit, KeyExprs(unit), UnitColumns("__trellis_units", 0, unit.size()));
+  return KeyEquals(unit, KeyExprs(unit), UnitColumns("__trellis_units", 0, unit.size()));
+}
+
+std::string FanOutJoinPlan::UnitRows() const {
+  return FromClause() + " JOIN __trellis_units ON " + UnitMatch();
 }
 
 std::string FanOutJoinPlan::AddKeySql() const { return Render(kAddNullableKey, BaseSlots()); }

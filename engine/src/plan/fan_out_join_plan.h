@@ -80,6 +80,11 @@ class FanOutJoinPlan : public JoinPlan {
   // (columns __k1..__kn, typed): the join, joined to the units on the
   // root's key.
   virtual std::string UnitRows() const;
+  // The condition, over a row of UnitRows, that selects it: the WHERE is
+  // asked only where it holds (a WHERE that fails on another unit's row
+  // must not fail this one). "true" when UnitRows yields only the units'
+  // rows before any WHERE can see them.
+  virtual std::string UnitMatch() const;
 
  private:
   // The recompute of side units (RecomputeKeysFrom).

@@ -23,11 +23,16 @@ constexpr std::string_view kDirtyValues =
 FROM consumed s, {routing_rows}
 WHERE s.source_id = {source_id} AND s.op <> 'T')sql";
 
-constexpr std::string_view kRestricted = R"sql((SELECT * FROM {table} AS {alias}
+// Behind a fence (OFFSET 0): the planner may not push the user's WHERE
+// into the branches, where it would be asked of every row of the table
+// before the units restrict them (a WHERE that fails on another unit's row
+// must not fail this one).
+constexpr std::string_view kRestricted = R"sql((SELECT * FROM (SELECT * FROM {table} AS {alias}
   WHERE ({columns}) IN (SELECT {units} FROM __trellis_units)
   UNION ALL
   SELECT * FROM {table} AS {alias}
-  WHERE ({any_null}) AND EXISTS (SELECT 1 FROM __trellis_units WHERE {null_safe})) AS {alias})sql";
+  WHERE ({any_null}) AND EXISTS (SELECT 1 FROM __trellis_units WHERE {null_safe}))
+  AS __trellis_r OFFSET 0) AS {alias})sql";
 
 constexpr std::string_view kSampleValues = R"sql(SELECT b FROM (
   SELECT {key_text} AS b, row_number() OVER (ORDER BY {columns}) AS n

@@ -43,6 +43,8 @@ class FullJoinPlan final : public FanOutJoinPlan {
 
  protected:
   std::string UnitRows() const override;
+  // Each side is restricted to the units behind a fence (kRestricted).
+  std::string UnitMatch() const override { return "true"; }
   // A rebuild's delete: target rows whose key the join no longer computes,
   // found by one hashed anti-join on the key's text (the correlated lookup
   // of each row would read the FULL JOIN once per target row).

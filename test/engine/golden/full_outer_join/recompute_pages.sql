@@ -1,16 +1,18 @@
 WITH __trellis_units AS MATERIALIZED (
   SELECT DISTINCT k.c1::integer AS "__k1" FROM "trellis".pages AS p, LATERAL (SELECT u.v AS c1 FROM unnest(p.keys) AS u(v)) AS k WHERE p.id = ANY($1::bigint[])
 ), __trellis_fresh AS MATERIALIZED (
-  SELECT coalesce("c"."id", "o"."customer_id") AS "c.id=o.customer_id", "c"."id" AS "c.id", "o"."id" AS "o.id", (c.name) AS "name", (o.amount) AS "amount" FROM (SELECT * FROM "public"."customers" AS "c"
+  SELECT coalesce("c"."id", "o"."customer_id") AS "c.id=o.customer_id", "c"."id" AS "c.id", "o"."id" AS "o.id", (c.name) AS "name", (o.amount) AS "amount" FROM (SELECT * FROM (SELECT * FROM "public"."customers" AS "c"
   WHERE ("c"."id") IN (SELECT __trellis_units."__k1" FROM __trellis_units)
   UNION ALL
   SELECT * FROM "public"."customers" AS "c"
-  WHERE ("c"."id" IS NULL) AND EXISTS (SELECT 1 FROM __trellis_units WHERE "c"."id" IS NOT DISTINCT FROM __trellis_units."__k1")) AS "c" FULL JOIN (SELECT * FROM "public"."orders" AS "o"
+  WHERE ("c"."id" IS NULL) AND EXISTS (SELECT 1 FROM __trellis_units WHERE "c"."id" IS NOT DISTINCT FROM __trellis_units."__k1"))
+  AS __trellis_r OFFSET 0) AS "c" FULL JOIN (SELECT * FROM (SELECT * FROM "public"."orders" AS "o"
   WHERE ("o"."customer_id") IN (SELECT __trellis_units."__k1" FROM __trellis_units)
   UNION ALL
   SELECT * FROM "public"."orders" AS "o"
-  WHERE ("o"."customer_id" IS NULL) AND EXISTS (SELECT 1 FROM __trellis_units WHERE "o"."customer_id" IS NOT DISTINCT FROM __trellis_units."__k1")) AS "o" ON "c"."id" = "o"."customer_id"
-  WHERE true
+  WHERE ("o"."customer_id" IS NULL) AND EXISTS (SELECT 1 FROM __trellis_units WHERE "o"."customer_id" IS NOT DISTINCT FROM __trellis_units."__k1"))
+  AS __trellis_r OFFSET 0) AS "o" ON "c"."id" = "o"."customer_id"
+  WHERE CASE WHEN true THEN true ELSE false END
 ), written AS (
   INSERT INTO "public"."pairs" AS __trellis_t ("c.id=o.customer_id", "c.id", "o.id", "name", "amount")
   SELECT "c.id=o.customer_id", "c.id", "o.id", "name", "amount" FROM __trellis_fresh

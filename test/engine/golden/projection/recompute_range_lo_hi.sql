@@ -1,14 +1,14 @@
 WITH written AS (
   INSERT INTO "app"."order ""lines""" AS __trellis_t ("order_id", "line", "total", "sku")
   SELECT "o"."order_id", "o"."line", (o.qty * o.price), (lower(o.sku)) FROM "public"."order_lines" AS "o"
-  WHERE ROW("o"."order_id", "o"."line") > ROW(($1::text[])[1]::bigint, ($1::text[])[2]::integer) AND ROW("o"."order_id", "o"."line") <= ROW(($2::text[])[1]::bigint, ($2::text[])[2]::integer) AND (o.qty > 0)
+  WHERE ROW("o"."order_id", "o"."line") > ROW(($1::text[])[1]::bigint, ($1::text[])[2]::integer) AND ROW("o"."order_id", "o"."line") <= ROW(($2::text[])[1]::bigint, ($2::text[])[2]::integer) AND CASE WHEN ROW("o"."order_id", "o"."line") > ROW(($1::text[])[1]::bigint, ($1::text[])[2]::integer) AND ROW("o"."order_id", "o"."line") <= ROW(($2::text[])[1]::bigint, ($2::text[])[2]::integer) THEN (o.qty > 0) ELSE false END
   ON CONFLICT ("order_id", "line") DO UPDATE SET "total" = EXCLUDED."total", "sku" = EXCLUDED."sku"
   WHERE ROW(__trellis_t."total", __trellis_t."sku")::text IS DISTINCT FROM ROW(EXCLUDED."total", EXCLUDED."sku")::text
   RETURNING 1
 ), deleted AS (
   DELETE FROM "app"."order ""lines""" AS __trellis_t
   WHERE ROW(__trellis_t."order_id", __trellis_t."line") > ROW(($1::text[])[1]::bigint, ($1::text[])[2]::integer) AND ROW(__trellis_t."order_id", __trellis_t."line") <= ROW(($2::text[])[1]::bigint, ($2::text[])[2]::integer)
-    AND NOT EXISTS (SELECT 1 FROM "public"."order_lines" AS "o" WHERE "o"."order_id" = __trellis_t."order_id" AND "o"."line" = __trellis_t."line" AND (o.qty > 0))
+    AND NOT EXISTS (SELECT 1 FROM "public"."order_lines" AS "o" WHERE "o"."order_id" = __trellis_t."order_id" AND "o"."line" = __trellis_t."line" AND CASE WHEN "o"."order_id" = __trellis_t."order_id" AND "o"."line" = __trellis_t."line" THEN (o.qty > 0) ELSE false END)
   RETURNING 1
 )
 SELECT (SELECT count(*) FROM written), (SELECT count(*) FROM deleted)
