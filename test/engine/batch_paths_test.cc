@@ -247,6 +247,15 @@ void BreakOneUnitPrice(EngineFixture& f) {
   f.Sql("UPDATE stock SET qty = CASE WHEN id = 2500 THEN 0 ELSE qty + 1 END");
 }
 
+// BreakOneUnitPrice, staged: its 10,000 row versions make one whole page,
+// which lists no keys.
+void StageBrokenPricesWhole(EngineFixture& f, pg::Connection& conn) {
+  BreakOneUnitPrice(f);
+  StageAll(conn);
+  REQUIRE(f.Scalar("SELECT count(*) FILTER (WHERE whole) || '/' || count(*) FROM trellis.pages") ==
+          "1/1");
+}
+
 // The failure was narrowed to the one key, recorded in the column's
 // quarantine, and every other row arrived.
 void CheckOnlyTheBrokenPriceQuarantined(EngineFixture& f) {
@@ -284,11 +293,7 @@ TEST_CASE("a bulk write staged whole whose rebuild fails is built again by range
   EngineFixture f;
   auto s = DefineUnitPrices(f);
   auto conn = ConnectBuilder(f);
-  BreakOneUnitPrice(f);
-  StageAll(*conn);
-  // 10,000 row versions: one whole page, no keys.
-  CHECK(f.Scalar("SELECT count(*) FILTER (WHERE whole) || '/' || count(*) FROM trellis.pages") ==
-        "1/1");
+  StageBrokenPricesWhole(f, *conn);
   DrainAllPages(*conn);
   // Its rebuild failed and listed no keys to narrow to: the target is
   // queued for a rebuild job, and the page is done.
@@ -311,9 +316,7 @@ TEST_CASE("await_converged waits for the rebuild job a failed rebuild left for i
   EngineFixture f;
   auto s = DefineUnitPrices(f);
   auto conn = ConnectBuilder(f);
-  BreakOneUnitPrice(f);
-  StageAll(*conn);
-  REQUIRE(f.Scalar("SELECT count(*) FILTER (WHERE whole) FROM trellis.pages") == "1");
+  StageBrokenPricesWhole(f, *conn);
   // A wait that has seen everything staged and waits for the page: then
   // the page's rebuild fails and hands the work to a rebuild job in the
   // transaction that completes the page. No worker runs the job, so the
