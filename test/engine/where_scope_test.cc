@@ -46,4 +46,33 @@ TEST_CASE("a range's recompute asks the WHERE only of the range's rows", "[engin
   CHECK_FALSE(failed.ok());
 }
 
+TEST_CASE("a FULL JOIN's range recompute asks the WHERE only of the range's rows",
+          "[engine][charging]") {
+  EngineFixture f;
+  auto s = DefineBuilt(
+      f,
+      "CREATE TABLE customers (id int PRIMARY KEY, d int NOT NULL); CREATE TABLE orders (id int "
+      "PRIMARY KEY, customer_id int); INSERT INTO customers SELECT g, g % 7 FROM "
+      "generate_series(1, 500) g; INSERT INTO orders SELECT g, g % 600 FROM generate_series(1, "
+      "2000) g;",
+      "TRANSFORM pairs FROM customers c FULL JOIN orders o ON o.customer_id = c.id SELECT c.d AS "
+      "d, o.id AS order_id WHERE coalesce(10 / (c.d + 1), 0) IS NOT NULL");
+  // Customer 400's rows now fail the WHERE; those of customers 1 and 2 do not.
+  f.Sql("UPDATE customers SET d = -1 WHERE id = 400");
+  auto conn = ConnectBuilder(f);
+  REQUIRE(conn->Exec("SET plan_cache_mode = force_generic_plan").ok());
+  auto t = catalog::LoadTransformById(*conn, "trellis", 1);
+  REQUIRE(t.ok());
+  auto plan = plan::Bind(t.value(), "trellis");
+  REQUIRE(plan.ok());
+  const plan::Bound recompute =
+      plan.value()->RecomputeRange(plan::KeyRange{std::nullopt, "{2}"}, std::nullopt);
+  auto applied = conn->QueryPrepared(recompute.text, recompute.params);
+  INFO((applied.ok() ? "" : applied.status().ToString()));
+  CHECK(applied.ok());
+  const plan::Bound own =
+      plan.value()->RecomputeRange(plan::KeyRange{"{399}", "{400}"}, std::nullopt);
+  CHECK_FALSE(conn->QueryPrepared(own.text, own.params).ok());
+}
+
 }  // namespace trellis::test

@@ -202,10 +202,17 @@ std::string FullJoinPlan::UnitRows() const {
 }
 
 std::string FullJoinPlan::TargetRowGone() const {
+  // Keys compare as the text of their row (NULL-safely: an outer side's
+  // NULL key is a value here), and the WHERE is asked only of the joined
+  // row of this target row (a CASE on the match, as the projection's
+  // check does), never of every row of the join. A NOT EXISTS on an
+  // equality is planned as one hashed anti-join, as the NOT IN it
+  // replaced was one hashed subplan.
   const auto& key = target_key();
-  return "ROW(" + sql::Join(KeyNames(key, "__trellis_t"), ", ") + ")::text NOT IN (SELECT ROW(" +
-         sql::Join(KeyExprs(key), ", ") + ")::text FROM " + FromClause() + " WHERE " + where() +
-         ")";
+  const std::string match = "ROW(" + sql::Join(KeyExprs(key), ", ") + ")::text = ROW(" +
+                            sql::Join(KeyNames(key, "__trellis_t"), ", ") + ")::text";
+  return "NOT EXISTS (SELECT 1 FROM " + FromClause() + " WHERE " + match + " AND CASE WHEN " +
+         match + " THEN " + where() + " ELSE false END)";
 }
 
 Bound FullJoinPlan::SampleBoundaries(double percent, long per_boundary, long count) const {

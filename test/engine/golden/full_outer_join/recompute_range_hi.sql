@@ -8,7 +8,7 @@ WITH written AS (
 ), deleted AS (
   DELETE FROM "public"."pairs" AS __trellis_t
   WHERE ROW(__trellis_t."c.id=o.customer_id") <= ROW(($1::text[])[1]::integer)
-    AND ROW(__trellis_t."c.id=o.customer_id", __trellis_t."c.id", __trellis_t."o.id")::text NOT IN (SELECT ROW(coalesce("c"."id", "o"."customer_id"), "c"."id", "o"."id")::text FROM ("public"."customers" AS "c" FULL JOIN "public"."orders" AS "o" ON "c"."id" = "o"."customer_id") WHERE true)
+    AND NOT EXISTS (SELECT 1 FROM ("public"."customers" AS "c" FULL JOIN "public"."orders" AS "o" ON "c"."id" = "o"."customer_id") WHERE ROW(coalesce("c"."id", "o"."customer_id"), "c"."id", "o"."id")::text = ROW(__trellis_t."c.id=o.customer_id", __trellis_t."c.id", __trellis_t."o.id")::text AND CASE WHEN ROW(coalesce("c"."id", "o"."customer_id"), "c"."id", "o"."id")::text = ROW(__trellis_t."c.id=o.customer_id", __trellis_t."c.id", __trellis_t."o.id")::text THEN true ELSE false END)
   RETURNING 1
 )
 SELECT (SELECT count(*) FROM written), (SELECT count(*) FROM deleted)
