@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "grammar/lexer.h"
 #include "grammar/recomputed_aggregate.h"
 
 namespace trellis::grammar {
@@ -21,18 +22,6 @@ constexpr NamedAggregate kAggregates[] = {
     {"max", AggregateFunction::kMax},       {"bool_and", AggregateFunction::kBoolAnd},
     {"every", AggregateFunction::kBoolAnd}, {"bool_or", AggregateFunction::kBoolOr},
 };
-
-bool IsPunctuation(const Token& token, std::string_view mark) {
-  return token.kind == TokenKind::kPunctuation && token.value == mark;
-}
-
-bool IsWord(const Token& token, std::string_view word) {
-  return token.kind == TokenKind::kIdentifier && token.value == word;
-}
-
-bool IsName(const Token& token) {
-  return token.kind == TokenKind::kIdentifier || token.kind == TokenKind::kQuotedIdentifier;
-}
 
 std::optional<AggregateFunction> AggregateNamed(std::string_view name) {
   for (const auto& aggregate : kAggregates) {
@@ -127,21 +116,21 @@ CallFacts FindCalls(const TokenCursor& cursor, std::size_t begin, std::size_t en
       facts.token_count = i;
       break;
     }
-    if (IsPunctuation(token, "(") || IsPunctuation(token, "[")) {
+    if (IsMark(token, "(") || IsMark(token, "[")) {
       ++depth;
-      if (i == 0 || !IsPunctuation(token, "(") || !IsName(tokens.At(i - 1))) continue;
+      if (i == 0 || !IsMark(token, "(") || !IsName(tokens.At(i - 1))) continue;
       const std::size_t name = i - 1;
       Call call;
       call.start = name;
       call.open_end = token.end;
       call.name_begin = tokens.At(name).begin;
-      const bool qualified = name >= 2 && IsPunctuation(tokens.At(name - 1), ".");
+      const bool qualified = name >= 2 && IsMark(tokens.At(name - 1), ".");
       if (qualified) call.start = name - 2;
       call.begin = tokens.At(call.start).begin;
       // Only the built-in aggregates are maintained: unqualified, or
       // qualified by pg_catalog (and not itself part of a longer name).
       const bool builtin = !qualified || (IsWord(tokens.At(name - 2), "pg_catalog") &&
-                                          (name < 3 || !IsPunctuation(tokens.At(name - 3), ".")));
+                                          (name < 3 || !IsMark(tokens.At(name - 3), ".")));
       if (builtin) call.aggregate = AggregateNamed(tokens.At(name).value);
       call.name = tokens.At(name).value;
       if (call.aggregate) {
@@ -156,7 +145,7 @@ CallFacts FindCalls(const TokenCursor& cursor, std::size_t begin, std::size_t en
       open.push_back(OpenCall{call, depth});
       continue;
     }
-    if (!IsPunctuation(token, ")") && !IsPunctuation(token, "]")) continue;
+    if (!IsMark(token, ")") && !IsMark(token, "]")) continue;
     if (!open.empty() && open.back().depth == depth) {
       Call call = open.back().call;
       open.pop_back();
@@ -167,7 +156,7 @@ CallFacts FindCalls(const TokenCursor& cursor, std::size_t begin, std::size_t en
       if (call.aggregate && open_aggregates == 0) facts.outer_aggregates.push_back(call);
       const Token& after = tokens.At(i + 1);
       const bool over = IsWord(after, "over");
-      const bool filter = IsWord(after, "filter") && IsPunctuation(tokens.At(i + 2), "(");
+      const bool filter = IsWord(after, "filter") && IsMark(tokens.At(i + 2), "(");
       if ((over || filter) &&
           (!facts.window_or_filter || call.start < facts.window_or_filter_start)) {
         facts.window_or_filter_start = call.start;
@@ -298,10 +287,10 @@ std::variant<AggregateCall, ParseError> ReadArgument(const TokenCursor& cursor, 
   for (std::size_t i = first; tokens.At(i).kind != TokenKind::kEnd; ++i) {
     const Token& token = tokens.At(i);
     argument_end = token.end;
-    if (IsPunctuation(token, "(") || IsPunctuation(token, "[")) ++depth;
-    if (IsPunctuation(token, ")") || IsPunctuation(token, "]")) --depth;
+    if (IsMark(token, "(") || IsMark(token, "[")) ++depth;
+    if (IsMark(token, ")") || IsMark(token, "]")) --depth;
     if (depth > 0) continue;
-    if (IsPunctuation(token, ",")) {
+    if (IsMark(token, ",")) {
       return cursor.ErrorAt(token.begin, std::string(name) + " takes one argument, found a second");
     }
     if (IsWord(token, "order") && IsWord(tokens.At(i + 1), "by")) {

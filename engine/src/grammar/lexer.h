@@ -33,6 +33,22 @@ struct Token {
   std::string value;
 };
 
+// The token is the unquoted word `word` (the lexer folds unquoted words to
+// lower case, so `word` is given in lower case).
+inline bool IsWord(const Token& t, std::string_view word) {
+  return t.kind == TokenKind::kIdentifier && t.value == word;
+}
+
+// The token is the punctuation mark `mark`.
+inline bool IsMark(const Token& t, std::string_view mark) {
+  return t.kind == TokenKind::kPunctuation && t.value == mark;
+}
+
+// The token can name something: a word, or a quoted identifier.
+inline bool IsName(const Token& t) {
+  return t.kind == TokenKind::kIdentifier || t.kind == TokenKind::kQuotedIdentifier;
+}
+
 // Reads the tokens of `text` one at a time, so a statement's tokens never
 // all exist at once: a 1 MB statement can hold a million tokens, and the
 // parser needs only a few of them ahead (TokenCursor). After the final kEnd

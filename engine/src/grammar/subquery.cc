@@ -15,18 +15,6 @@
 namespace trellis::grammar {
 namespace {
 
-bool IsWord(const Token& t, std::string_view word) {
-  return t.kind == TokenKind::kIdentifier && t.value == word;
-}
-
-bool IsMark(const Token& t, std::string_view mark) {
-  return t.kind == TokenKind::kPunctuation && t.value == mark;
-}
-
-bool IsName(const Token& t) {
-  return t.kind == TokenKind::kIdentifier || t.kind == TokenKind::kQuotedIdentifier;
-}
-
 bool IsComparison(const Token& t) {
   static constexpr std::string_view kOperators[] = {"=", "<>", "!=", "<", "<=", ">", ">="};
   if (t.kind != TokenKind::kOperator) return false;

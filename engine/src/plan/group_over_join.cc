@@ -10,15 +10,6 @@
 namespace trellis::plan {
 namespace {
 
-bool IsName(const grammar::Token& t) {
-  return t.kind == grammar::TokenKind::kIdentifier ||
-         t.kind == grammar::TokenKind::kQuotedIdentifier;
-}
-
-bool IsPunctuation(const grammar::Token& t, std::string_view value) {
-  return t.kind == grammar::TokenKind::kPunctuation && t.value == value;
-}
-
 // The qualifiers columns of `stmt`'s tables are written with.
 std::set<std::string> Qualifiers(const grammar::TransformStmt& stmt) {
   std::set<std::string> out{stmt.source.Qualifier()};
@@ -42,11 +33,11 @@ std::vector<Found> FindRefs(std::string_view expr, const std::set<std::string>& 
   const std::vector<grammar::Token> tokens = grammar::Tokenize(expr);
   std::vector<Found> out;
   for (size_t i = 0; i + 2 < tokens.size(); ++i) {
-    if (!IsName(tokens[i]) || !qualifiers.count(tokens[i].value)) continue;
-    if (!IsPunctuation(tokens[i + 1], ".") || !IsName(tokens[i + 2])) continue;
-    if (i > 0 && IsPunctuation(tokens[i - 1], ".")) continue;
+    if (!grammar::IsName(tokens[i]) || !qualifiers.count(tokens[i].value)) continue;
+    if (!grammar::IsMark(tokens[i + 1], ".") || !grammar::IsName(tokens[i + 2])) continue;
+    if (i > 0 && grammar::IsMark(tokens[i - 1], ".")) continue;
     if (i + 3 < tokens.size() &&
-        (IsPunctuation(tokens[i + 3], "(") || IsPunctuation(tokens[i + 3], "."))) {
+        (grammar::IsMark(tokens[i + 3], "(") || grammar::IsMark(tokens[i + 3], "."))) {
       continue;
     }
     out.push_back(Found{tokens[i].begin, tokens[i + 2].end,

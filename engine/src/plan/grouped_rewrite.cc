@@ -15,14 +15,6 @@ namespace {
 using grammar::Token;
 using grammar::TokenKind;
 
-bool IsNameToken(const Token& t) {
-  return t.kind == TokenKind::kIdentifier || t.kind == TokenKind::kQuotedIdentifier;
-}
-
-bool IsMark(const Token& t, std::string_view value) {
-  return t.kind == TokenKind::kPunctuation && t.value == value;
-}
-
 // One piece of an expression as the rewrite compares it: a column reference
 // (`q.c` with q a table of the statement, or a bare name that is neither
 // called nor qualified further), or any other single token. PostgreSQL reads
@@ -57,18 +49,18 @@ std::vector<ExprUnit> UnitsOf(std::string_view text, const std::set<std::string>
   for (std::size_t i = 0; i < tokens.size(); ++i) {
     const Token& t = tokens[i];
     if (t.kind == TokenKind::kEnd || t.kind == TokenKind::kError) break;
-    const bool after_dot = i > 0 && IsMark(tokens[i - 1], ".");
-    if (IsNameToken(t) && !after_dot) {
-      const bool qualified = qualifiers.count(t.value) && IsMark(at(i + 1), ".") &&
-                             IsNameToken(at(i + 2)) && !IsMark(at(i + 3), "(") &&
-                             !IsMark(at(i + 3), ".");
+    const bool after_dot = i > 0 && grammar::IsMark(tokens[i - 1], ".");
+    if (grammar::IsName(t) && !after_dot) {
+      const bool qualified = qualifiers.count(t.value) && grammar::IsMark(at(i + 1), ".") &&
+                             grammar::IsName(at(i + 2)) && !grammar::IsMark(at(i + 3), "(") &&
+                             !grammar::IsMark(at(i + 3), ".");
       if (qualified) {
         out.push_back(
             ExprUnit{true, t.value, at(i + 2).value, at(i + 2).kind, t.begin, at(i + 2).end});
         i += 2;
         continue;
       }
-      if (!IsMark(at(i + 1), "(") && !IsMark(at(i + 1), ".")) {
+      if (!grammar::IsMark(at(i + 1), "(") && !grammar::IsMark(at(i + 1), ".")) {
         out.push_back(ExprUnit{true, std::nullopt, t.value, t.kind, t.begin, t.end});
         continue;
       }

@@ -11,11 +11,6 @@ bool IsDot(const grammar::Token& token) {
   return token.kind == grammar::TokenKind::kPunctuation && token.value == ".";
 }
 
-bool IsName(const grammar::Token& token) {
-  return token.kind == grammar::TokenKind::kIdentifier ||
-         token.kind == grammar::TokenKind::kQuotedIdentifier;
-}
-
 // `expr` without the `alias.` qualifiers (not those after another dot, which
 // belong to a longer name), and whether what is left is one column name.
 struct Unqualified {
@@ -32,8 +27,9 @@ Unqualified Unqualify(const std::string& expr, const std::string& alias) {
   for (std::size_t i = 0; i < tokens.size(); ++i) {
     const grammar::Token& token = tokens[i];
     if (token.kind == grammar::TokenKind::kEnd) break;
-    const bool qualifier = IsName(token) && token.value == alias && i + 1 < tokens.size() &&
-                           IsDot(tokens[i + 1]) && (i == 0 || !IsDot(tokens[i - 1]));
+    const bool qualifier = grammar::IsName(token) && token.value == alias &&
+                           i + 1 < tokens.size() && IsDot(tokens[i + 1]) &&
+                           (i == 0 || !IsDot(tokens[i - 1]));
     if (qualifier) {
       out.text += expr.substr(copied, token.begin - copied);
       copied = tokens[i + 1].end;
@@ -44,7 +40,7 @@ Unqualified Unqualify(const std::string& expr, const std::string& alias) {
     last = &token;
   }
   out.text += expr.substr(copied);
-  out.column = kept == 1 && last != nullptr && IsName(*last);
+  out.column = kept == 1 && last != nullptr && grammar::IsName(*last);
   if (out.column) out.text = sql::Ident(last->value);
   return out;
 }
@@ -63,11 +59,11 @@ std::optional<std::string> ColumnName(const std::string& expr, const std::string
     ++first;
     --last;
   }
-  if (last - first == 3 && IsName(tokens[first]) && tokens[first].value == alias &&
+  if (last - first == 3 && grammar::IsName(tokens[first]) && tokens[first].value == alias &&
       IsDot(tokens[first + 1])) {
     first += 2;
   }
-  if (last - first != 1 || !IsName(tokens[first])) return std::nullopt;
+  if (last - first != 1 || !grammar::IsName(tokens[first])) return std::nullopt;
   return tokens[first].value;
 }
 
