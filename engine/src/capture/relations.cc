@@ -9,6 +9,19 @@
 namespace trellis::capture {
 namespace {
 
+// The signature of relation `relid`'s catalog rows: the transaction ids
+// that last wrote its pg_class row (ATTACH and DETACH PARTITION rewrite it)
+// and its columns' pg_attribute rows (INHERIT and NO INHERIT rewrite their
+// inheritance counts). NULL when the relation is gone. Another change to
+// the table (a column added) changes it too, which costs one needless
+// correction, never a missed one.
+std::string RelationSignatureSql(const std::string& relid) {
+  return "(SELECT c.xmin::text || ':' || coalesce((SELECT string_agg(a.xmin::text, ',' ORDER BY "
+         "a.attnum) FROM pg_catalog.pg_attribute a WHERE a.attrelid = c.oid AND a.attnum > 0), "
+         "'') FROM pg_catalog.pg_class c WHERE c.oid = " +
+         relid + ")";
+}
+
 // The relations under every source's table, at any depth, each with the
 // parent it hangs from and the attachment that links it (capture/
 // attachment.h). pg_inherits has no cycles, so the recursion ends.
@@ -37,7 +50,7 @@ WITH RECURSIVE tree(source_id, relid, parent_relid, attachment) AS (
   WHERE r.relid <> s.relid
 ), changes AS (
   SELECT t.source_id, t.relid, t.parent_relid,
-         format('%I.%I', n.nspname, c.relname) AS node, 'added' AS change
+         format('%I.%I', n.nspname, c.relname) AS node, 'added' AS change, false AS unseen
   FROM tree t
   JOIN pg_catalog.pg_class c ON c.oid = t.relid
   JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
@@ -46,7 +59,7 @@ WITH RECURSIVE tree(source_id, relid, parent_relid, attachment) AS (
   SELECT k.source_id, k.relid, NULL::oid,
          CASE WHEN c.oid IS NULL THEN coalesce(k.node, k.relid::text)
               ELSE format('%I.%I', n.nspname, c.relname) END,
-         CASE WHEN c.oid IS NULL THEN 'dropped' ELSE 'detached' END
+         CASE WHEN c.oid IS NULL THEN 'dropped' ELSE 'detached' END, false
   FROM captured k
   LEFT JOIN pg_catalog.pg_class c ON c.oid = k.relid
   LEFT JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
@@ -57,7 +70,7 @@ WITH RECURSIVE tree(source_id, relid, parent_relid, attachment) AS (
   SELECT k.source_id, k.relid,
          (SELECT min(t.parent_relid) FROM tree t
           WHERE t.source_id = k.source_id AND t.relid = k.relid),
-         format('%I.%I', n.nspname, c.relname), 'relinked'
+         format('%I.%I', n.nspname, c.relname), 'relinked', false
   FROM captured k
   JOIN pg_catalog.pg_class c ON c.oid = k.relid
   JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
@@ -69,10 +82,42 @@ WITH RECURSIVE tree(source_id, relid, parent_relid, attachment) AS (
   -- A detach seen pending that is final now (its link gone, or replaced by
   -- a new attachment): its second transaction has committed, after every
   -- writer that could still change the relation's rows through the source.
-  SELECT d.source_id, d.relid, NULL::oid, d.node, 'detach finished'
+  SELECT d.source_id, d.relid, NULL::oid, d.node, 'detach finished', false
   FROM {schema}.pending_detaches d
   WHERE NOT EXISTS (SELECT 1 FROM pg_catalog.pg_inherits i
                     WHERE i.inhrelid = d.relid AND i.inhdetachpending)
+  UNION ALL
+  -- Linked by a detach pending (CONCURRENTLY) that capture never recorded:
+  -- attached and being detached, both since the last round.
+  SELECT p.source_id, i.inhrelid, NULL::oid, format('%I.%I', n.nspname, c.relname), 'detached',
+         true
+  FROM (SELECT s.id AS source_id, s.relid FROM {schema}.sources s
+        UNION SELECT t.source_id, t.relid FROM tree t) AS p
+  JOIN pg_catalog.pg_inherits i ON i.inhparent = p.relid AND i.inhdetachpending
+  JOIN pg_catalog.pg_class c ON c.oid = i.inhrelid
+  JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+  WHERE NOT EXISTS (SELECT 1 FROM {schema}.source_relations r
+                    WHERE r.source_id = p.source_id AND r.relid = i.inhrelid)
+    AND NOT EXISTS (SELECT 1 FROM {schema}.pending_detaches d
+                    WHERE d.source_id = p.source_id AND d.relid = i.inhrelid)
+  UNION ALL
+  -- A relation that left the source before, out of it now, whose catalog
+  -- rows changed since: linked again and unlinked again between two rounds
+  -- (left_relations, catalog step 24).
+  SELECT w.source_id, w.relid, NULL::oid, format('%I.%I', n.nspname, c.relname), 'detached',
+         true
+  FROM {schema}.left_relations w
+  JOIN pg_catalog.pg_class c ON c.oid = w.relid
+  JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+  WHERE w.signature IS DISTINCT FROM )sql" +
+         RelationSignatureSql("w.relid") + R"sql(
+    AND NOT EXISTS (SELECT 1 FROM tree t WHERE t.source_id = w.source_id AND t.relid = w.relid)
+    AND NOT EXISTS (SELECT 1 FROM {schema}.source_relations r
+                    WHERE r.source_id = w.source_id AND r.relid = w.relid)
+    AND NOT EXISTS (SELECT 1 FROM {schema}.pending_detaches d
+                    WHERE d.source_id = w.source_id AND d.relid = w.relid)
+    AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_inherits i
+                    WHERE i.inhrelid = w.relid AND i.inhdetachpending)
 ))sql";
 }
 
@@ -97,7 +142,8 @@ std::string_view ChangeName(RelationChange change) {
 Result<std::vector<RelationEvent>> FindRelationChanges(pg::Connection& conn,
                                                        const std::string& schema) {
   auto rows = conn.Query(sql::WithSchema(TreeSql() + R"sql(
-SELECT source_id, relid, parent_relid, node, change FROM changes ORDER BY source_id, relid)sql",
+SELECT source_id, relid, parent_relid, node, change, unseen FROM changes
+ORDER BY source_id, relid)sql",
                                          schema));
   if (!rows.ok()) return rows.status();
   std::vector<RelationEvent> out;
@@ -114,6 +160,7 @@ SELECT source_id, relid, parent_relid, node, change FROM changes ORDER BY source
                : change == "relinked"        ? RelationChange::kRelinked
                : change == "detach finished" ? RelationChange::kDetachFinished
                                              : RelationChange::kDropped;
+    e.unseen = row.Bool(5);
     TRELLIS_RETURN_IF_ERROR(row.status());
     out.push_back(std::move(e));
   }
@@ -191,11 +238,27 @@ ORDER BY t.relid)sql",
 Status ForgetRelation(pg::Connection& conn, const std::string& schema, int source_id,
                       const std::string& relid) {
   TRELLIS_RETURN_IF_ERROR(RemoveTriggers(conn, schema, relid));
-  return conn.Exec(
+  TRELLIS_RETURN_IF_ERROR(conn.Exec(
       sql::WithSchema(
           "DELETE FROM {schema}.source_relations WHERE source_id = $1::int AND relid = $2::oid",
           schema),
-      {std::to_string(source_id), relid});
+      {std::to_string(source_id), relid}));
+  return NoteLeftRelation(conn, schema, source_id, relid);
+}
+
+Status NoteLeftRelation(pg::Connection& conn, const std::string& schema, int source_id,
+                        const std::string& relid) {
+  return conn.Exec(sql::WithSchema(R"sql(
+WITH sig AS (SELECT )sql" + RelationSignatureSql("$2::oid") +
+                                       R"sql( AS signature),
+gone AS (
+  DELETE FROM {schema}.left_relations
+  WHERE source_id = $1::int AND relid = $2::oid AND (SELECT signature FROM sig) IS NULL)
+INSERT INTO {schema}.left_relations AS w (source_id, relid, signature)
+SELECT $1::int, $2::oid, signature FROM sig WHERE signature IS NOT NULL
+ON CONFLICT (source_id, relid) DO UPDATE SET signature = EXCLUDED.signature, left_at = now())sql",
+                                   schema),
+                   {std::to_string(source_id), relid});
 }
 
 Result<bool> DetachPending(pg::Connection& conn, const std::string& relid) {

@@ -45,6 +45,13 @@ struct RelationEvent {
   std::string parent_relid;  // kAdded, kRelinked: its parent now (the source or a partition)
   std::string node;          // quoted qualified name, as status shows it
   RelationChange change = RelationChange::kAdded;
+  // kDetached only: capture never recorded the link that came and went (the
+  // relation was attached and detached again, or is being detached
+  // CONCURRENTLY, between two rounds of the sync). Writes through the parent
+  // meanwhile were recomputed with its rows in view, and writes naming it
+  // directly since are not captured, so targets keyed by the source are
+  // corrected by their anti-join too.
+  bool unseen = false;
 };
 
 // Every difference between the relations PostgreSQL has under the captured
@@ -85,10 +92,18 @@ Status CaptureRelationsUnder(pg::Connection& conn, const std::string& schema,
                              const catalog::Source& source, const std::string& table_relid);
 
 // Stops capturing `relid` for `source_id`: removes its triggers when the
-// relation still exists and forgets it.
+// relation still exists, forgets it, and watches it (NoteLeftRelation).
 // REQUIRES: inside a transaction.
 Status ForgetRelation(pg::Connection& conn, const std::string& schema, int source_id,
                       const std::string& relid);
+
+// Records the signature of `relid`'s catalog rows now in `left_relations`
+// (catalog step 24), so that a link to the source that comes and goes
+// before the sync's next round is found by the change it leaves there;
+// drops the record when the relation is gone. REQUIRES: the relation locked
+// (its link cannot change until the transaction ends).
+Status NoteLeftRelation(pg::Connection& conn, const std::string& schema, int source_id,
+                        const std::string& relid);
 
 // Whether `relid` is linked to a parent by a link being detached
 // CONCURRENTLY (between the detach's two transactions, or left so by an

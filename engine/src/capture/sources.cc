@@ -132,6 +132,13 @@ VALUES ($1::int, $2::oid, $3::oid, $4,
 ON CONFLICT (source_id, relid) DO NOTHING)sql",
                                                     schema),
                                     {std::to_string(source.id), relid, parent_relid, node}));
+  // Captured again: no longer watched as a relation that left
+  // (capture/relations.h, NoteLeftRelation).
+  TRELLIS_RETURN_IF_ERROR(conn.Exec(
+      sql::WithSchema(
+          "DELETE FROM {schema}.left_relations WHERE source_id = $1::int AND relid = $2::oid",
+          schema),
+      {std::to_string(source.id), relid}));
   return CaptureRelation(conn, schema, source, relid);
 }
 

@@ -94,5 +94,8 @@ extern const std::string_view kV22WholePages;
 // 22 -> 23: pages whose delta rows cover every key
 // (migration_v23_covered_pages.cc).
 extern const std::string_view kV23CoveredPages;
+// 23 -> 24: relations that left a source, watched for a return the relation
+// sync did not see (migration_v24_left_relations.cc).
+extern const std::string_view kV24LeftRelations;
 
 }  // namespace trellis::catalog::steps

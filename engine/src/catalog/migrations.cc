@@ -41,6 +41,7 @@ const std::vector<std::vector<std::string_view>>& Steps() {
       {steps::kV21BatchPaths},                                 // batch paths' costs
       {steps::kV22WholePages},                                 // bulk writes staged whole
       {steps::kV23CoveredPages},                               // pages covered by deltas
+      {steps::kV24LeftRelations},                              // relations that left
   };
   return steps;
 }

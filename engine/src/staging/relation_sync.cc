@@ -147,7 +147,10 @@ Status ApplyDetachFinished(pg::Connection& conn, const std::string& schema,
       TRELLIS_RETURN_IF_ERROR(catalog::RequestRebuild(conn, schema, t.id, std::nullopt));
     }
   }
-  return capture::ForgetPendingDetach(conn, schema, event.source_id, event.relid);
+  TRELLIS_RETURN_IF_ERROR(capture::ForgetPendingDetach(conn, schema, event.source_id, event.relid));
+  // The detach's second transaction rewrote the relation's catalog rows:
+  // their new signature is the one to watch from now on.
+  return capture::NoteLeftRelation(conn, schema, event.source_id, event.relid);
 }
 
 // One change's capture and corrections: `event` is added, detached or
@@ -196,8 +199,13 @@ Status ApplyChange(pg::Connection& conn, const std::string& schema,
         TRELLIS_RETURN_IF_ERROR(catalog::RequestRebuild(conn, schema, t.id, std::nullopt));
         continue;
       }
-      TRELLIS_RETURN_IF_ERROR(Correct(conn, schema, t, *p.value(), *source, event, rows,
-                                      keyed && event.change != capture::RelationChange::kDetached));
+      // A link capture never saw (event.unseen): rows of the relation that
+      // writes through the parent brought in may have been deleted from it
+      // directly since, uncaptured, so its rows as they are now do not name
+      // every stale key; the anti-join does.
+      const bool stale =
+          keyed && (event.change != capture::RelationChange::kDetached || event.unseen);
+      TRELLIS_RETURN_IF_ERROR(Correct(conn, schema, t, *p.value(), *source, event, rows, stale));
     }
   }
   if (event.change != capture::RelationChange::kAdded) {
@@ -290,13 +298,19 @@ Result<int> SyncRelations(pg::Connection& conn, const std::string& schema) {
       continue;
     }
     warned.erase(event.node);
-    logger->info("relation {} {} under a source: capture and targets corrected", event.node,
-                 capture::ChangeName(event.change));
+    logger->info("relation {} {} under a source{}: capture and targets corrected", event.node,
+                 capture::ChangeName(event.change),
+                 event.unseen ? " (attached and detached again between two rounds)" : "");
     ++applied;
   }
   TRELLIS_RETURN_IF_ERROR(conn.Exec(sql::WithSchema(R"sql(
 DELETE FROM {schema}.corrections c
 WHERE NOT EXISTS (SELECT 1 FROM {schema}.pages p WHERE p.id = ANY (c.page_ids)))sql",
+                                                    schema)));
+  // A relation that left and was dropped since has nothing left to watch.
+  TRELLIS_RETURN_IF_ERROR(conn.Exec(sql::WithSchema(R"sql(
+DELETE FROM {schema}.left_relations w
+WHERE NOT EXISTS (SELECT 1 FROM pg_catalog.pg_class c WHERE c.oid = w.relid))sql",
                                                     schema)));
   return applied;
 }
