@@ -965,7 +965,7 @@ TEST_CASE("aggregate forms Trellis does not maintain are refused by name", "[gra
           {"TRANSFORM t FROM s SELECT a LIMIT 10", 28, "LIMIT and OFFSET are not supported"},
           {"TRANSFORM t FROM s SELECT a GROUP BY a OFFSET 1", 39,
            "LIMIT and OFFSET are not supported"},
-          {"TRANSFORM t FROM s SELECT a UNION SELECT b", 28, "UNION, INTERSECT and EXCEPT"},
+          {"TRANSFORM t FROM s SELECT a UNION SELECT b", 28, "UNION (without ALL"},
           {"TRANSFORM t FROM s SELECT a WINDOW w AS (ORDER BY a)", 28, "WINDOW is not supported"},
           {"TRANSFORM t FROM s SELECT DISTINCT ON (a) a, b", 26,
            "SELECT DISTINCT ON without ORDER BY is not supported"},

@@ -202,6 +202,17 @@ struct TransformStmt {
   // GRANT SELECT TO role, ...: the roles given SELECT on the target, in the
   // order written, each once.
   std::vector<std::string> readers;
+  // UNION ALL FROM ... SELECT ... [WHERE ...]: the branches after the
+  // statement's own (its FROM, joins, SELECT list and WHERE are the first
+  // branch), in the order written; each has no target, GROUP BY, HAVING,
+  // DISTINCT or trailing clause of its own (spec/grammar.md section 13,
+  // plan/union_all_stages.h).
+  std::vector<TransformStmt> union_all;
+
+  // True when the statement is a UNION ALL of branches, compiled into a
+  // hidden projection or join per branch and FULL JOINs that never match
+  // stacking them (plan/union_all_stages.h).
+  bool HasUnionAll() const { return !union_all.empty(); }
 
   // True when the target has a row per group rather than per source row:
   // GROUP BY, SELECT DISTINCT, HAVING, or aggregates over the whole table.

@@ -47,8 +47,23 @@ std::string RenderQualified(const QualifiedName& name) {
 }
 
 std::string Render(const TransformStmt& statement) {
-  std::string text = "TRANSFORM " + RenderQualified(statement.target) + " FROM " +
-                     RenderTableRef(statement.source);
+  std::string text = "TRANSFORM " + RenderQualified(statement.target);
+  RenderQuery(statement, text);
+  for (const auto& branch : statement.union_all) {
+    text += " UNION ALL";
+    RenderQuery(branch, text);
+  }
+  if (statement.without_source_index) text += " WITHOUT SOURCE INDEX";
+  if (statement.without_row_security) text += " WITHOUT ROW SECURITY";
+  for (std::size_t i = 0; i < statement.readers.size(); ++i) {
+    text += i == 0 ? " GRANT SELECT TO " : ", ";
+    text += RenderName(statement.readers[i]);
+  }
+  return text;
+}
+
+void RenderQuery(const TransformStmt& statement, std::string& text) {
+  text += " FROM " + RenderTableRef(statement.source);
   for (const auto& join : statement.joins) text += RenderJoin(join);
   // Appended piece by piece, never as `" WHERE " + where`: an expression
   // may be a megabyte, and a temporary copy of it counts in the port's peak
@@ -91,13 +106,6 @@ std::string Render(const TransformStmt& statement) {
     text += i == 0 ? " ORDER BY " : ", ";
     text += statement.order_by[i];
   }
-  if (statement.without_source_index) text += " WITHOUT SOURCE INDEX";
-  if (statement.without_row_security) text += " WITHOUT ROW SECURITY";
-  for (std::size_t i = 0; i < statement.readers.size(); ++i) {
-    text += i == 0 ? " GRANT SELECT TO " : ", ";
-    text += RenderName(statement.readers[i]);
-  }
-  return text;
 }
 
 }  // namespace trellis::grammar

@@ -17,6 +17,11 @@ namespace trellis::grammar {
 // when RenderName says so.
 std::string Render(const TransformStmt& statement);
 
+// Appends ` FROM ...` of `statement` to `text`: its FROM, joins, SELECT
+// list, WHERE, GROUP BY, HAVING and ORDER BY, without the target and the
+// trailing clauses (a UNION ALL branch is rendered by it).
+void RenderQuery(const TransformStmt& statement, std::string& text);
+
 // A name as Trellis statement text: unquoted if it is a plain lower-case
 // identifier ([a-z_][a-z0-9_$]*) and not a keyword of the grammar, else
 // double-quoted (QuoteIdent).

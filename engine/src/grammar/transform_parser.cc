@@ -23,6 +23,26 @@ class TransformParser {
  public:
   explicit TransformParser(TokenCursor& cursor) : cursor_(cursor) {}
 
+  // One branch after UNION ALL (the cursor at its FROM): FROM, joins, the
+  // SELECT list and WHERE; GROUP BY, HAVING and the SELECT clauses Trellis
+  // refuses are refused by name, anything else ends the branch.
+  std::variant<TransformStmt, ParseError> RunBranch() {
+    if (!cursor_.AtKeyword("from")) return cursor_.Expected("FROM after UNION ALL");
+    cursor_.Advance();
+    if (auto error = ParseSourceAndJoins()) return *error;
+    if (auto error = ParseSelectList()) return *error;
+    if (auto error = RefuseUnsupportedClause()) return *error;
+    if (cursor_.AtKeyword("where")) {
+      if (auto error = ParseWhere()) return *error;
+      after_ = Clause::kWhere;
+    }
+    if (cursor_.AtKeyword("group") || cursor_.AtKeyword("having")) {
+      return cursor_.UnsupportedAt(cursor_.Peek().begin, kGroupedBranch);
+    }
+    if (auto error = RefuseUnsupportedClause()) return *error;
+    return statement_;
+  }
+
   std::variant<TransformStmt, ParseError> Run() {
     if (auto error = ParseTables()) return *error;
     if (auto error = ParseSelectList()) return *error;
@@ -32,6 +52,10 @@ class TransformParser {
       after_ = Clause::kWhere;
     }
     if (auto error = RefuseUnsupportedClause()) return *error;
+    if (AtUnionAll()) {
+      if (auto error = ParseUnionAll()) return *error;
+      after_ = Clause::kUnionAll;
+    }
     if (cursor_.AtKeyword("group")) {
       if (auto error = ParseGroupBy()) return *error;
       after_ = Clause::kGroupBy;
@@ -61,10 +85,70 @@ class TransformParser {
     if (auto error = cursor_.ExpectEnd(ExpectedAfter())) return *error;
     if (auto error = RefuseRedundantDistinct()) return *error;
     if (auto error = CheckDistinctOn()) return *error;
+    if (auto error = CheckUnionAll()) return *error;
     return statement_;
   }
 
  private:
+  static constexpr std::string_view kGroupedBranch =
+      "a grouping (GROUP BY, HAVING, DISTINCT or aggregates) in UNION ALL is not supported: "
+      "each branch is kept row by row; define the grouping as a transform, then UNION ALL "
+      "FROM its target";
+
+  bool AtUnionAll() const { return cursor_.AtKeyword("union") && cursor_.AtKeyword("all", 1); }
+
+  // { UNION ALL branch }: each branch read by a parser of its own.
+  std::optional<ParseError> ParseUnionAll() {
+    while (AtUnionAll()) {
+      const std::size_t at = cursor_.Advance().begin;
+      cursor_.Advance();
+      TransformParser branch(cursor_);
+      auto parsed = branch.RunBranch();
+      if (auto* error = std::get_if<ParseError>(&parsed)) return *error;
+      union_positions_.push_back(at);
+      statement_.union_all.push_back(std::get<TransformStmt>(std::move(parsed)));
+    }
+    return std::nullopt;
+  }
+
+  // What a UNION ALL must be (spec/grammar.md section 13): every branch a
+  // projection or join without subqueries, and every branch naming the
+  // same columns in the same order as the first.
+  std::optional<ParseError> CheckUnionAll() const {
+    if (statement_.union_all.empty()) return std::nullopt;
+    for (std::size_t b = 0; b <= statement_.union_all.size(); ++b) {
+      const TransformStmt& branch = b == 0 ? statement_ : statement_.union_all[b - 1];
+      const std::size_t at = union_positions_[b == 0 ? 0 : b - 1];
+      if (branch.Groups()) return cursor_.UnsupportedAt(at, kGroupedBranch);
+      if (branch.HasSubqueries()) {
+        return cursor_.UnsupportedAt(
+            branch.subqueries.front().position,
+            "a subquery in the WHERE of a UNION ALL branch is not supported: define that "
+            "branch as a transform (with its subquery), then UNION ALL FROM its target");
+      }
+      if (b == 0) continue;
+      const auto& first = statement_.select;
+      if (branch.select.size() != first.size()) {
+        return cursor_.UnsupportedAt(
+            at, "the UNION ALL branch at position " + std::to_string(at) + " selects " +
+                    std::to_string(branch.select.size()) + " columns and the first branch " +
+                    std::to_string(first.size()) +
+                    ": every branch must select the target's columns, in the same order");
+      }
+      for (std::size_t i = 0; i < first.size(); ++i) {
+        if (branch.select[i].alias == first[i].alias) continue;
+        return cursor_.UnsupportedAt(
+            branch.select[i].position,
+            "column " + std::to_string(i + 1) + " of the UNION ALL branch at position " +
+                std::to_string(at) + " is named \"" + branch.select[i].alias +
+                "\" where the first branch names it \"" + first[i].alias +
+                "\": a target column has one name; write " + branch.select[i].expr + " AS \"" +
+                first[i].alias + "\" (every branch names the columns alike, in the same order)");
+      }
+    }
+    return std::nullopt;
+  }
+
   // The clauses after the SELECT list, in the order they must come.
   enum class Clause {
     kSelectList,
@@ -72,6 +156,7 @@ class TransformParser {
     kGroupBy,
     kHaving,
     kOrderBy,
+    kUnionAll,
     kWithoutSourceIndex,
     kWithoutRowSecurity,
     kGrantSelect
@@ -108,6 +193,8 @@ class TransformParser {
         return text + "the HAVING condition";
       case Clause::kOrderBy:
         return text + "the ORDER BY item";
+      case Clause::kUnionAll:
+        return text + "the UNION ALL branch";
       case Clause::kWithoutSourceIndex:
         return text + "WITHOUT SOURCE INDEX";
       case Clause::kWithoutRowSecurity:
@@ -125,6 +212,11 @@ class TransformParser {
     statement_.target = std::get<QualifiedName>(std::move(target));
     if (!cursor_.AtKeyword("from")) return cursor_.Expected("FROM after the target name");
     cursor_.Advance();
+    return ParseSourceAndJoins();
+  }
+
+  // source [[AS] alias] {[INNER | LEFT] JOIN ...}, after FROM.
+  std::optional<ParseError> ParseSourceAndJoins() {
     auto source = ParseQualifiedName(cursor_, "the source table name after FROM");
     if (auto* error = std::get_if<ParseError>(&source)) return *error;
     statement_.source.table = std::get<QualifiedName>(std::move(source));
@@ -371,11 +463,23 @@ class TransformParser {
                                    "WINDOW is not supported: a transform computes each row "
                                    "from its own source row or group alone");
     }
-    if (cursor_.AtKeyword("union") || cursor_.AtKeyword("intersect") ||
-        cursor_.AtKeyword("except")) {
+    if (AtUnionAll()) {
+      // After the SELECT list or WHERE it is read; after GROUP BY, HAVING
+      // or ORDER BY the first branch is a grouping.
+      if (after_ <= Clause::kWhere) return std::nullopt;
+      return cursor_.UnsupportedAt(at, kGroupedBranch);
+    }
+    if (cursor_.AtKeyword("union")) {
       return cursor_.UnsupportedAt(at,
-                                   "UNION, INTERSECT and EXCEPT are not supported: a "
-                                   "transform is one query; define one transform per query");
+                                   "UNION (without ALL, which removes duplicate rows) is not "
+                                   "supported: write UNION ALL, and SELECT DISTINCT over its "
+                                   "target in a second transform if the duplicates must go");
+    }
+    if (cursor_.AtKeyword("intersect") || cursor_.AtKeyword("except")) {
+      return cursor_.UnsupportedAt(at,
+                                   "INTERSECT and EXCEPT are not supported: a transform is "
+                                   "one query, or a UNION ALL of queries; define one transform "
+                                   "per query");
     }
     return std::nullopt;
   }
@@ -540,6 +644,7 @@ class TransformParser {
   std::size_t distinct_position_ = 0;
   std::size_t order_by_position_ = 0;
   Clause after_ = Clause::kSelectList;
+  std::vector<std::size_t> union_positions_;  // of each UNION ALL's UNION
 };
 
 }  // namespace

@@ -94,11 +94,12 @@ Status RefuseAlterOfStages(const std::string& name, const std::string& definitio
   auto parsed = grammar::Parse(definition);
   const auto* statement = std::get_if<grammar::Statement>(&parsed);
   const auto* stmt = statement ? std::get_if<grammar::TransformStmt>(statement) : nullptr;
-  if (!stmt ||
-      (!stmt->CompilesToStages() && !stmt->HasSubqueries() && !stmt->HasDistinctAggregates())) {
+  if (!stmt || (!stmt->CompilesToStages() && !stmt->HasSubqueries() &&
+                !stmt->HasDistinctAggregates() && !stmt->HasUnionAll())) {
     return Status::OK();
   }
-  const std::string from = stmt->HasSubqueries() ? "its subqueries in WHERE"
+  const std::string from = stmt->HasUnionAll()     ? "its UNION ALL"
+                           : stmt->HasSubqueries() ? "its subqueries in WHERE"
                            : stmt->HasDistinctAggregates()
                                ? "its DISTINCT aggregates"
                                : "its HAVING or its expressions over aggregates";

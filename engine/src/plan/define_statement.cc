@@ -6,6 +6,7 @@
 #include "plan/distinct_aggregate_stages_define.h"
 #include "plan/group_define_over_join.h"
 #include "plan/subquery_stages_define.h"
+#include "plan/union_all_stages_define.h"
 
 namespace trellis::plan {
 
@@ -27,6 +28,8 @@ Status RefuseReservedTarget(const std::string& schema, const grammar::QualifiedN
 Status DefineStatement(pg::Connection& conn, const std::string& schema,
                        const grammar::TransformStmt& stmt, const DefineSteps& steps) {
   TRELLIS_RETURN_IF_ERROR(RefuseReservedTarget(schema, stmt.target));
+  // UNION ALL first: each branch is a projection or join of its own.
+  if (stmt.HasUnionAll()) return DefineUnionAllStages(conn, schema, stmt, steps);
   // Subqueries first: the statement over their targets is defined through
   // here again, and compiles its DISTINCT aggregates or HAVING then.
   if (stmt.HasSubqueries()) return DefineSubqueryStages(conn, schema, stmt, steps);
