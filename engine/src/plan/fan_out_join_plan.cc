@@ -5,6 +5,7 @@
 
 #include "plan/group_over_join.h"
 #include "plan/key_sql.h"
+#include "plan/where_scope.h"
 #include "sql/key_text.h"
 #include "sql/quote.h"
 
@@ -37,7 +38,7 @@ constexpr std::string_view kRecomputeUnits = R"sql(WITH __trellis_units AS MATER
   SELECT DISTINCT {decoded_keys} FROM {keys_from}
 ), __trellis_fresh AS MATERIALIZED (
   SELECT {named_values} FROM {unit_rows}
-  WHERE CASE WHEN {unit_match} THEN {where} ELSE false END
+  WHERE {unit_where}
 ), {upsert_fresh}, deleted AS (
   DELETE FROM {target} AS __trellis_t USING __trellis_units
   WHERE {target_is_unit}
@@ -73,16 +74,14 @@ constexpr std::string_view kRecomputeSideUnits = R"sql(WITH __trellis_units AS M
   SELECT DISTINCT {root_units} FROM __trellis_side
 ), __trellis_fresh AS MATERIALIZED (
   SELECT {named_values} FROM {from} JOIN __trellis_whole ON {root_is_whole}
-  WHERE CASE WHEN {root_is_whole} THEN {where} ELSE false END
+  WHERE {whole_where}
   UNION ALL
   SELECT __trellis_x.* FROM __trellis_side, LATERAL (
-    SELECT {named_values} FROM {from} WHERE {root_is_side} AND {side_is_side}
-      AND CASE WHEN {root_is_side} AND {side_is_side} THEN {where} ELSE false END
+    SELECT {named_values} FROM {from} WHERE {side_where}
     OFFSET 0) AS __trellis_x
   UNION ALL
   SELECT {named_values} FROM {from} JOIN __trellis_side_roots ON {root_is_side_root}
-  WHERE {side_missing}
-    AND CASE WHEN {root_is_side_root} AND {side_missing} THEN {where} ELSE false END
+  WHERE {side_missing_where}
 ), __trellis_under AS MATERIALIZED (
   SELECT __trellis_t.ctid AS row_id, ROW({target_key})::text AS key
   FROM {target} AS __trellis_t JOIN __trellis_whole ON {target_root_is_whole}
@@ -245,7 +244,8 @@ std::string FanOutJoinPlan::RecomputeKeysFrom(const std::string& keys_from) cons
   slots["decoded_keys"] = sql::Join(decoded, ", ");
   slots["keys_from"] = keys_from;
   slots["unit_rows"] = UnitRows();
-  slots["unit_match"] = UnitMatch();
+  // The WHERE asked only of the units' rows (plan/where_scope.h).
+  slots["unit_where"] = WhereWhen(UnitMatch(), where());
   slots["named_values"] = NamedValues();
   slots["target_key"] = sql::Join(KeyNames(target_key(), kTargetAlias), ", ");
   slots["fresh_key"] = sql::Join(KeyNames(target_key(), "__trellis_fresh"), ", ");
@@ -292,6 +292,15 @@ std::string FanOutJoinPlan::RecomputeSideUnitsFrom(const std::string& keys_from)
   slots["side_is_side"] = KeyEquals(side_key, SidePart(exprs), side_side);
   slots["root_is_side_root"] = KeyEquals(root_key, RootPart(exprs), side_roots);
   slots["side_missing"] = SideMissing();
+  // The WHERE asked only of each branch's own rows (plan/where_scope.h).
+  slots["whole_where"] = WhereWhen(slots["root_is_whole"], where());
+  slots["side_where"] =
+      WhereAmong(slots["root_is_side"] + " AND " + slots["side_is_side"], where());
+  slots["side_missing_where"] = slots["side_missing"];
+  if (where() != "true") {
+    slots["side_missing_where"] +=
+        " AND " + WhereWhen(slots["root_is_side_root"] + " AND " + slots["side_missing"], where());
+  }
   slots["target_key"] = sql::Join(KeyNames(target_key(), kTargetAlias), ", ");
   slots["target_root_is_whole"] = KeyEquals(root_key, RootPart(target), whole);
   slots["target_root_is_side"] = KeyEquals(root_key, RootPart(target), side_root);

@@ -5,6 +5,7 @@
 #include "capture/routing.h"
 #include "plan/group_over_join.h"
 #include "plan/key_sql.h"
+#include "plan/where_scope.h"
 #include "sql/key_text.h"
 #include "sql/quote.h"
 
@@ -211,8 +212,7 @@ std::string FullJoinPlan::TargetRowGone() const {
   const auto& key = target_key();
   const std::string match = "ROW(" + sql::Join(KeyExprs(key), ", ") + ")::text = ROW(" +
                             sql::Join(KeyNames(key, "__trellis_t"), ", ") + ")::text";
-  return "NOT EXISTS (SELECT 1 FROM " + FromClause() + " WHERE " + match + " AND CASE WHEN " +
-         match + " THEN " + where() + " ELSE false END)";
+  return "NOT EXISTS (SELECT 1 FROM " + FromClause() + " WHERE " + WhereAmong(match, where()) + ")";
 }
 
 Bound FullJoinPlan::SampleBoundaries(double percent, long per_boundary, long count) const {

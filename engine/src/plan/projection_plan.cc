@@ -7,6 +7,7 @@
 #include "grammar/render.h"
 #include "plan/key_sql.h"
 #include "plan/quarantine_sql.h"
+#include "plan/where_scope.h"
 #include "sql/key_text.h"
 #include "sql/quote.h"
 
@@ -72,18 +73,17 @@ SELECT (SELECT count(*) FROM written), (SELECT count(*) FROM deleted))sql";
 // Recompute of a key range in place: upsert the range's rows, delete target
 // rows in the range whose source row is gone or fails the WHERE.
 //
-// The WHERE is asked only of the rows the statement is about, behind a
-// CASE on the condition that selects them: SQL leaves the order of a
-// WHERE's conditions to the planner, and a WHERE that fails on a row of
-// another range (a division by zero) must not fail this one, or the
-// failure is charged to a key that does not fail. A generic plan of the
-// gone-row check below, a hashed anti-join, read the whole source with the
-// WHERE applied to every row (session 18: the charging test held the first
-// and the last key of a rebuild's ranges for a row in the middle).
+// {range_rows} is the range's condition and the WHERE asked only of its
+// rows (plan/where_scope.h): a WHERE that fails on a row of another range
+// (a division by zero) must not fail this one, or the failure is charged
+// to a key that does not fail. A generic plan of the gone-row check below,
+// a hashed anti-join, read the whole source with the WHERE applied to
+// every row (session 18: the charging test held the first and the last
+// key of a rebuild's ranges for a row in the middle).
 constexpr std::string_view kRecomputeRange = R"sql(WITH written AS (
   INSERT INTO {target} AS __trellis_t ({target_columns})
   SELECT {values} FROM {from}
-  WHERE {source_in_range} AND CASE WHEN {source_in_range} THEN {where} ELSE false END
+  WHERE {range_rows}
   {on_conflict}
   RETURNING 1
 ), deleted AS (
@@ -127,10 +127,10 @@ constexpr std::string_view kRebuildWhole = R"sql(WITH __trellis_fresh AS MATERIA
 SELECT (SELECT count(*) FROM updated) + (SELECT count(*) FROM inserted),
        (SELECT count(*) FROM deleted))sql";
 
-// The WHERE behind a CASE, as in kRecomputeRange.
+// {range_rows} as in kRecomputeRange.
 constexpr std::string_view kAppendRange = R"sql(INSERT INTO {target} ({target_columns})
 SELECT {values} FROM {from}
-WHERE {source_in_range} AND CASE WHEN {source_in_range} THEN {where} ELSE false END)sql";
+WHERE {range_rows})sql";
 
 // A primary key, unless a key column may be NULL (the source's key does):
 // then UNIQUE NULLS NOT DISTINCT, under which a NULL key is one row and ON
@@ -424,7 +424,7 @@ Bound ProjectionPlan::RecomputeRange(
   Bound out;
   Slots slots = BaseSlots();
   const auto& unit = range_key();
-  slots["source_in_range"] = InRange(unit, KeyExprs(unit), range, out.params);
+  slots["range_rows"] = WhereAmong(InRange(unit, KeyExprs(unit), range, out.params), where_);
   // The same bounds again, as the same parameters, over the target's columns.
   pg::Params unused;
   slots["target_in_range"] = InRange(unit, KeyNames(unit, kTarget), range, unused);
@@ -484,18 +484,18 @@ SELECT (SELECT count(*) FROM inserted), (SELECT count(*) FROM deleted))sql",
 Bound ProjectionPlan::AppendRange(const KeyRange& range) const {
   Bound out;
   Slots slots = BaseSlots();
-  slots["source_in_range"] = InRange(range_key(), KeyExprs(range_key()), range, out.params);
+  slots["range_rows"] =
+      WhereAmong(InRange(range_key(), KeyExprs(range_key()), range, out.params), where_);
   out.text = Render(kAppendRange, slots);
   return out;
 }
 
 std::string ProjectionPlan::TargetRowGone() const {
-  // The WHERE behind a CASE on the match (kRecomputeRange): only the
-  // target row's own source row is asked.
-  return Render(
-      "NOT EXISTS (SELECT 1 FROM {from} WHERE {source_is_target} AND CASE WHEN "
-      "{source_is_target} THEN {where} ELSE false END)",
-      BaseSlots());
+  // Only the target row's own source row is asked the WHERE
+  // (plan/where_scope.h).
+  Slots slots = BaseSlots();
+  slots["matched"] = WhereAmong(slots["source_is_target"], where_);
+  return Render("NOT EXISTS (SELECT 1 FROM {from} WHERE {matched})", slots);
 }
 
 const RangePlan* ProjectionPlan::Ranges() const {

@@ -9,16 +9,14 @@ WITH __trellis_units AS MATERIALIZED (
   SELECT DISTINCT "__k1" FROM __trellis_side
 ), __trellis_fresh AS MATERIALIZED (
   SELECT "c"."id" AS "c.id", "o"."id" AS "order_id", (c.name) AS "name", (o.amount) AS "amount" FROM ("public"."customers" AS "c" LEFT JOIN "public"."orders" AS "o" ON "c"."id" = "o"."customer_id") JOIN __trellis_whole ON "c"."id" = __trellis_whole."__k1"
-  WHERE CASE WHEN "c"."id" = __trellis_whole."__k1" THEN true ELSE false END
+  WHERE true
   UNION ALL
   SELECT __trellis_x.* FROM __trellis_side, LATERAL (
     SELECT "c"."id" AS "c.id", "o"."id" AS "order_id", (c.name) AS "name", (o.amount) AS "amount" FROM ("public"."customers" AS "c" LEFT JOIN "public"."orders" AS "o" ON "c"."id" = "o"."customer_id") WHERE "c"."id" = __trellis_side."__k1" AND "o"."id" = __trellis_side."__k2"
-      AND CASE WHEN "c"."id" = __trellis_side."__k1" AND "o"."id" = __trellis_side."__k2" THEN true ELSE false END
     OFFSET 0) AS __trellis_x
   UNION ALL
   SELECT "c"."id" AS "c.id", "o"."id" AS "order_id", (c.name) AS "name", (o.amount) AS "amount" FROM ("public"."customers" AS "c" LEFT JOIN "public"."orders" AS "o" ON "c"."id" = "o"."customer_id") JOIN __trellis_side_roots ON "c"."id" = __trellis_side_roots."__k1"
   WHERE "o"."customer_id" IS NULL
-    AND CASE WHEN "c"."id" = __trellis_side_roots."__k1" AND "o"."customer_id" IS NULL THEN true ELSE false END
 ), __trellis_under AS MATERIALIZED (
   SELECT __trellis_t.ctid AS row_id, ROW(__trellis_t."c.id", __trellis_t."order_id")::text AS key
   FROM "public"."customer_orders" AS __trellis_t JOIN __trellis_whole ON __trellis_t."c.id" = __trellis_whole."__k1"

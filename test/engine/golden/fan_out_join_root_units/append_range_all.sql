@@ -1,3 +1,3 @@
 INSERT INTO "public"."customer_orders" ("c.id", "order_id", "name", "amount")
 SELECT "c"."id", "o"."id", (c.name), (o.amount) FROM ("public"."customers" AS "c" LEFT JOIN "public"."orders" AS "o" ON "c"."id" = "o"."customer_id")
-WHERE true AND CASE WHEN true THEN true ELSE false END
+WHERE true

@@ -2,7 +2,7 @@ WITH __trellis_units AS MATERIALIZED (
   SELECT DISTINCT k.c1::integer AS "__k1" FROM (SELECT 1 AS id, $1::text[] AS keys) AS p, LATERAL (SELECT u.v AS c1 FROM unnest(p.keys) AS u(v)) AS k
 ), __trellis_fresh AS MATERIALIZED (
   SELECT "c"."id" AS "c.id", "o"."id" AS "order_id", (c.name) AS "name", (o.amount) AS "amount" FROM ("public"."customers" AS "c" LEFT JOIN "public"."orders" AS "o" ON "c"."id" = "o"."customer_id") JOIN __trellis_units ON "c"."id" = __trellis_units."__k1"
-  WHERE CASE WHEN "c"."id" = __trellis_units."__k1" THEN true ELSE false END
+  WHERE true
 ), written AS (
   INSERT INTO "public"."customer_orders" AS __trellis_t ("c.id", "order_id", "name", "amount")
   SELECT "c.id", "order_id", "name", "amount" FROM __trellis_fresh

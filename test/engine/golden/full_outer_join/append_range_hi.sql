@@ -1,3 +1,3 @@
 INSERT INTO "public"."pairs" ("c.id=o.customer_id", "c.id", "o.id", "name", "amount")
 SELECT coalesce("c"."id", "o"."customer_id"), "c"."id", "o"."id", (c.name), (o.amount) FROM ("public"."customers" AS "c" FULL JOIN "public"."orders" AS "o" ON "c"."id" = "o"."customer_id")
-WHERE ROW(coalesce("c"."id", "o"."customer_id")) <= ROW(($1::text[])[1]::integer) AND CASE WHEN ROW(coalesce("c"."id", "o"."customer_id")) <= ROW(($1::text[])[1]::integer) THEN true ELSE false END
+WHERE ROW(coalesce("c"."id", "o"."customer_id")) <= ROW(($1::text[])[1]::integer)

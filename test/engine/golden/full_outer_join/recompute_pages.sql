@@ -12,7 +12,7 @@ WITH __trellis_units AS MATERIALIZED (
   SELECT * FROM "public"."orders" AS "o"
   WHERE ("o"."customer_id" IS NULL) AND EXISTS (SELECT 1 FROM __trellis_units WHERE "o"."customer_id" IS NOT DISTINCT FROM __trellis_units."__k1"))
   AS __trellis_r OFFSET 0) AS "o" ON "c"."id" = "o"."customer_id"
-  WHERE CASE WHEN true THEN true ELSE false END
+  WHERE true
 ), written AS (
   INSERT INTO "public"."pairs" AS __trellis_t ("c.id=o.customer_id", "c.id", "o.id", "name", "amount")
   SELECT "c.id=o.customer_id", "c.id", "o.id", "name", "amount" FROM __trellis_fresh

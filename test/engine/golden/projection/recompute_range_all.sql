@@ -1,7 +1,7 @@
 WITH written AS (
   INSERT INTO "app"."order ""lines""" AS __trellis_t ("order_id", "line", "total", "sku")
   SELECT "o"."order_id", "o"."line", (o.qty * o.price), (lower(o.sku)) FROM "public"."order_lines" AS "o"
-  WHERE true AND CASE WHEN true THEN (o.qty > 0) ELSE false END
+  WHERE true AND (o.qty > 0)
   ON CONFLICT ("order_id", "line") DO UPDATE SET "total" = EXCLUDED."total", "sku" = EXCLUDED."sku"
   WHERE ROW(__trellis_t."total", __trellis_t."sku")::text IS DISTINCT FROM ROW(EXCLUDED."total", EXCLUDED."sku")::text
   RETURNING 1
