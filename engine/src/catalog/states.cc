@@ -202,9 +202,14 @@ WHERE id = $1::int)sql",
                    {Id(id)});
 }
 
+// A build's start and finish are stamped with the clock, not the
+// transaction's start (now()): a stage's build starts in a transaction that
+// may have begun before the one that finished the stage it reads (it waited
+// on that one's locks), and "started after the upstream finished" must read
+// as such in the catalog.
 Status StartBuild(pg::Connection& conn, const std::string& schema, int id, int64_t total_rows) {
   return conn.Exec(Render(R"sql(
-UPDATE {schema}.transforms SET status = {state:backfilling}, backfill_started_at = now(),
+UPDATE {schema}.transforms SET status = {state:backfilling}, backfill_started_at = clock_timestamp(),
   backfill_total = $2::bigint
 WHERE id = $1::int)sql",
                           schema),
@@ -214,7 +219,7 @@ WHERE id = $1::int)sql",
 Status FinishBuild(pg::Connection& conn, const std::string& schema, int id) {
   return conn.Exec(Render(R"sql(
 UPDATE {schema}.transforms SET
-  status = {state:catching_up}, backfill_finished_at = now(), key_indexed = true,
+  status = {state:catching_up}, backfill_finished_at = clock_timestamp(), key_indexed = true,
   last_applied_at = now(),
   catch_up_page = (SELECT max(id) FROM {schema}.pages WHERE transform_id = $1::int)
 WHERE id = $1::int)sql",
