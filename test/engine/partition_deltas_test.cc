@@ -5,9 +5,6 @@
 // and the sync can be held back while the detached relation is written.
 #include <catch2/catch.hpp>
 
-#include <chrono>
-#include <thread>
-
 #include "build_steps.h"
 #include "engine_fixture.h"
 #include "partition_sources.h"
@@ -123,28 +120,7 @@ TEST_CASE("a partition left half detached by an interrupted DETACH CONCURRENTLY 
   // A snapshot that still sees orders_p1 attached holds the detach in its
   // second transaction; cancelling it there leaves the partition pending,
   // which new snapshots of orders no longer read.
-  auto reader = ConnectBuilder(f);
-  REQUIRE(reader->Exec("BEGIN ISOLATION LEVEL REPEATABLE READ").ok());
-  REQUIRE(reader->Query("SELECT count(*) FROM orders").ok());
-  auto detacher = ConnectBuilder(f);
-  Status detached;
-  std::thread detach([&] {
-    detached = detacher->Exec("ALTER TABLE orders DETACH PARTITION orders_p1 CONCURRENTLY");
-  });
-  const std::string pending =
-      "SELECT count(*) FROM pg_inherits WHERE inhrelid = 'orders_p1'::regclass AND "
-      "inhdetachpending";
-  for (int i = 0; i < 500 && f.Scalar(pending) != "1"; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  REQUIRE(f.Scalar(pending) == "1");
-  f.Sql(
-      "SELECT pg_cancel_backend(pid) FROM pg_stat_activity "
-      "WHERE query LIKE 'ALTER TABLE orders DETACH PARTITION%'");
-  detach.join();
-  CHECK_FALSE(detached.ok());
-  REQUIRE(reader->Exec("COMMIT").ok());
-  REQUIRE(f.Scalar(pending) == "1");
+  LeavePendingDetach(f, "orders_p1", "SELECT count(*) FROM orders");
 
   // A write naming it is not a delta; the sync takes it as detached.
   auto conn = ConnectBuilder(f);

@@ -2,6 +2,9 @@
 
 #include <catch2/catch.hpp>
 
+#include <chrono>
+#include <thread>
+
 #include "build_steps.h"
 #include "capture/relations.h"
 #include "catalog/model.h"
@@ -34,6 +37,29 @@ std::string Changes(pg::Connection& conn) {
     out += (out.empty() ? "" : ",") + c.node + ":" + std::string(capture::ChangeName(c.change));
   }
   return out;
+}
+
+void LeavePendingDetach(EngineFixture& f, const std::string& partition,
+                        const std::string& reader_query) {
+  auto reader = ConnectBuilder(f);
+  REQUIRE(reader->Exec("BEGIN ISOLATION LEVEL REPEATABLE READ").ok());
+  REQUIRE(reader->Query(reader_query).ok());
+  auto detacher = ConnectBuilder(f);
+  Status detached;
+  const std::string statement = "ALTER TABLE orders DETACH PARTITION " + partition;
+  std::thread detach([&] { detached = detacher->Exec(statement + " CONCURRENTLY"); });
+  const std::string pending = "SELECT count(*) FROM pg_inherits WHERE inhrelid = '" + partition +
+                              "'::regclass AND inhdetachpending";
+  for (int i = 0; i < 500 && f.Scalar(pending) != "1"; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  REQUIRE(f.Scalar(pending) == "1");
+  f.Sql("SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE query LIKE '" + statement +
+        "%'");
+  detach.join();
+  CHECK_FALSE(detached.ok());
+  REQUIRE(reader->Exec("COMMIT").ok());
+  REQUIRE(f.Scalar(pending) == "1");
 }
 
 }  // namespace trellis::test

@@ -47,4 +47,12 @@ std::unique_ptr<plan::TransformPlan> TotalsPlan(pg::Connection& conn);
 // The relation sync's findings now, as "node:change" in order.
 std::string Changes(pg::Connection& conn);
 
+// DETACH PARTITION `partition` (of `orders`) CONCURRENTLY, interrupted in
+// its second transaction, which waits for a reader of `orders` from before
+// its first: the partition is left pending, out of every new snapshot of
+// the source. The reader reads `orders` with `reader_query`, in REPEATABLE
+// READ, and ends after the interrupt.
+void LeavePendingDetach(EngineFixture& f, const std::string& partition,
+                        const std::string& reader_query);
+
 }  // namespace trellis::test

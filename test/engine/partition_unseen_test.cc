@@ -8,9 +8,6 @@
 // recorded. Driven step by step, with no worker running.
 #include <catch2/catch.hpp>
 
-#include <chrono>
-#include <thread>
-
 #include "build_steps.h"
 #include "engine_fixture.h"
 #include "partition_sources.h"
@@ -79,31 +76,8 @@ TEST_CASE("a new partition written and left pending detach between two rounds is
   DrainAllPages(*conn);
   CHECK(f.Scalar("SELECT count(*) FROM order_rows WHERE region = 2") == "2");
 
-  // DETACH ... CONCURRENTLY, interrupted in its second transaction (which
-  // waits for a reader of the parent from before its first): the partition
-  // is left pending, out of every new snapshot of the source.
-  auto reader = ConnectBuilder(f);
-  REQUIRE(reader->Exec("BEGIN").ok());
-  REQUIRE(reader->Query("SELECT count(*) FROM orders WHERE region = 0").ok());
-  auto detacher = ConnectBuilder(f);
-  Status detached;
-  std::thread detach([&] {
-    detached = detacher->Exec("ALTER TABLE orders DETACH PARTITION orders_p2 CONCURRENTLY");
-  });
-  const std::string pending =
-      "SELECT count(*) FROM pg_inherits WHERE inhrelid = 'orders_p2'::regclass AND "
-      "inhdetachpending";
-  for (int i = 0; i < 500 && f.Scalar(pending) != "1"; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  REQUIRE(f.Scalar(pending) == "1");
-  f.Sql(
-      "SELECT pg_cancel_backend(pid) FROM pg_stat_activity "
-      "WHERE query LIKE 'ALTER TABLE orders DETACH PARTITION orders_p2%'");
-  detach.join();
-  CHECK_FALSE(detached.ok());
-  REQUIRE(reader->Exec("ROLLBACK").ok());
-  REQUIRE(f.Scalar(pending) == "1");
+  // Left pending by an interrupted DETACH ... CONCURRENTLY.
+  LeavePendingDetach(f, "orders_p2", "SELECT count(*) FROM orders WHERE region = 0");
 
   CHECK(Changes(*conn) == "public.orders_p2:detached");
   SyncAndDrain(*conn);
