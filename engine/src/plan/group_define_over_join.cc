@@ -163,4 +163,25 @@ Status CheckGroupingOverJoin(pg::Connection& conn, const std::string& schema, in
   return checked.ok() ? Status::OK() : checked.status();
 }
 
+Status IndexHiddenInputs(pg::Connection& conn, const std::string& schema,
+                         const std::vector<int>& ids) {
+  const std::string hidden_schema = schema + ".";
+  for (int id : ids) {
+    auto t = catalog::LoadTransformById(conn, schema, id);
+    if (!t.ok()) return t.status();
+    auto plan = Bind(t.value(), schema);
+    if (!plan.ok()) return plan.status();
+    auto gaps = plan.value()->SourceIndexGaps(conn, t.value());
+    if (!gaps.ok()) return gaps.status();
+    for (const auto& gap : gaps.value()) {
+      if (gap.table.rfind(hidden_schema, 0) != 0) continue;  // the user's table: theirs
+      std::string fix = gap.fix;
+      const std::string concurrently = "CREATE INDEX CONCURRENTLY ";
+      if (fix.rfind(concurrently, 0) == 0) fix = "CREATE INDEX " + fix.substr(concurrently.size());
+      TRELLIS_RETURN_IF_ERROR(conn.Exec(fix));
+    }
+  }
+  return Status::OK();
+}
+
 }  // namespace trellis::plan

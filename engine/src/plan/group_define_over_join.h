@@ -9,6 +9,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "catalog/model.h"
 #include "grammar/ast.h"
@@ -47,6 +48,15 @@ Status InUserTerms(const Status& status, const grammar::QualifiedName& hidden,
 // carries the user's bytes.
 Result<grammar::QualifiedName> HiddenName(pg::Connection& conn, const std::string& schema,
                                           std::string_view prefix);
+
+// Creates, on Trellis's own hidden targets, the indexes the maintenance of
+// transforms `ids` wants and lacks (their source index gaps on tables in
+// the catalog schema; a gap on a user's table is the user's): a hidden
+// target is looked up by the columns the stage reading it joins on, and
+// only Trellis can index it. Without CONCURRENTLY: the table is new in this
+// transaction and no one else can see it.
+Status IndexHiddenInputs(pg::Connection& conn, const std::string& schema,
+                         const std::vector<int>& ids);
 
 // A refusal of the grouping over hidden target `hidden`, met after the
 // checks over the join passed: in the user's terms (InUserTerms), a

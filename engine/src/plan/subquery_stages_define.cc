@@ -63,33 +63,6 @@ Result<std::vector<std::string>> FromColumns(pg::Connection& conn,
   return out;
 }
 
-// Creates, on Trellis's own hidden targets, the indexes the maintenance of
-// transforms `ids` wants and lacks (their source index gaps): the FROM
-// table's copy is looked up by the columns its subqueries' groupings join
-// on, and only Trellis can index it. As a grouped join's hidden target is
-// indexed: without CONCURRENTLY, since the table is new in this transaction
-// and no one else can see it.
-Status IndexHiddenInputs(pg::Connection& conn, const std::string& schema,
-                         const std::vector<int>& ids) {
-  const std::string hidden_schema = schema + ".";
-  for (int id : ids) {
-    auto t = catalog::LoadTransformById(conn, schema, id);
-    if (!t.ok()) return t.status();
-    auto plan = Bind(t.value(), schema);
-    if (!plan.ok()) return plan.status();
-    auto gaps = plan.value()->SourceIndexGaps(conn, t.value());
-    if (!gaps.ok()) return gaps.status();
-    for (const auto& gap : gaps.value()) {
-      if (gap.table.rfind(hidden_schema, 0) != 0) continue;  // the user's table: theirs
-      std::string fix = gap.fix;
-      const std::string concurrently = "CREATE INDEX CONCURRENTLY ";
-      if (fix.rfind(concurrently, 0) == 0) fix = "CREATE INDEX " + fix.substr(concurrently.size());
-      TRELLIS_RETURN_IF_ERROR(conn.Exec(fix));
-    }
-  }
-  return Status::OK();
-}
-
 }  // namespace
 
 Status DefineSubqueryStages(pg::Connection& conn, const std::string& schema,

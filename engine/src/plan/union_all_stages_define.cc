@@ -77,29 +77,6 @@ Result<std::vector<std::pair<std::string, std::string>>> ColumnTypes(
   return out;
 }
 
-// Creates, on Trellis's own hidden targets, the indexes the stacks' upkeep
-// wants (each side looked up by its row column): only Trellis can index them.
-Status IndexUnionInputs(pg::Connection& conn, const std::string& schema,
-                        const std::vector<int>& ids) {
-  const std::string hidden_schema = schema + ".";
-  for (int id : ids) {
-    auto t = catalog::LoadTransformById(conn, schema, id);
-    if (!t.ok()) return t.status();
-    auto plan = Bind(t.value(), schema);
-    if (!plan.ok()) return plan.status();
-    auto gaps = plan.value()->SourceIndexGaps(conn, t.value());
-    if (!gaps.ok()) return gaps.status();
-    for (const auto& gap : gaps.value()) {
-      if (gap.table.rfind(hidden_schema, 0) != 0) continue;  // the user's table: theirs
-      std::string fix = gap.fix;
-      const std::string concurrently = "CREATE INDEX CONCURRENTLY ";
-      if (fix.rfind(concurrently, 0) == 0) fix = "CREATE INDEX " + fix.substr(concurrently.size());
-      TRELLIS_RETURN_IF_ERROR(conn.Exec(fix));
-    }
-  }
-  return Status::OK();
-}
-
 }  // namespace
 
 Status DefineUnionAllStages(pg::Connection& conn, const std::string& schema,
@@ -168,7 +145,7 @@ Status DefineUnionAllStages(pg::Connection& conn, const std::string& schema,
 
   std::vector<int> stacks(stage_ids.begin() + static_cast<std::ptrdiff_t>(n), stage_ids.end());
   stacks.push_back(owner_id.value());
-  TRELLIS_RETURN_IF_ERROR(IndexUnionInputs(conn, schema, stacks));
+  TRELLIS_RETURN_IF_ERROR(IndexHiddenInputs(conn, schema, stacks));
   // The user's transform shows, and dumps, the statement as written.
   TRELLIS_RETURN_IF_ERROR(
       catalog::RecordDefinition(conn, schema, owner_id.value(), grammar::Render(stmt)));
