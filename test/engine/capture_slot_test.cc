@@ -13,11 +13,16 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <thread>
+
+#include "capture/feed.h"
 
 #include "capture/logical_feed.h"
 #include "capture/slot.h"
 #include "capture/slot_health.h"
+#include "capture/wal_stream.h"
+#include "catalog/locks.h"
 #include "pg/connection.h"
 #include "staging/stage_batch.h"
 #include "throwaway_cluster.h"
@@ -394,6 +399,278 @@ TEST_CASE(
   db.Sql("SELECT pg_reload_conf()");
   db.Sql("SELECT pg_drop_replication_slot('" + slot + "_copy')");
   REQUIRE(straddled);
+}
+
+// ---- Reading the slot through a walsender (capture/wal_stream.h) ----
+
+// The backend type of the process that has the slot active; "" when none.
+std::string SlotHolder(LogicalDb& db, const std::string& slot) {
+  return db.Scalar(
+      "SELECT coalesce((SELECT a.backend_type FROM pg_replication_slots s JOIN pg_stat_activity "
+      "a ON a.pid = s.active_pid WHERE s.slot_name = '" +
+      slot + "'), '')");
+}
+
+std::string Confirmed(LogicalDb& db, const std::string& slot) {
+  return db.Scalar(
+      "SELECT confirmed_flush_lsn::text FROM pg_replication_slots WHERE slot_name = '" + slot +
+      "'");
+}
+
+// Whether the slot's confirmed position reaches `lsn` within 3 s (a status
+// update is asynchronous).
+bool AwaitConfirmed(LogicalDb& db, const std::string& slot, const std::string& lsn) {
+  for (int i = 0; i < 150; ++i) {
+    if (Lsn(Confirmed(db, slot)) >= Lsn(lsn)) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return false;
+}
+
+// Batches on this thread read through a stream for the scope's length.
+struct OwnedStreams {
+  explicit OwnedStreams(const ConnectOptions& options) {
+    OwnWalStreams(options.url, "capture_slot_test");
+  }
+  ~OwnedStreams() { ReleaseWalStreams(); }
+};
+
+// Stages until `want` rows were taken or 5 s passed; returns the rows.
+long StageUntil(LogicalDb& db, pg::Connection& stager, long want) {
+  long taken = 0;
+  for (int i = 0; i < 250 && taken < want; ++i) {
+    taken += db.Stage(stager);
+    if (taken < want) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return taken;
+}
+
+// Takes a batch the way staging does, up to its Staged, and returns it with
+// its transaction (still open) once the batch holds a row.
+struct OpenBatch {
+  std::unique_ptr<pg::Transaction> tx;
+  std::unique_ptr<FeedBatch> batch;
+};
+OpenBatch TakeRows(pg::Connection& stager) {
+  const auto feed = CatalogFeed("trellis");
+  for (int i = 0; i < 250; ++i) {
+    auto tx = catalog::BeginStagingBatch(stager, "trellis");
+    REQUIRE(tx.ok());
+    auto batch = feed->TakeBatch(stager, 500);
+    REQUIRE(batch.ok());
+    const pg::Params params = batch.value()->Params();
+    if (!params.empty() && params[0] && *params[0] != "{}") {
+      REQUIRE(batch.value()->Staged(stager, 1).ok());
+      return OpenBatch{std::move(tx.value()), std::move(batch.value())};
+    }
+    REQUIRE(batch.value()->Staged(stager, 0).ok());
+    REQUIRE(tx.value()->Commit().ok());
+    REQUIRE(batch.value()->Committed(stager).ok());
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  FAIL("no batch held the row within 5 s");
+  return {};
+}
+
+TEST_CASE(
+    "the staging worker reads the slot through a walsender and confirms only what "
+    "committed",
+    "[logical][slot][stream][exactly_once]") {
+  LogicalDb db;
+  const std::string slot = db.Slot();
+  auto stager = db.Open();
+  REQUIRE(stager->Exec("SET synchronous_commit = off").ok());
+  OwnedStreams streams(db.options());
+
+  db.Sql("INSERT INTO t VALUES (11, 11)");
+  CHECK(StageUntil(db, *stager, 1) == 1);
+  // The testkit's logical cluster lets the stream connect: no fallback.
+  CHECK(WalStreamFallback().empty());
+  CHECK(SlotHolder(db, slot) == "walsender");
+  const std::string staged = db.Scalar("SELECT staged_lsn::text FROM trellis.capture_feed");
+  CHECK(AwaitConfirmed(db, slot, staged));
+
+  // A batch read and recorded whose transaction rolls back (a crash before
+  // the commit): the slot is not confirmed past it, and the next batch
+  // takes its row again.
+  db.Sql("INSERT INTO t VALUES (12, 12)");
+  std::string before;
+  {
+    OpenBatch open = TakeRows(*stager);
+    // What the empty batches before it confirmed has reached the server.
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    before = Confirmed(db, slot);
+    open.tx.reset();  // ROLLBACK
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  CHECK(Confirmed(db, slot) == before);
+  CHECK(StageUntil(db, *stager, 1) == 1);
+
+  // A batch that committed but was never confirmed (the port died between
+  // the two): the stream starts again from the slot's position, which
+  // hands the transaction over again, and the recorded position skips it.
+  db.Sql("INSERT INTO t VALUES (13, 13)");
+  {
+    OpenBatch open = TakeRows(*stager);
+    REQUIRE(open.tx->Commit().ok());
+  }
+  const std::string recorded = db.Scalar("SELECT staged_lsn::text FROM trellis.capture_feed");
+  CHECK(Lsn(Confirmed(db, slot)) < Lsn(recorded));
+  // A write after it, so the batches read the slot rather than find
+  // nothing flushed past the recorded position: only that write is taken.
+  db.Sql("INSERT INTO t VALUES (14, 14)");
+  long again = 0;
+  for (int i = 0; i < 30; ++i) {
+    again += db.Stage(*stager);
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  CHECK(again == 1);
+  CHECK(AwaitConfirmed(db, slot, recorded));
+}
+
+TEST_CASE("a stream the server ended is started again, losing and doubling nothing",
+          "[logical][slot][stream][exactly_once]") {
+  LogicalDb db;
+  const std::string slot = db.Slot();
+  auto stager = db.Open();
+  REQUIRE(stager->Exec("SET synchronous_commit = off").ok());
+  long staged = 0;
+  {
+    OwnedStreams streams(db.options());
+    // Stages until `want` rows are in (a new stream may find the slot
+    // still held by the walsender being ended, for a moment), at most 30 s.
+    auto stage_until = [&](long want) {
+      const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+      while (staged < want && std::chrono::steady_clock::now() < deadline) {
+        staged += db.Stage(*stager);
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      }
+    };
+    int id = 100;
+    for (int round = 0; round < 4; ++round) {
+      for (int k = 0; k < 5; ++k) db.Sql("INSERT INTO t VALUES (" + std::to_string(id++) + ", 0)");
+      // Half the rounds end the stream with transactions in flight or
+      // buffered, half while it is idle.
+      if (round % 2 == 0) staged += db.Stage(*stager);
+      if (round % 2 == 1) {
+        stage_until(id - 100);
+        CHECK(SlotHolder(db, slot) == "walsender");
+      }
+      db.Sql(
+          "SELECT pg_terminate_backend(active_pid) FROM pg_replication_slots WHERE slot_name = "
+          "'" +
+          slot + "' AND active_pid IS NOT NULL");
+      for (int k = 0; k < 5; ++k) db.Sql("INSERT INTO t VALUES (" + std::to_string(id++) + ", 0)");
+    }
+    stage_until(40);
+    // Then a while longer: nothing may come twice.
+    for (int i = 0; i < 25; ++i) {
+      staged += db.Stage(*stager);
+      std::this_thread::sleep_for(std::chrono::milliseconds(40));
+    }
+  }
+  // One row of `consumed` per single-row transaction: none lost, none twice.
+  CHECK(staged == 40);
+  // And the target agrees, once the pages are drained.
+  auto workers = BackgroundWorkers::Start(db.options(), true, 1);
+  db.AwaitConverged();
+  CHECK(db.Scalar("SELECT count(*) FROM t_copy") == "50");
+}
+
+TEST_CASE("a slot another process streams is a pause for this worker, not a capture failure",
+          "[logical][slot][stream]") {
+  LogicalDb db;
+  const std::string slot = db.Slot();
+  std::atomic<bool> opened{false};
+  std::atomic<bool> hold{true};
+  std::thread other([&] {
+    OwnWalStreams(db.options().url, "capture_slot_test other");
+    auto conn = pg::Connection::Open(db.options().url, "capture_slot_test other");
+    if (conn.ok()) (void)staging::StageBatch(*conn.value(), "trellis", 500, 1000);
+    opened = true;
+    while (hold) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    ReleaseWalStreams();
+  });
+  while (!opened) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  CHECK(SlotHolder(db, slot) == "walsender");
+  auto stager = db.Open();
+  {
+    OwnedStreams streams(db.options());
+    db.Sql("INSERT INTO t VALUES (11, 11)");
+    for (int i = 0; i < 5; ++i) CHECK(db.Stage(*stager) == 0);
+    CHECK(!db.FailureKind());
+    hold = false;
+    other.join();
+    CHECK(StageUntil(db, *stager, 1) == 1);
+    CHECK(SlotHolder(db, slot) == "walsender");
+  }
+  // Released: the walsender has let the slot go when the owner returns.
+  CHECK(SlotHolder(db, slot) == "");
+}
+
+TEST_CASE("a server that refuses replication connections is read by peeks, said once",
+          "[logical][slot][stream]") {
+  LogicalDb db;
+  const std::string slot = db.Slot();
+  const std::string original = db.Scalar("SELECT pg_read_file(current_setting('hba_file'))");
+  auto stager = db.Open();
+  auto write_hba = [&](const std::string& content) {
+    db.Sql("DO $do$ DECLARE o oid := lo_from_bytea(0, convert_to($hba$" + content +
+           "$hba$, 'UTF8')); BEGIN PERFORM lo_export(o, current_setting('hba_file')); "
+           "PERFORM lo_unlink(o); END $do$");
+    db.Sql("SELECT pg_reload_conf()");
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  };
+  struct Restore {
+    std::function<void()> run;
+    ~Restore() { run(); }
+  } restore{[&] { write_hba(original); }};
+  // A logical replication connection matches the lines of its database
+  // (`replication` lines are for physical ones): new connections to the
+  // test's database are refused, the open ones stay.
+  const std::string database = db.Scalar("SELECT current_database()");
+  write_hba("local " + database + " all reject\nhost " + database + " all all reject\n" + original);
+
+  OwnedStreams streams(db.options());
+  db.Sql("INSERT INTO t VALUES (11, 11)");
+  CHECK(StageUntil(db, *stager, 1) == 1);
+  const std::string why = WalStreamFallback();
+  INFO(why);
+  CHECK(why.find("pg_hba.conf") != std::string::npos);
+  CHECK(why.find("REPLICATION") != std::string::npos);
+  // Peeked and advanced: nothing holds the slot, and it is confirmed.
+  CHECK(SlotHolder(db, slot) == "");
+  const std::string staged = db.Scalar("SELECT staged_lsn::text FROM trellis.capture_feed");
+  CHECK(Confirmed(db, slot) == staged);
+}
+
+TEST_CASE(
+    "a server whose synchronous_standby_names would take the walsender for a standby is read "
+    "by peeks",
+    "[logical][slot][stream]") {
+  LogicalDb db;
+  const std::string slot = db.Slot();
+  auto stager = db.Open();
+  // With '*' and no standby, a synchronous commit would wait for ever.
+  REQUIRE(stager->Exec("SET synchronous_commit = local").ok());
+  db.Sql("SET synchronous_commit = local");
+  db.Sql("ALTER SYSTEM SET synchronous_standby_names = '*'");
+  db.Sql("SELECT pg_reload_conf()");
+  struct Restore {
+    LogicalDb& db;
+    ~Restore() {
+      db.Sql("ALTER SYSTEM RESET synchronous_standby_names");
+      db.Sql("SELECT pg_reload_conf()");
+    }
+  } restore{db};
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  OwnedStreams streams(db.options());
+  db.Sql("INSERT INTO t VALUES (11, 11)");
+  CHECK(StageUntil(db, *stager, 1) == 1);
+  const std::string why = WalStreamFallback();
+  INFO(why);
+  CHECK(why.find("synchronous_standby_names") != std::string::npos);
+  CHECK(SlotHolder(db, slot) == "");
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include "capture/relations.h"
 #include "capture/routing.h"
 #include "capture/visible_commits.h"
+#include "capture/wal_stream.h"
 #include "log/component_log.h"
 #include "sql/quote.h"
 #include "sql/row_reader.h"
@@ -97,11 +98,14 @@ class SlotBatch final : public FeedBatch {
  public:
   struct Read {
     DecodedStream stream;
-    bool cut = false;      // stopped short of `flush_lsn` (full, or held back)
-    Lsn flush_lsn = 0;     // where the read could go up to
-    Lsn insert_lsn = 0;    // the insert LSN after `snapshot`
-    std::string snapshot;  // the transaction's snapshot
-    uint64_t xmax = 0;     // the xmax of a snapshot taken after the read
+    bool cut = false;          // stopped short of `flush_lsn` (full, or held back)
+    Lsn flush_lsn = 0;         // where the read could go up to
+    Lsn insert_lsn = 0;        // the insert LSN after `snapshot`
+    std::string snapshot;      // the transaction's snapshot
+    uint64_t xmax = 0;         // the xmax of a snapshot taken after the read
+    bool streamed = false;     // read from this thread's walsender stream (wal_stream.h)
+    uint64_t generation = 0;   // of that stream
+    bool unavailable = false;  // the slot was another process's: nothing read or recorded
   };
 
   SlotBatch(std::string schema, SlotPosition position, Read read)
@@ -143,9 +147,14 @@ class SlotBatch final : public FeedBatch {
   pg::Params Params() const override { return params_; }
 
   Status Staged(pg::Connection& conn, long taken) override {
+    if (read_.unavailable) return Status::OK();
     const Lsn old = position_.staged_lsn ? ParseLsn(*position_.staged_lsn).value_or(0) : 0;
+    recorded_ = old;
     const bool ends_at_mark = read_.stream.mark_seen && !position_.logical_mode;
-    // A read not cut short took everything up to the flush LSN, and maybe
+    // A stream's read not cut short took every commit that begins before
+    // the position the stream received through (a record boundary, see
+    // wal_stream.h), which stands in for the flush LSN. A peek's read not
+    // cut short took everything up to the flush LSN, and maybe
     // one commit more: the server stops a peek only after the record that
     // reaches `upto_lsn`, so a commit record that begins before the flush
     // LSN and ends after it (the flush position can fall inside a record)
@@ -212,12 +221,23 @@ UPDATE {schema}.capture_feed SET
                   {pgoutput::LsnText(through), staged_snapshot, pending_snapshot, pending_lsn,
                    read_.stream.mark_seen ? "true" : "false", drop_slot_ ? "true" : "false"}));
     confirm_ = pgoutput::LsnText(through);
+    recorded_ = through;
     return Status::OK();
   }
 
   Status Committed(pg::Connection& conn) override {
+    if (read_.unavailable) return Status::OK();
+    if (read_.streamed && !drop_slot_) {
+      // The stream forgets what the committed position covers and confirms
+      // it (a standby status update); while the stream is open no other
+      // session may advance the slot, and none needs to.
+      ConfirmStream(read_.generation, recorded_);
+      return Status::OK();
+    }
     if (!confirm_) return Status::OK();
     if (drop_slot_) {
+      // The walsender holds the slot while the stream is open.
+      CloseWalStream();
       // Back to triggers, and everything before the switch staged: the slot
       // would only hold WAL from now on.
       static const auto logger = log::Component("trellis::capture");
@@ -242,6 +262,7 @@ UPDATE {schema}.capture_feed SET
   Read read_;
   pg::Params params_;
   std::optional<std::string> confirm_;
+  Lsn recorded_ = 0;  // the position capture_feed holds once the batch commits
   bool drop_slot_ = false;
 };
 
@@ -264,9 +285,44 @@ std::optional<uint64_t> ParseLsn(const std::string& text) {
   }
 }
 
+namespace {
+
+// Whole transactions the stream has received, at most about `changes`
+// messages (at least one transaction), after the Relation messages the
+// server sent earlier in the session; `cut` when some were left.
+std::vector<std::string> FromStream(const WalStream& stream, int changes, bool* cut) {
+  std::vector<std::string> messages;
+  for (const auto& [oid, relation] : stream.relations()) messages.push_back(relation);
+  size_t taken = 0;
+  long count = 0;
+  for (const auto& txn : stream.transactions()) {
+    if (taken > 0 && count >= changes) break;
+    messages.insert(messages.end(), txn.messages.begin(), txn.messages.end());
+    count += static_cast<long>(txn.messages.size());
+    ++taken;
+  }
+  *cut = taken < stream.transactions().size();
+  return messages;
+}
+
+}  // namespace
+
 Result<std::unique_ptr<FeedBatch>> TakeSlotBatch(pg::Connection& conn, const std::string& schema,
                                                  const SlotPosition& position, int max_rows) {
   SlotBatch::Read read;
+  // The elected staging worker reads through its walsender stream; any
+  // other caller (and a worker the server refused a replication connection)
+  // peeks.
+  auto owned = StreamForBatch(position.slot, position.publication);
+  if (!owned.ok()) return owned.status();
+  if (owned->busy) {
+    read.unavailable = true;
+    return std::unique_ptr<FeedBatch>(
+        std::make_unique<SlotBatch>(schema, position, std::move(read)));
+  }
+  WalStream* ws = owned->stream;
+  read.streamed = ws != nullptr;
+  read.generation = owned->generation;
   // The snapshot first, then the insert LSN, then the flush LSN: a writer
   // visible in the snapshot wrote its commit before the insert LSN.
   auto now = conn.QueryPrepared(
@@ -283,27 +339,59 @@ Result<std::unique_ptr<FeedBatch>> TakeSlotBatch(pg::Connection& conn, const std
   // 10 ms, so this is most of what logical capture costs the server while
   // nobody writes.
   const Lsn staged = position.staged_lsn ? ParseLsn(*position.staged_lsn).value_or(0) : 0;
+  const int changes = std::max(max_rows, 1) * kChangesPerRow;
+  // A stream buffers at most a few batches ahead; past that the server
+  // waits on the socket.
+  const size_t read_ahead = static_cast<size_t>(changes) * 4;
   if (staged > 0 && read.flush_lsn <= staged && !position.awaiting_mark) {
+    // Still answer the walsender's keepalives.
+    if (ws && !ws->Pump(read_ahead).ok()) CloseWalStream();
     return std::unique_ptr<FeedBatch>(
         std::make_unique<SlotBatch>(schema, position, std::move(read)));
   }
-  // Decoding reads only flushed WAL, so the flush LSN is as far as a read
-  // can get; under asynchronous commit it trails the insert LSN.
-  const int changes = std::max(max_rows, 1) * kChangesPerRow;
-  auto peeked = conn.QueryPrepared(
-      "SELECT data FROM pg_logical_slot_peek_binary_changes($1, $2::pg_lsn, $3::int, "
-      "'proto_version', '1', 'publication_names', $4)",
-      {position.slot, now->text(0, 2), std::to_string(changes), position.publication});
-  if (!peeked.ok()) return peeked.status();
-  read.cut = static_cast<long>(peeked->size()) >= changes;
   std::vector<std::string> messages;
-  messages.reserve(peeked->size());
-  for (size_t r = 0; r < peeked->size(); ++r) {
-    auto bytes = FromHex(peeked->text(r, 0));
-    if (!bytes) return Status::Internal("a replication slot row is not a bytea in hex form");
-    messages.push_back(std::move(*bytes));
+  if (ws) {
+    Status pumped = ws->Pump(read_ahead);
+    if (!pumped.ok()) {
+      // The server closed it (restart, pg_terminate_backend, timeout): an
+      // idle connection still says CONNECTION_OK until read. A new stream
+      // starts from the slot's confirmed position; the decoder skips what
+      // was staged.
+      static const auto logger = log::Component("trellis::capture");
+      logger->info("replication stream of slot {} closed ({}); starting a new one", position.slot,
+                   pumped.message());
+      CloseWalStream();
+      owned = StreamForBatch(position.slot, position.publication);
+      if (!owned.ok()) return owned.status();
+      ws = owned->stream;
+      read.generation = owned->generation;
+      if (owned->busy || !ws) {
+        read.unavailable = true;
+        return std::unique_ptr<FeedBatch>(
+            std::make_unique<SlotBatch>(schema, position, std::move(read)));
+      }
+      TRELLIS_RETURN_IF_ERROR(ws->Pump(read_ahead));
+    }
+    // Never waits: what has arrived is taken, the rest comes next batch.
+    messages = FromStream(*ws, changes, &read.cut);
+    read.flush_lsn = ws->received();
+  } else {
+    // Decoding reads only flushed WAL, so the flush LSN is as far as a read
+    // can get; under asynchronous commit it trails the insert LSN.
+    auto peeked = conn.QueryPrepared(
+        "SELECT data FROM pg_logical_slot_peek_binary_changes($1, $2::pg_lsn, $3::int, "
+        "'proto_version', '1', 'publication_names', $4)",
+        {position.slot, now->text(0, 2), std::to_string(changes), position.publication});
+    if (!peeked.ok()) return peeked.status();
+    read.cut = static_cast<long>(peeked->size()) >= changes;
+    messages.reserve(peeked->size());
+    for (size_t r = 0; r < peeked->size(); ++r) {
+      auto bytes = FromHex(peeked->text(r, 0));
+      if (!bytes) return Status::Internal("a replication slot row is not a bytea in hex form");
+      messages.push_back(std::move(*bytes));
+    }
+    peeked->rows.clear();
   }
-  peeked->rows.clear();
   // Only what a snapshot taken after the read shows committed is staged
   // (capture/visible_commits.h): the rest is read again next time. Its xmax
   // also widens the read's transaction ids: each was assigned before it

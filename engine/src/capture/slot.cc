@@ -6,6 +6,7 @@
 #include "capture/logical_feed.h"
 #include "capture/names.h"
 #include "capture/publication.h"
+#include "capture/wal_stream.h"
 #include "catalog/locks.h"
 #include "catalog/migrations.h"
 #include "catalog/model.h"
@@ -62,6 +63,9 @@ constexpr auto kDropRetryEvery = std::chrono::milliseconds(20);
 // Drops `slot` if it exists. Inside a transaction each attempt runs under a
 // savepoint, so a refusal (the slot is in use) leaves the transaction whole.
 Status DropSlot(pg::Connection& conn, const std::string& slot, bool in_transaction) {
+  // The staging worker running here closes its own stream first (its
+  // walsender holds the slot between batches).
+  CloseWalStream();
   for (int attempt = 1;; ++attempt) {
     if (in_transaction) TRELLIS_RETURN_IF_ERROR(conn.Exec("SAVEPOINT trellis_drop_slot"));
     Status dropped = conn.Exec(
@@ -76,6 +80,16 @@ Status DropSlot(pg::Connection& conn, const std::string& slot, bool in_transacti
     if (in_transaction) {
       TRELLIS_RETURN_IF_ERROR(conn.Exec("ROLLBACK TO SAVEPOINT trellis_drop_slot"));
     }
+    // A walsender holds it: the stream of a staging worker elsewhere (it
+    // stays open between batches, so waiting would not free the slot).
+    // Ended here; that worker starts a new stream at its next batch, which
+    // finds the catalog's slot gone or replaced. A peek or an advance (a
+    // worker that reads by peeks) is waited out instead.
+    TRELLIS_RETURN_IF_ERROR(
+        conn.Exec("SELECT pg_terminate_backend(s.active_pid) FROM pg_replication_slots s "
+                  "JOIN pg_stat_activity a ON a.pid = s.active_pid "
+                  "WHERE s.slot_name = $1 AND a.backend_type = 'walsender'",
+                  {slot}));
     std::this_thread::sleep_for(kDropRetryEvery);
   }
 }

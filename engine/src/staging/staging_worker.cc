@@ -7,6 +7,7 @@
 #include "capture/functions.h"
 #include "capture/row_security.h"
 #include "capture/slot_health.h"
+#include "capture/wal_stream.h"
 #include "catalog/migrations.h"
 #include "catalog/states.h"
 #include "log/component_log.h"
@@ -40,12 +41,15 @@ Result<bool> StagingWorker::Prepare(pg::Connection& conn) {
   if (!won.ok()) return won.status();
   if (won->text(0, 0) != "t") return false;  // standby: retry shortly
   elected_ = true;
+  // The slot is read through this worker's own walsender stream.
+  capture::OwnWalStreams(options().url, options().application_name + " staging");
   GlobalEngineMetrics().staging_elected.fetch_add(1, std::memory_order_relaxed);
   log::Component("trellis::staging")->info("staging worker {} elected", id());
   return true;
 }
 
 void StagingWorker::Disconnected() {
+  capture::ReleaseWalStreams();
   // The election was this connection's session-level lock: it is gone.
   if (!elected_) return;
   elected_ = false;

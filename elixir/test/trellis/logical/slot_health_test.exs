@@ -50,13 +50,28 @@ defmodule Trellis.Logical.SlotHealthTest do
   defp write(url, seed, writers, count),
     do: Enum.map(1..writers, &Task.async(fn -> Workload.run(url, &1, seed, count) end))
 
-  # Drops the slot by hand; a staging read holding it for a moment makes
-  # the server refuse, so it is tried again.
+  # Drops the slot by hand, as an operator must while the staging worker
+  # streams it (its walsender has the slot active between batches, and the
+  # server refuses to drop an active slot): the walsender is ended first,
+  # and the drop is tried again should the worker start a new stream in
+  # between.
   defp drop_slot_by_hand!(pg, name) do
     assert eventually(fn ->
              match?(
                {:ok, _},
-               SimplePG.query(pg, "SELECT pg_drop_replication_slot('#{name}')")
+               SimplePG.query(pg, """
+               DO $$
+               BEGIN
+                 PERFORM pg_terminate_backend(active_pid) FROM pg_replication_slots
+                   WHERE slot_name = '#{name}' AND active_pid IS NOT NULL;
+                 FOR i IN 1..200 LOOP
+                   EXIT WHEN NOT EXISTS (SELECT FROM pg_replication_slots
+                                         WHERE slot_name = '#{name}' AND active);
+                   PERFORM pg_sleep(0.005);
+                 END LOOP;
+                 PERFORM pg_drop_replication_slot('#{name}');
+               END $$
+               """)
              )
            end)
   end
