@@ -129,6 +129,40 @@ defmodule Trellis.Test.Targets do
     :ok
   end
 
+  @doc """
+  Asserts that each of `transforms` (`{name, statement, columns, query}`) is
+  live with no page left and that a full self-check finds it clean.
+  """
+  def assert_live_and_clean!(handle, transforms, seed) do
+    import ExUnit.Assertions
+
+    for {name, _statement, _columns, _query} <- transforms do
+      assert {:ok, %Trellis.Status{status: :live, backlog_pages: 0}} =
+               Trellis.status(handle, name)
+
+      {:ok, %Trellis.SelfCheckJob{id: id}} = Trellis.self_check(handle, name, mode: :full)
+
+      assert %{state: :done, report: %{outcome: :clean}} = await_self_check!(handle, id),
+             "#{name} self-check (seed #{seed})"
+    end
+
+    :ok
+  end
+
+  @doc """
+  Every later batch of every transform by its keys or deltas, never by a
+  rebuild of the whole target, which would mend whatever the key-by-key
+  upkeep under test got wrong (the chooser takes no rebuild while one is
+  marked failed).
+  """
+  def keep_off_rebuilds!(pg) do
+    SimplePG.query!(pg, """
+    INSERT INTO trellis.batch_paths (transform_id, path, factor, us_per_row, failed_at)
+    SELECT id, 'rebuild', 1, 0, now() + interval '1 day' FROM trellis.transforms
+    ON CONFLICT (transform_id, path) DO UPDATE SET failed_at = EXCLUDED.failed_at
+    """)
+  end
+
   @doc "Polls self-check job `id` until it has finished (about 150 s at most); returns it."
   def await_self_check!(trellis, id, left \\ 3000) do
     job = Trellis.self_check_job!(trellis, id)

@@ -50,17 +50,6 @@ defmodule Trellis.Compiled.DistinctOnDifferentialTest do
 
   defp define_every!(handle), do: define_compiled!(handle, @transforms)
 
-  # Every batch by its keys or deltas, never by a rebuild of the whole
-  # target, which would mend whatever the key-by-key upkeep under test got
-  # wrong (the chooser takes no rebuild while one is marked failed).
-  defp keep_off_rebuilds!(pg) do
-    SimplePG.query!(pg, """
-    INSERT INTO trellis.batch_paths (transform_id, path, factor, us_per_row, failed_at)
-    SELECT id, 'rebuild', 1, 0, now() + interval '1 day' FROM trellis.transforms
-    ON CONFLICT (transform_id, path) DO UPDATE SET failed_at = EXCLUDED.failed_at
-    """)
-  end
-
   defp assert_equal(handle, pg, seed),
     do: assert_compiled_equal(handle, pg, @transforms, seed)
 
@@ -123,13 +112,7 @@ defmodule Trellis.Compiled.DistinctOnDifferentialTest do
              ORDER BY o.amount DESC NULLS LAST, o.id LIMIT 1)
            """) == "0"
 
-    for {name, _, _, _} <- @transforms do
-      assert {:ok, %Trellis.Status{status: :live, backlog_pages: 0}} = Trellis.status(b, name)
-      {:ok, %Trellis.SelfCheckJob{id: id}} = Trellis.self_check(b, name, mode: :full)
-
-      assert %{state: :done, report: %{outcome: :clean}} = await_self_check!(b, id),
-             "#{name} self-check (seed #{seed})"
-    end
+    assert_live_and_clean!(b, @transforms, seed)
 
     Trellis.shutdown(a)
     Trellis.shutdown(b)

@@ -102,13 +102,7 @@ defmodule Trellis.Compiled.RecomputedDifferentialTest do
 
     assert_equal(b, pg, seed)
 
-    for {name, _, _, _} <- @transforms do
-      assert {:ok, %Trellis.Status{status: :live, backlog_pages: 0}} = Trellis.status(b, name)
-      {:ok, %Trellis.SelfCheckJob{id: id}} = Trellis.self_check(b, name, mode: :full)
-
-      assert %{state: :done, report: %{outcome: :clean}} = await_self_check!(b, id),
-             "#{name} self-check (seed #{seed})"
-    end
+    assert_live_and_clean!(b, @transforms, seed)
 
     Trellis.shutdown(a)
     Trellis.shutdown(b)

@@ -45,16 +45,6 @@ defmodule Trellis.Compiled.UnionAllDifferentialTest do
 
   defp define_every!(handle), do: define_compiled!(handle, @transforms)
 
-  # Every batch by its units, never by a rebuild of a whole target, which
-  # would mend whatever the unit-by-unit upkeep under test got wrong.
-  defp keep_off_rebuilds!(pg) do
-    SimplePG.query!(pg, """
-    INSERT INTO trellis.batch_paths (transform_id, path, factor, us_per_row, failed_at)
-    SELECT id, 'rebuild', 1, 0, now() + interval '1 day' FROM trellis.transforms
-    ON CONFLICT (transform_id, path) DO UPDATE SET failed_at = EXCLUDED.failed_at
-    """)
-  end
-
   # Each transform's rebuild batches so far (the drains that followed the
   # stages' first builds may have been rebuilds, before keep_off_rebuilds!).
   defp rebuilds(handle) do
@@ -113,13 +103,7 @@ defmodule Trellis.Compiled.UnionAllDifferentialTest do
 
     assert_equal(b, pg, seed)
 
-    for {name, _, _, _} <- @transforms do
-      assert {:ok, %Trellis.Status{status: :live, backlog_pages: 0}} = Trellis.status(b, name)
-      {:ok, %Trellis.SelfCheckJob{id: id}} = Trellis.self_check(b, name, mode: :full)
-
-      assert %{state: :done, report: %{outcome: :clean}} = await_self_check!(b, id),
-             "#{name} self-check (seed #{seed})"
-    end
+    assert_live_and_clean!(b, @transforms, seed)
 
     Trellis.shutdown(a)
     Trellis.shutdown(b)
