@@ -2,6 +2,7 @@
 
 #include "plan/aggregates/source_index_gap.h"
 #include "plan/template.h"
+#include "plan/where_scope.h"
 #include "sql/quote.h"
 
 namespace trellis::plan::aggregates {
@@ -180,9 +181,7 @@ std::string LookupForDelta(const GroupShape& shape, const StateColumn& column) {
   const std::vector<bool> never_null(shape.keys.size(), false);
   const std::string match =
       KeysMatch(KeyColumns(shape, Dot(kDeltaAlias)), KeyExprs(shape), never_null);
-  const std::string where =
-      shape.where ? " AND CASE WHEN " + match + " THEN " + WhereOrTrue(shape) + " ELSE false END"
-                  : "";
+  const std::string where = shape.where ? " AND " + WhereWhen(match, WhereOrTrue(shape)) : "";
   return "(SELECT " + column.Recompute() + " FROM " + SourceFrom(shape) + " WHERE " + match +
          where + ")";
 }
