@@ -9,7 +9,7 @@ defmodule Trellis.Test.GroupWorkload do
   # occasional TRUNCATE. A statement that fails (a key collision) rolls back
   # and is skipped: the source is whatever committed.
 
-  alias Trellis.Test.SimplePG
+  alias Trellis.Test.{SimplePG, Writers}
 
   @key_space 4_000
 
@@ -41,16 +41,17 @@ defmodule Trellis.Test.GroupWorkload do
     """)
   end
 
-  @doc "Runs `rounds` random writes on its own connection, seeded."
+  @doc """
+  Runs `rounds` random writes on its own connection, seeded; the options
+  `:until` and `:counter` are those of `Trellis.Test.Writers.repeat/3`.
+  """
   @spec run(String.t(), non_neg_integer, integer, pos_integer, keyword) :: :ok
   def run(url, writer, seed, rounds, opts \\ []) do
     :rand.seed(:exsss, {seed, writer, 29})
     pg = SimplePG.connect!(url)
     truncate? = Keyword.get(opts, :truncate, writer == 0)
 
-    for _ <- 1..rounds do
-      _ = SimplePG.query(pg, statement(truncate?))
-    end
+    Writers.repeat(rounds, opts, fn -> SimplePG.query(pg, statement(truncate?)) end)
 
     SimplePG.close(pg)
   end

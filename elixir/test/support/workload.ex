@@ -7,7 +7,7 @@ defmodule Trellis.Test.Workload do
   # Statements that fail (a key collision) roll back and are simply skipped:
   # the source is whatever committed, and the targets must match it.
 
-  alias Trellis.Test.SimplePG
+  alias Trellis.Test.{SimplePG, Writers}
 
   @key_space 3_000
 
@@ -30,16 +30,16 @@ defmodule Trellis.Test.Workload do
     """)
   end
 
-  @doc "Runs `rounds` random writes on its own connection, seeded."
+  @doc """
+  Runs `rounds` random writes on its own connection, seeded; the options
+  `:until` and `:counter` are those of `Trellis.Test.Writers.repeat/3`.
+  """
   def run(url, writer, seed, rounds, opts \\ []) do
     :rand.seed(:exsss, {seed, writer, 17})
     pg = SimplePG.connect!(url)
     truncate? = Keyword.get(opts, :truncate, writer == 0)
 
-    for _ <- 1..rounds do
-      sql = statement(truncate?)
-      _ = SimplePG.query(pg, sql)
-    end
+    Writers.repeat(rounds, opts, fn -> SimplePG.query(pg, statement(truncate?)) end)
 
     SimplePG.close(pg)
   end

@@ -34,6 +34,36 @@ defmodule Trellis.Test.Writers do
   end
 
   @doc """
+  Calls `write` `rounds` times, then keeps calling it until
+  `opts[:until]` (a zero-arity function; by default nothing more) returns
+  true, adding one to `opts[:counter]` (a :counters ref) after each call.
+  A test that must change something while writers still write holds them
+  with `:until` instead of hoping a fixed count outlasts the change.
+  """
+  @spec repeat(pos_integer, keyword, (() -> any)) :: :ok
+  def repeat(rounds, opts, write) do
+    until = Keyword.get(opts, :until, fn -> true end)
+    counter = Keyword.get(opts, :counter)
+
+    call = fn ->
+      write.()
+      if counter, do: :counters.add(counter, 1, 1)
+    end
+
+    Enum.each(1..rounds, fn _ -> call.() end)
+    keep_on(until, call)
+  end
+
+  defp keep_on(until, call) do
+    if until.() do
+      :ok
+    else
+      call.()
+      keep_on(until, call)
+    end
+  end
+
+  @doc """
   Starts `count` writers, `write.(writer, counter)` each (1 to `count`,
   returning how many of its writes committed, adding to the counter as it
   goes), and makes each `{after, change}` of `changes` in order, on a

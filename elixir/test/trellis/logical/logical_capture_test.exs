@@ -267,30 +267,44 @@ defmodule Trellis.Logical.LogicalCaptureTest do
     converge!(triggers)
     assert capture_triggers(pg) != "0"
 
+    # The writers write until released, so each switch runs while all four
+    # do: released only once they have made 200 more writes after it.
     both = fn n ->
-      write(&Workload.run(url, &1 + 10, seed + n, 600, truncate: false), 2) ++
-        write(&GroupWorkload.run(url, &1 + 10, seed + n, 600, truncate: false), 2)
+      counter = :counters.new(1, [:atomics])
+      stop = :atomics.new(1, [])
+      opts = [truncate: false, counter: counter, until: fn -> :atomics.get(stop, 1) == 1 end]
+
+      tasks =
+        write(&Workload.run(url, &1 + 10, seed + n, 100, opts), 2) ++
+          write(&GroupWorkload.run(url, &1 + 10, seed + n, 100, opts), 2)
+
+      made = fn -> :counters.get(counter, 1) end
+
+      release = fn ->
+        switched_at = made.()
+        assert eventually(fn -> made.() >= switched_at + 200 end)
+        :atomics.put(stop, 1, 1)
+        Task.await_many(tasks, 240_000)
+      end
+
+      assert eventually(fn -> made.() >= 100 end)
+      release
     end
 
-    # The switch runs while the writers do (asserted: some are still writing).
-    running = both.(1)
-    Process.sleep(200)
+    release = both.(1)
     Trellis.shutdown(triggers)
     logical = Trellis.connect!(url: url, staging: true, capture: :logical)
     assert capture_triggers(pg) == "0"
-    assert Enum.any?(running, &(Task.yield(&1, 0) == nil))
-    Task.await_many(running, 240_000)
+    release.()
     assert_all_equal(logical, pg, @projections, "to logical, seed #{seed}")
     assert_groups_equal(logical, pg, @groups, "to logical, seed #{seed}")
 
-    running = both.(2)
-    Process.sleep(200)
+    release = both.(2)
     Trellis.shutdown(logical)
     back = Trellis.connect!(url: url, staging: true, capture: :triggers)
     assert capture_triggers(pg) != "0"
-    assert Enum.any?(running, &(Task.yield(&1, 0) == nil))
     assert {:ok, %Trellis.Status{capture_mode: :triggers}} = Trellis.status(back, "flagged")
-    Task.await_many(running, 240_000)
+    release.()
     assert_all_equal(back, pg, @projections, "back to triggers, seed #{seed}")
     assert_groups_equal(back, pg, @groups, "back to triggers, seed #{seed}")
     assert eventually(fn -> slots(pg) == "0" end)
