@@ -69,8 +69,9 @@ exunit() {
 stage "Elixir tests (ExUnit)" exunit
 
 # The logical leg (issue 28): the randomized differential tests of every
-# kind (projection, GROUP BY, join, and a chain of the three) again with
-# every handle capturing by logical decoding, on a suite cluster with
+# kind (projection, GROUP BY, join, and a chain of the three) and the
+# TPC-H-derived suite (15 compiled statements, refresh rounds, a crash)
+# again with every handle capturing by logical decoding, on a suite cluster with
 # wal_level = logical. (With the fan-out and grouped-join differential
 # files too it took 8.7 minutes on the loaded 2-core machine, over the
 # budget of about 5; those shapes run in logical mode locally with the same
@@ -81,6 +82,7 @@ logical_leg_tests=(
   test/trellis/group_by/differential_test.exs
   test/trellis/joins/differential_test.exs
   test/trellis/joins/chain_test.exs
+  test/trellis/compiled/tpch_test.exs
 )
 logical_leg() {
   local file

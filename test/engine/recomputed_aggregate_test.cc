@@ -86,12 +86,13 @@ TEST_CASE("aggregates kept by recompute are refused where they cannot be, each w
   CHECK(Refused(cases[0].text).kind == grammar::ParseError::Kind::kUnsupported);
   CHECK_THAT(Refused("TRANSFORM t FROM s SELECT g, bit_or() AS m GROUP BY g").message,
              Contains("bit_or needs an argument"));
-  // An ORDER BY inside a parenthesis of an argument is not the call's.
+  // An ORDER BY inside a subquery of an argument is not the call's: the
+  // subquery is refused for itself.
   CHECK_THAT(
       Refused("TRANSFORM t FROM s SELECT g, string_agg((SELECT 1 ORDER BY 1)::text, ',') AS m "
               "GROUP BY g")
           .message,
-      Contains("without ORDER BY"));
+      Contains("a subquery in a SELECT item is not supported"));
 }
 
 TEST_CASE("beside a DISTINCT call, an aggregate kept by recompute is refused with the fix",

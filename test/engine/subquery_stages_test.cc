@@ -213,6 +213,9 @@ TEST_CASE("each subquery form that cannot be compiled is refused by name with th
       {"EXISTS (SELECT 1 FROM LATERAL f(o.id) x)", "LATERAL"},
       {"EXISTS (SELECT 1 FROM l WHERE l.o = o.id GROUP BY l.o)", "GROUP BY in a subquery"},
       {"EXISTS (SELECT 1 FROM l WHERE l.o = o.id LIMIT 1)", "LIMIT in a subquery"},
+      // The clause right after the table, with no WHERE (TPC-H Q18's IN).
+      {"o.id IN (SELECT l.o FROM l GROUP BY l.o HAVING sum(l.q) > 300)", "GROUP BY in a subquery"},
+      {"EXISTS (SELECT 1 FROM l ORDER BY 1)", "ORDER BY in a subquery"},
       {"EXISTS (SELECT count(*) FROM l WHERE l.o = o.id)", "always true"},
       {"o.a IN (SELECT max(x) FROM l)", "IN (SELECT <aggregate> ...)"},
       {"o.a < (SELECT x FROM l WHERE l.o = o.id)", "must compute an aggregate"},
@@ -235,6 +238,24 @@ TEST_CASE("each subquery form that cannot be compiled is refused by name with th
     REQUIRE(std::holds_alternative<grammar::ParseError>(parsed));
     CHECK_THAT(std::get<grammar::ParseError>(parsed).message, Contains("not allowed in WHERE"));
   }
+  // A subquery in HAVING (TPC-H Q11's): its aggregates are not the
+  // statement's, so it is refused before they are read.
+  {
+    const auto error = Unsupported(
+        "TRANSFORM t FROM ps SELECT ps.k, sum(ps.v) AS v GROUP BY ps.k "
+        "HAVING sum(ps.v) > (SELECT sum(x.v) * 0.0001 FROM ps x)");
+    CHECK_THAT(error.message, Contains("a subquery in HAVING is not supported"));
+    CHECK(error.position == 81);
+  }
+  // In a SELECT item and in GROUP BY, likewise (their aggregates and
+  // columns were read as the statement's).
+  CHECK_THAT(Unsupported("TRANSFORM t FROM c SELECT c.name, (SELECT count(*) FROM o WHERE "
+                         "o.cid = c.id) AS n")
+                 .message,
+             Contains("a subquery in a SELECT item is not supported"));
+  CHECK_THAT(Unsupported("TRANSFORM t FROM c SELECT count(*) AS n GROUP BY (SELECT max(k) FROM r)")
+                 .message,
+             Contains("a subquery in GROUP BY is not supported"));
   // Correlated with two tables of the statement.
   CHECK_THAT(
       Unsupported("TRANSFORM t FROM orders o JOIN c ON o.cid = c.id SELECT o.id WHERE EXISTS "

@@ -9,6 +9,7 @@
 #include "grammar/expression.h"
 #include "grammar/keywords.h"
 #include "grammar/names.h"
+#include "grammar/subquery.h"
 
 namespace trellis::grammar {
 namespace {
@@ -61,6 +62,13 @@ std::variant<ParsedSelectItem, ParseError> ParseSelectItem(TokenCursor& cursor,
     return cursor.UnsupportedAt(expr.position,
                                 "SELECT * is not supported: list the columns the target keeps "
                                 "(its columns are fixed when it is defined)");
+  }
+  // Before its aggregates are read: those of a subquery are not the item's.
+  if (auto subquery = FirstSubquery(expr)) {
+    return cursor.UnsupportedAt(expr.position + *subquery,
+                                "a subquery in a SELECT item is not supported: JOIN its table "
+                                "(or a transform that groups it) and select the column, or test "
+                                "the subquery in WHERE");
   }
   auto aggregates = ReadAggregates(cursor, expr, context);
   if (auto* error = std::get_if<ParseError>(&aggregates)) return *error;

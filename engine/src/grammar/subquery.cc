@@ -131,6 +131,21 @@ class WhereReader {
     return cursor_.UnsupportedAt(At(i), what);
   }
 
+  // The refusal of a clause a subquery may not have (kRefusedClauses) when
+  // token `k`, before `last`, begins one; none otherwise.
+  std::optional<ParseError> RefusedClause(std::size_t k, std::size_t last) const {
+    for (const auto& [word, clause] : kRefusedClauses) {
+      if (!IsWord(tokens_[k], word)) continue;
+      if ((word == "group" || word == "order") && !(k + 1 < last && IsWord(tokens_[k + 1], "by")))
+        continue;
+      return Refuse(k, std::string(clause) +
+                           " in a subquery is not supported: a subquery in WHERE is one table "
+                           "filtered by its WHERE; define a transform for the query and use its "
+                           "target in the subquery");
+    }
+    return std::nullopt;
+  }
+
   std::string Text(Range r) const {
     if (r.first >= r.last) return "";
     return where_.text.substr(tokens_[r.first].begin,
@@ -378,6 +393,7 @@ class WhereReader {
                       "join and use its target in the subquery");
       }
       if (IsWord(tokens_[k], "where")) break;
+      if (auto refused = RefusedClause(k, r.last)) return *refused;
       return Refuse(k, "expected WHERE or the end of the subquery after its table");
     }
     std::optional<Range> where;
@@ -385,18 +401,8 @@ class WhereReader {
     if (where) {
       std::optional<ParseError> error;
       AtDepthZero(*where, [&](std::size_t k) {
-        for (const auto& [word, clause] : kRefusedClauses) {
-          if (!IsWord(tokens_[k], word)) continue;
-          if ((word == "group" || word == "order") &&
-              !(k + 1 < r.last && IsWord(tokens_[k + 1], "by")))
-            continue;
-          error = Refuse(k, std::string(clause) +
-                                " in a subquery is not supported: a subquery in WHERE is one "
-                                "table filtered by its WHERE; define a transform for the query "
-                                "and use its target in the subquery");
-          return false;
-        }
-        return true;
+        error = RefusedClause(k, r.last);
+        return !error;
       });
       if (error) return error;
       if (where->first >= where->last) return Refuse(r.first, "empty WHERE in a subquery");
@@ -531,6 +537,15 @@ class WhereReader {
 };
 
 }  // namespace
+
+std::optional<std::size_t> FirstSubquery(const ExprSpan& expr) {
+  if (!ContainsSelect(expr.text)) return std::nullopt;
+  const std::vector<Token> tokens = Tokenize(expr.text);
+  for (std::size_t i = 0; i + 1 < tokens.size(); ++i) {
+    if (IsMark(tokens[i], "(") && IsWord(tokens[i + 1], "select")) return tokens[i].begin;
+  }
+  return std::nullopt;
+}
 
 std::variant<std::vector<WhereSubquery>, ParseError> ReadWhereSubqueries(
     const TokenCursor& cursor, const ExprSpan& where, const std::vector<std::string>& tables) {

@@ -6,6 +6,8 @@
 // and refuses, by name and with the fix, each form it cannot compile.
 #pragma once
 
+#include <cstddef>
+#include <optional>
 #include <string>
 #include <variant>
 #include <vector>
@@ -32,5 +34,11 @@ namespace trellis::grammar {
 // aggregate in an EXISTS or IN subquery, a scalar subquery without one.
 std::variant<std::vector<WhereSubquery>, ParseError> ReadWhereSubqueries(
     const TokenCursor& cursor, const ExprSpan& where, const std::vector<std::string>& tables);
+
+// Where the first subquery (`(SELECT`) of `expr` begins, as an offset into
+// its text; none when it has no subquery. For the clauses that take none
+// (HAVING), which must refuse it by name before their aggregates are read:
+// an aggregate inside the subquery is not the statement's.
+std::optional<std::size_t> FirstSubquery(const ExprSpan& expr);
 
 }  // namespace trellis::grammar

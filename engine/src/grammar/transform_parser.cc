@@ -573,6 +573,11 @@ class TransformParser {
                                        " (a position in the SELECT list) is not supported: "
                                        "write the expression itself");
     }
+    if (auto subquery = FirstSubquery(expr)) {
+      return cursor_.UnsupportedAt(expr.position + *subquery,
+                                   "a subquery in GROUP BY is not supported: group by columns "
+                                   "or expressions of one source row");
+    }
     return RefuseAggregates(cursor_, expr, "GROUP BY");
   }
 
@@ -583,6 +588,12 @@ class TransformParser {
     auto condition = ScanExpression(cursor_, "a condition after HAVING");
     if (auto* error = std::get_if<ParseError>(&condition)) return *error;
     ExprSpan& span = std::get<ExprSpan>(condition);
+    if (auto subquery = FirstSubquery(span)) {
+      return cursor_.UnsupportedAt(
+          span.position + *subquery,
+          "a subquery in HAVING is not supported: define this transform without the HAVING, "
+          "then a transform FROM its target whose WHERE compares to the subquery");
+    }
     auto aggregates = ReadAggregates(cursor_, span);
     if (auto* error = std::get_if<ParseError>(&aggregates)) return *error;
     statement_.having = std::move(span.text);

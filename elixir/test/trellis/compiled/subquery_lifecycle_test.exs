@@ -286,7 +286,7 @@ defmodule Trellis.Compiled.SubqueryLifecycleTest do
                "TRANSFORM r FROM orders o SELECT o.id, (SELECT l.qty FROM lineitem l WHERE l.id = o.id) AS q"
              )
 
-    assert message =~ "subqueries are not allowed in a transform's expressions"
+    assert message =~ "a subquery in a SELECT item is not supported"
     assert_nothing_created(pg)
   end
 end
