@@ -4,6 +4,7 @@
 #include "catalog/address.h"
 #include "catalog/chains.h"
 #include "catalog/composite.h"
+#include "catalog/locks.h"
 #include "catalog/migrations.h"
 #include "catalog/model.h"
 #include "catalog/parts.h"
@@ -187,6 +188,11 @@ Result<ApplyResult> Drop(pg::Connection& conn, const std::string& schema,
   TRELLIS_RETURN_IF_ERROR(catalog::CheckMigrated(conn, schema));
   // Dropping the last reader removes the source's capture triggers.
   TRELLIS_RETURN_IF_ERROR(LockSourceFirst(conn, schema, stmt.target.name, false));
+  // No staging batch runs while the targets go, as for a define: a batch
+  // reads the sources and the stages' targets, and one that had read a
+  // source would wait for a target this statement dropped, while this one
+  // waited for that source to remove its capture triggers (catalog/locks.h).
+  TRELLIS_RETURN_IF_ERROR(catalog::FenceStaging(conn, schema));
   TRELLIS_RETURN_IF_ERROR(conn.Exec(
       sql::WithSchema("LOCK TABLE {schema}.transforms IN SHARE ROW EXCLUSIVE MODE", schema)));
   auto t = catalog::LoadTransform(conn, schema, stmt.target.name, /*lock=*/true);
