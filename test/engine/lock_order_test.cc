@@ -17,9 +17,11 @@
 using trellis::test::EngineFixture;
 namespace pg = trellis::pg;
 
-TEST_CASE("request_backfill of a grouped join and a batch's key checks on both rows never deadlock",
-          "[engine][locks]") {
-  EngineFixture f;
+namespace {
+
+// Orders and customers, and `by_region`: a GROUP BY over their join (a
+// hidden join stage and its owner). Returns the session that defined it.
+std::unique_ptr<trellis::Session> DefineByRegion(EngineFixture& f) {
   f.Sql(
       "CREATE TABLE customers (id int PRIMARY KEY, region text); "
       "CREATE TABLE orders (id int PRIMARY KEY, customer_id int, amount int); "
@@ -31,6 +33,15 @@ TEST_CASE("request_backfill of a grouped join and a batch's key checks on both r
                    "GROUP BY customers.region",
                    true)
               .ok());
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("request_backfill of a grouped join and a batch's key checks on both rows never deadlock",
+          "[engine][locks]") {
+  EngineFixture f;
+  auto s = DefineByRegion(f);
   const std::string owner =
       f.Scalar("SELECT id FROM trellis.transforms WHERE target_name = 'by_region'");
   const std::string stage = f.Scalar("SELECT id FROM trellis.transforms WHERE owner_id = " + owner);
@@ -73,17 +84,7 @@ TEST_CASE("request_backfill of a grouped join and a batch's key checks on both r
 TEST_CASE("DROP of a transform and a staging batch reading its source and target never deadlock",
           "[engine][locks]") {
   EngineFixture f;
-  f.Sql(
-      "CREATE TABLE customers (id int PRIMARY KEY, region text); "
-      "CREATE TABLE orders (id int PRIMARY KEY, customer_id int, amount int); "
-      "INSERT INTO customers SELECT g, 'r' || (g % 3) FROM generate_series(1, 10) g; "
-      "INSERT INTO orders SELECT g, g % 10 + 1, g FROM generate_series(1, 100) g");
-  auto s = f.OpenSession();
-  REQUIRE(s->Apply("TRANSFORM by_region FROM orders JOIN customers ON orders.customer_id = "
-                   "customers.id SELECT customers.region, sum(orders.amount) AS total "
-                   "GROUP BY customers.region",
-                   true)
-              .ok());
+  auto s = DefineByRegion(f);
   REQUIRE(s->Apply("PAUSE TRANSFORM by_region", false).ok());
   // The hidden join stage the grouping reads.
   const std::string stage = f.Scalar(
