@@ -24,6 +24,18 @@ defmodule Trellis.Status do
       (always 0 in logical mode: the slot's changes are not rows)
     * `:capture_mode` - how the instance captures writes: `:triggers` or
       `:logical` (a replication slot; the connect option `:capture`)
+    * `:capture_fallback` - in logical mode, why the staging worker reads
+      the replication slot by peeks rather than through a replication
+      stream (a walsender), with the fix: a string, else `nil`. Peeks work
+      but decode the WAL again at every batch, so capture is slower and
+      costs the server more (bench/README.md, benchmark 8). Set when no
+      replication connection can be made (pg_hba.conf, `max_wal_senders`,
+      a pooler, a role without `REPLICATION`) or the server's
+      `synchronous_standby_names` would match the stream (`'*'`); the
+      stream is tried again every 10 s, and the field is `nil` again once
+      it runs. Only the handle whose staging worker reads the slot (a
+      `staging: true` handle, the one elected) reports it; on other
+      handles, and in trigger mode, it is `nil`
     * `:backfill` - a `Trellis.BackfillProgress`
     * `:last_applied_at` - when a drain or backfill last wrote the target
     * `:drain_failure` - a `Trellis.DrainFailure` while its work keeps
@@ -90,7 +102,8 @@ defmodule Trellis.Status do
     backlog_pages: 0,
     backlog_keys: 0,
     capture_backlog: 0,
-    capture_mode: :triggers
+    capture_mode: :triggers,
+    capture_fallback: nil
   ]
 
   @type t :: %__MODULE__{
@@ -105,6 +118,7 @@ defmodule Trellis.Status do
           backlog_keys: non_neg_integer,
           capture_backlog: non_neg_integer,
           capture_mode: :triggers | :logical,
+          capture_fallback: String.t() | nil,
           backfill: Trellis.BackfillProgress.t(),
           last_applied_at: DateTime.t() | nil,
           drain_failure: Trellis.DrainFailure.t() | nil,
@@ -135,6 +149,7 @@ defmodule Trellis.Status do
       backlog_keys: m["backlog_keys"] || 0,
       capture_backlog: m["capture_backlog"] || 0,
       capture_mode: if(m["capture_mode"] == "logical", do: :logical, else: :triggers),
+      capture_fallback: m["capture_fallback"],
       backfill: Trellis.BackfillProgress.from_wire(m["backfill"] || %{}),
       last_applied_at: Enums.time(m["last_applied_at"]),
       drain_failure: Trellis.DrainFailure.from_wire(m["drain_failure"]),

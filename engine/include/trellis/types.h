@@ -110,6 +110,11 @@ struct TransformStatus {
   // How the catalog captures writes: "triggers" or "logical" (a
   // replication slot); spec/engine.md "Capture feeds".
   std::string capture_mode = "triggers";
+  // Logical mode only: why this process's staging worker reads the slot by
+  // peeks rather than through a walsender stream, with the fix
+  // (capture::WalStreamFallback); unset while it streams, in trigger mode,
+  // and where this process runs no staging worker.
+  std::optional<std::string> capture_fallback;
   BackfillProgress backfill;
   std::optional<int64_t> last_applied_at_us;
   std::optional<DrainFailureStatus> drain_failure;  // unset: none open

@@ -132,7 +132,7 @@ constexpr auto kBusyBound = std::chrono::seconds(30);
 
 // Why the slot is read by peeks rather than a stream, with the fix; empty
 // while streaming or when no staging worker of this process reads a slot.
-// For status/2 (capture_mode_detail).
+// status/2 reports it as capture_fallback (reads/status.cc).
 std::string WalStreamFallback();
 
 }  // namespace trellis::capture

@@ -8,6 +8,7 @@
 #include "capture/feed.h"
 #include "capture/row_security.h"
 #include "capture/slot_health.h"
+#include "capture/wal_stream.h"
 #include "catalog/chains.h"
 #include "catalog/composite.h"
 #include "catalog/jobs.h"
@@ -127,6 +128,12 @@ SELECT (SELECT count(*) FROM {schema}.pages WHERE transform_id = $1::int),
   auto capture_mode = capture::CatalogCaptureMode(conn, schema);
   if (!capture_mode.ok()) return capture_mode.status();
   s.capture_mode = capture_mode.value();
+  if (s.capture_mode == "logical") {
+    // Process-wide: the staging worker of this process, when it runs here.
+    if (std::string why = capture::WalStreamFallback(); !why.empty()) {
+      s.capture_fallback = std::move(why);
+    }
+  }
   // A build counts its progress by the estimated rows of the jobs it has
   // left: all of them before it starts, none once it is done.
   if (t->backfill_total) {

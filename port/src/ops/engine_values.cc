@@ -180,6 +180,7 @@ protocol::Value ToValue(const TransformStatus& s) {
       {"backlog_keys", s.backlog_keys},
       {"capture_backlog", s.capture_backlog},
       {"capture_mode", s.capture_mode},
+      {"capture_fallback", OptionalValue(s.capture_fallback)},
       {"backfill",
        protocol::MakeMap({
            {"rows_done", s.backfill.rows_done},
