@@ -36,6 +36,12 @@ struct Config {
   int stage_rounds = 2;
   int stage_groups = 1000;
   long stage_prefill = 100000;
+  // Benchmark 8 runs only its bulk INSERT legs (--logical-legs bulk), for
+  // more rounds of that figure alone.
+  bool logical_bulk_only = false;
+  // Benchmark 9: the keys of each backlog (rows of each source) and rounds.
+  long catchup_rows = 1000000;
+  int catchup_rounds = 3;
 };
 
 // 1. INSERT ... SELECT of bulk_rows into a plain table vs a captured one.
@@ -50,6 +56,9 @@ Section FreshnessAcrossStages(const test::ThrowawayCluster& cluster, const Confi
 // durable logical cluster: pgbench INSERT and UPDATE writer cost (1 and 4
 // clients), a bulk INSERT, and benchmark 3's freshness in both modes.
 Section LogicalCapture(const Config& config);
+// 9. Keys per second drained after a backlog of catchup_rows changed keys,
+// logical decoding against triggers, over a projection and a GROUP BY.
+Section CatchupThroughput(const Config& config);
 // 4. Keys per second draining one UPDATE of every row of a live projection.
 Section DrainThroughput(const test::ThrowawayCluster& cluster, const Config& config);
 // 5. Backfill of backfill_rows vs CREATE TABLE AS (with and without a key).

@@ -87,7 +87,8 @@ Section LogicalCapture(const Config& config) {
     }
   }
   std::map<std::string, Series> series;  // "mode kind clients"
-  for (int round = 0; round < config.rounds; ++round) {
+  const int pgbench_rounds = config.logical_bulk_only ? 0 : config.rounds;
+  for (int round = 0; round < pgbench_rounds; ++round) {
     for (size_t i = 0; i < legs.size(); ++i) {
       const Leg& leg = legs[(i + round) % legs.size()];
       BenchDb& db = *dbs[leg.mode];
@@ -139,6 +140,7 @@ Section LogicalCapture(const Config& config) {
   // Freshness (benchmark 3's method), triggers then logical.
   std::map<std::string, FreshnessRun> fresh;
   for (const char* mode : kModes) {
+    if (config.logical_bulk_only) break;
     Config c = config;
     c.capture_mode = mode;
     fresh[mode] =
@@ -166,6 +168,21 @@ Section LogicalCapture(const Config& config) {
       std::to_string(config.fresh_rate) + ", " + std::to_string(config.fresh_seconds) +
       " s, a projection, staging + 2 drain threads) in a new database of each mode. " +
       std::to_string(config.rounds) + " rounds.";
+  const double bulk_logical = Median(bulk["logical"].ratios);
+  s.figures.push_back({"bulk INSERT: logical, captured / plain time", Fixed(bulk_logical, 3) + "x",
+                       "<= 1.02x", bulk_logical <= 1.02});
+  s.figures.push_back({"bulk INSERT: triggers, captured / plain time",
+                       Fixed(Median(bulk["triggers"].ratios), 3) + "x", "(beside it)",
+                       std::nullopt});
+  for (const char* mode : kModes) {
+    s.raw.push_back(std::string("bulk ") + mode + ": plain s " + List(bulk[mode].plain, 3) +
+                    "; captured s " + List(bulk[mode].captured, 3) + "; ratios " +
+                    List(bulk[mode].ratios, 3));
+  }
+  if (config.logical_bulk_only) {
+    s.method = "The bulk legs of benchmark 8 alone (--logical-legs bulk): " + s.method;
+    return s;
+  }
   for (const char* kind : {"INSERT", "UPDATE"}) {
     for (int clients : {1, 4}) {
       const std::string c =
@@ -184,16 +201,6 @@ Section LogicalCapture(const Config& config) {
       s.raw.push_back(c + ": triggers plain tps " + List(triggers.plain, 0) + "; captured " +
                       List(triggers.captured, 0) + "; ratios " + List(triggers.ratios, 3));
     }
-  }
-  const double bulk_logical = Median(bulk["logical"].ratios);
-  s.figures.push_back({"bulk INSERT: logical, captured / plain time", Fixed(bulk_logical, 3) + "x",
-                       "<= 1.02x", bulk_logical <= 1.02});
-  s.figures.push_back({"bulk INSERT: triggers, captured / plain time",
-                       Fixed(Median(bulk["triggers"].ratios), 3) + "x", "(beside it)",
-                       std::nullopt});
-  for (const char* mode : kModes) {
-    s.raw.push_back(std::string("bulk ") + mode + ": plain s " + List(bulk[mode].plain, 3) +
-                    "; captured s " + List(bulk[mode].captured, 3));
   }
   const FreshnessRun& ft = fresh["triggers"];
   const FreshnessRun& fl = fresh["logical"];

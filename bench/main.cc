@@ -25,9 +25,10 @@ namespace trellis::bench {
 namespace {
 
 constexpr const char* kUsage =
-    "usage: engine_bench [--out FILE] [--only 1,2,3,4,5,6,7,8] [--rounds N]\n"
+    "usage: engine_bench [--out FILE] [--only 1,2,3,4,5,6,7,8,9] [--rounds N]\n"
     "                    [--pgbench-seconds S] [--fresh-seconds S] [--backfill-rows N]\n"
-    "                    [--backfill-rounds N] [--stage-rounds N] [--pgbench PATH]\n";
+    "                    [--backfill-rounds N] [--stage-rounds N] [--catchup-rows N]\n"
+    "                    [--catchup-rounds N] [--logical-legs all|bulk] [--pgbench PATH]\n";
 
 struct Args {
   Config config;
@@ -60,6 +61,13 @@ Args Parse(int argc, char** argv) {
       a.config.backfill_rows = number();
     } else if (flag == "--backfill-rounds") {
       a.config.backfill_rounds = number();
+    } else if (flag == "--logical-legs") {
+      if (value != "all" && value != "bulk") flags.Fail("--logical-legs: all or bulk");
+      a.config.logical_bulk_only = value == "bulk";
+    } else if (flag == "--catchup-rows") {
+      a.config.catchup_rows = flags.Positive(flag, value);
+    } else if (flag == "--catchup-rounds") {
+      a.config.catchup_rounds = number();
     } else if (flag == "--pgbench") {
       a.config.pgbench = value;
     } else {
@@ -117,6 +125,9 @@ int Run(const Args& args) {
       // Not in the default set: it starts a cluster of its own (logical,
       // durable) and takes about 6 minutes; run it with --only 8.
       {8, [&] { return LogicalCapture(args.config); }},
+      // Not in the default set either: a cluster of its own, 1M-row sources,
+      // about 15 minutes; run it with --only 9.
+      {9, [&] { return CatchupThroughput(args.config); }},
   };
   int failed = 0;
   for (const auto& [n, bench] : benches) {
