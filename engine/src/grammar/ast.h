@@ -208,11 +208,25 @@ struct TransformStmt {
   // DISTINCT or trailing clause of its own (spec/grammar.md section 13,
   // plan/union_all_stages.h).
   std::vector<TransformStmt> union_all;
+  // WITH name AS (FROM ... SELECT ...), ...: each query as a statement whose
+  // target is its name (no schema), in the order written; a table of the
+  // statement (or of a later WITH query, or of a subquery in WHERE) that
+  // names one unqualified reads it (spec/grammar.md section 14).
+  std::vector<TransformStmt> with;
+  // FROM (FROM ... SELECT ...) AS alias: the query (its target the alias),
+  // at most one; `source` is then the alias as an unqualified table with
+  // that alias (grammar/derived.h, plan/derived_stages.h).
+  std::vector<TransformStmt> derived;
 
   // True when the statement is a UNION ALL of branches, compiled into a
   // hidden projection or join per branch and FULL JOINs that never match
   // stacking them (plan/union_all_stages.h).
   bool HasUnionAll() const { return !union_all.empty(); }
+
+  // True when the statement reads a query in FROM or a WITH query, each
+  // compiled into a hidden stage the statement reads as a table
+  // (plan/derived_stages.h).
+  bool HasDerived() const { return !with.empty() || !derived.empty(); }
 
   // True when the target has a row per group rather than per source row:
   // GROUP BY, SELECT DISTINCT, HAVING, or aggregates over the whole table.

@@ -51,6 +51,7 @@ std::variant<ExprSpan, ParseError> ScanExpression(TokenCursor& cursor, std::stri
     const Token& token = cursor.Peek();
     if (token.kind == TokenKind::kError) return cursor.ErrorAt(token.begin, token.value);
     if (open.empty() && AtDelimiter(cursor, after_dot)) break;
+    if (open.empty() && cursor.InQuery() && cursor.AtPunctuation(")")) break;
     if (token.kind == TokenKind::kEnd) {
       const Opener& opener = open.back();
       return cursor.ErrorAt(opener.begin,

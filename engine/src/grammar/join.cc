@@ -85,11 +85,18 @@ class JoinParser {
 
   std::optional<ParseError> ParseJoin(JoinClause& join) {
     const std::size_t table_position = cursor_.Peek().begin;
-    if (cursor_.AtPunctuation("(") || cursor_.AtKeyword("lateral")) {
+    if (cursor_.AtKeyword("lateral")) {
       return cursor_.UnsupportedAt(
           table_position,
-          "joining a subquery is not supported: join a table (define a transform for the "
-          "subquery and join its target)");
+          "LATERAL is not supported: a lateral query reads a row of the tables before it, "
+          "which no stage keeps; write the query as a WITH query grouped by the column it "
+          "would correlate on, and JOIN it on that column");
+    }
+    if (cursor_.AtPunctuation("(")) {
+      return cursor_.UnsupportedAt(
+          table_position,
+          "joining a query in parentheses is not supported: name it in WITH after the target "
+          "name (WITH s AS (FROM ... SELECT ...)) and JOIN s, or join a table");
     }
     auto table = ParseQualifiedName(cursor_, "the joined table name after JOIN");
     if (auto* error = std::get_if<ParseError>(&table)) return *error;

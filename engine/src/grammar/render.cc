@@ -48,6 +48,12 @@ std::string RenderQualified(const QualifiedName& name) {
 
 std::string Render(const TransformStmt& statement) {
   std::string text = "TRANSFORM " + RenderQualified(statement.target);
+  for (std::size_t k = 0; k < statement.with.size(); ++k) {
+    text += k == 0 ? " WITH " : ", ";
+    text += RenderName(statement.with[k].target.name) + " AS (";
+    RenderInnerQuery(statement.with[k], text);
+    text += ")";
+  }
   RenderQuery(statement, text);
   for (const auto& branch : statement.union_all) {
     text += " UNION ALL";
@@ -62,8 +68,20 @@ std::string Render(const TransformStmt& statement) {
   return text;
 }
 
+void RenderInnerQuery(const TransformStmt& query, std::string& text) {
+  const std::size_t at = text.size();
+  RenderQuery(query, text);
+  text.erase(at, 1);  // the space before FROM
+}
+
 void RenderQuery(const TransformStmt& statement, std::string& text) {
-  text += " FROM " + RenderTableRef(statement.source);
+  if (!statement.derived.empty()) {
+    text += " FROM (";
+    RenderInnerQuery(statement.derived.front(), text);
+    text += ") AS " + RenderName(statement.source.Qualifier());
+  } else {
+    text += " FROM " + RenderTableRef(statement.source);
+  }
   for (const auto& join : statement.joins) text += RenderJoin(join);
   // Appended piece by piece, never as `" WHERE " + where`: an expression
   // may be a megabyte, and a temporary copy of it counts in the port's peak

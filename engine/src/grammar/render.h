@@ -22,6 +22,10 @@ std::string Render(const TransformStmt& statement);
 // trailing clauses (a UNION ALL branch is rendered by it).
 void RenderQuery(const TransformStmt& statement, std::string& text);
 
+// A query in parentheses (a WITH query or a query in FROM) as RenderQuery
+// writes it, without the space before its FROM.
+void RenderInnerQuery(const TransformStmt& query, std::string& text);
+
 // A name as Trellis statement text: unquoted if it is a plain lower-case
 // identifier ([a-z_][a-z0-9_$]*) and not a keyword of the grammar, else
 // double-quoted (QuoteIdent).

@@ -61,12 +61,20 @@ class TokenCursor {
   // How a token reads in an error message: `"FORM"` or `end of statement`.
   std::string Describe(const Token& token) const;
 
+  // Inside a query in parentheses (a WITH query or a query in FROM,
+  // grammar/derived.h) a ")" outside an expression's own brackets ends the
+  // expression and the query: ScanExpression stops there.
+  void EnterQuery() { ++queries_; }
+  void LeaveQuery() { --queries_; }
+  bool InQuery() const { return queries_ > 0; }
+
  private:
   std::string_view text_;
   // Lexing on demand is not a visible change of state, so Peek stays const.
   mutable Lexer lexer_;
   mutable std::deque<Token> ahead_;  // the current token first; never empty after Peek
   Token previous_;                   // the token Advance() returned last
+  int queries_ = 0;                  // queries in parentheses the cursor is in
 };
 
 }  // namespace trellis::grammar

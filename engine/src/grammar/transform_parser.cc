@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "grammar/aggregate.h"
+#include "grammar/derived.h"
 #include "grammar/distinct_on.h"
 #include "grammar/expression.h"
 #include "grammar/join.h"
@@ -21,7 +22,52 @@ namespace {
 
 class TransformParser {
  public:
-  explicit TransformParser(TokenCursor& cursor) : cursor_(cursor) {}
+  explicit TransformParser(TokenCursor& cursor, bool query = false)
+      : cursor_(cursor), query_(query) {}
+
+  // A query in parentheses (the cursor after its "("): FROM, joins, the
+  // SELECT list, WHERE, GROUP BY, HAVING (and DISTINCT ON's ORDER BY), up
+  // to the ")" that closes it, which is left for the caller.
+  std::variant<TransformStmt, ParseError> RunQuery() {
+    if (cursor_.AtKeyword("select")) {
+      return cursor_.ErrorAt(cursor_.Peek().begin, std::string(kSelectFirst));
+    }
+    if (!cursor_.AtKeyword("from")) return cursor_.Expected("FROM and a query after \"(\"");
+    cursor_.Advance();
+    if (auto error = ParseSourceAndJoins()) return *error;
+    if (auto error = ParseSelectList()) return *error;
+    if (auto error = RefuseInQuery()) return *error;
+    if (cursor_.AtKeyword("where")) {
+      if (auto error = ParseWhere()) return *error;
+      after_ = Clause::kWhere;
+    }
+    if (auto error = RefuseInQuery()) return *error;
+    if (cursor_.AtKeyword("group")) {
+      if (auto error = ParseGroupBy()) return *error;
+      after_ = Clause::kGroupBy;
+    }
+    if (cursor_.AtKeyword("having")) {
+      if (auto error = ParseHaving()) return *error;
+      after_ = Clause::kHaving;
+    }
+    if (auto error = RefuseInQuery()) return *error;
+    if (cursor_.AtKeyword("order") && cursor_.AtKeyword("by", 1)) {
+      if (auto error = ParseOrderBy()) return *error;
+      after_ = Clause::kOrderBy;
+    }
+    if (auto error = RefuseInQuery()) return *error;
+    if (cursor_.Peek().kind == TokenKind::kEnd || cursor_.AtPunctuation(";")) {
+      return cursor_.ErrorAt(open_,
+                             "unbalanced parentheses: the \"(\" of the query is never "
+                             "closed");
+    }
+    if (!cursor_.AtPunctuation(")")) {
+      return cursor_.Expected("WHERE, GROUP BY, HAVING or \")\" to close the query");
+    }
+    if (auto error = RefuseRedundantDistinct()) return *error;
+    if (auto error = CheckDistinctOn()) return *error;
+    return statement_;
+  }
 
   // One branch after UNION ALL (the cursor at its FROM): FROM, joins, the
   // SELECT list and WHERE; GROUP BY, HAVING and the SELECT clauses Trellis
@@ -86,10 +132,161 @@ class TransformParser {
     if (auto error = RefuseRedundantDistinct()) return *error;
     if (auto error = CheckDistinctOn()) return *error;
     if (auto error = CheckUnionAll()) return *error;
+    if (auto error = CheckWithReads()) return *error;
     return statement_;
   }
 
  private:
+  static constexpr std::string_view kSelectFirst =
+      "a query in parentheses is written FROM first, as a TRANSFORM is: (FROM t [JOIN ...] "
+      "SELECT ... [WHERE ...] [GROUP BY ...]); found SELECT";
+
+  // The clauses a query in parentheses does not keep, by name.
+  std::optional<ParseError> RefuseInQuery() const {
+    const std::size_t at = cursor_.Peek().begin;
+    if (cursor_.AtKeyword("order") && cursor_.AtKeyword("by", 1) &&
+        (statement_.distinct_on.empty() || after_ >= Clause::kOrderBy)) {
+      return cursor_.UnsupportedAt(
+          at,
+          "ORDER BY inside a query in FROM or WITH is not supported: the rows it gives the "
+          "statement have no order, in SQL as in a target; remove it, and order when you read "
+          "the target");
+    }
+    if (cursor_.AtKeyword("limit") || cursor_.AtKeyword("offset") ||
+        (cursor_.AtKeyword("fetch") && cursor_.AtKeyword("first", 1))) {
+      return cursor_.UnsupportedAt(
+          at,
+          "LIMIT, OFFSET and FETCH inside a query in FROM or WITH are not supported: which rows "
+          "they keep changes with every write to its tables; remove them, and limit when you "
+          "read the target");
+    }
+    if (cursor_.AtKeyword("union") || cursor_.AtKeyword("intersect") ||
+        cursor_.AtKeyword("except")) {
+      return cursor_.UnsupportedAt(
+          at,
+          "UNION, INTERSECT and EXCEPT inside a query in FROM or WITH are not supported: define "
+          "the UNION ALL as a transform of its own, then read its target in FROM");
+    }
+    return RefuseUnsupportedClause();
+  }
+
+  // WITH name AS (query) [, ...], after the target name.
+  std::optional<ParseError> ParseWith() {
+    cursor_.Advance();
+    if (cursor_.AtKeyword("recursive")) {
+      return cursor_.UnsupportedAt(
+          cursor_.Peek().begin,
+          "WITH RECURSIVE is not supported: a recursive query reads its own rows to any depth, "
+          "which no fixed set of stages keeps; keep the recursion's result in a table your "
+          "application writes (or run the query when you read), and define the transform over "
+          "that");
+    }
+    std::map<std::string, std::size_t> seen;
+    while (true) {
+      const std::size_t at = cursor_.Peek().begin;
+      auto name = ParseName(cursor_, statement_.with.empty() ? "a query name after WITH"
+                                                             : "a query name after \",\"");
+      if (auto* error = std::get_if<ParseError>(&name)) return *error;
+      auto [first, inserted] = seen.emplace(std::get<std::string>(name), at);
+      if (!inserted) {
+        return cursor_.ErrorAt(at, "WITH query \"" + first->first +
+                                       "\" is named twice (first at position " +
+                                       std::to_string(first->second) + ")");
+      }
+      if (cursor_.AtPunctuation("(")) {
+        return cursor_.UnsupportedAt(
+            cursor_.Peek().begin,
+            "a column list after a WITH query's name is not supported: name the columns in "
+            "its SELECT list (expr AS name)");
+      }
+      if (!cursor_.AtKeyword("as")) return cursor_.Expected("AS after the WITH query's name");
+      cursor_.Advance();
+      if (cursor_.AtKeyword("materialized") ||
+          (cursor_.AtKeyword("not") && cursor_.AtKeyword("materialized", 1))) {
+        return cursor_.UnsupportedAt(
+            cursor_.Peek().begin,
+            "MATERIALIZED and NOT MATERIALIZED are not supported: a WITH query is always kept "
+            "as a stage of its own; remove it");
+      }
+      if (!cursor_.AtPunctuation("(")) return cursor_.Expected("\"(\" and the query after AS");
+      const std::size_t open = cursor_.Advance().begin;
+      if (cursor_.AtKeyword("insert") || cursor_.AtKeyword("update") ||
+          cursor_.AtKeyword("delete") || cursor_.AtKeyword("merge")) {
+        return cursor_.UnsupportedAt(
+            cursor_.Peek().begin,
+            "a data-modifying WITH query (INSERT, UPDATE, DELETE, MERGE) is not supported: a "
+            "transform only reads; write the data from your application, and read its table "
+            "in the transform");
+      }
+      auto query = ParseQuery(open);
+      if (auto* error = std::get_if<ParseError>(&query)) return *error;
+      TransformStmt& q = std::get<TransformStmt>(query);
+      q.target = QualifiedName{std::nullopt, std::get<std::string>(std::move(name))};
+      with_positions_.push_back(at);
+      statement_.with.push_back(std::move(q));
+      if (!cursor_.AtPunctuation(",")) return std::nullopt;
+      cursor_.Advance();
+    }
+  }
+
+  // A query in parentheses (the cursor after its "("), and the ")" closing it.
+  std::variant<TransformStmt, ParseError> ParseQuery(std::size_t open) {
+    cursor_.EnterQuery();
+    TransformParser inner(cursor_, true);
+    inner.open_ = open;
+    auto parsed = inner.RunQuery();
+    cursor_.LeaveQuery();
+    if (std::holds_alternative<ParseError>(parsed)) return parsed;
+    cursor_.Advance();  // the ")"
+    return parsed;
+  }
+
+  // (query) [AS] alias in FROM.
+  std::optional<ParseError> ParseDerivedTable() {
+    const std::size_t at = cursor_.Advance().begin;
+    if (cursor_.AtKeyword("insert") || cursor_.AtKeyword("update") || cursor_.AtKeyword("delete") ||
+        cursor_.AtKeyword("merge") || cursor_.AtKeyword("with")) {
+      return cursor_.UnsupportedAt(
+          cursor_.Peek().begin,
+          "a query in FROM is a FROM ... SELECT ... query, without WITH, INSERT, UPDATE, DELETE "
+          "or MERGE; write a WITH query after the target name instead");
+    }
+    auto query = ParseQuery(at);
+    if (auto* error = std::get_if<ParseError>(&query)) return *error;
+    auto alias = ParseOptionalAlias(cursor_);
+    if (auto* error = std::get_if<ParseError>(&alias)) return *error;
+    auto name = std::get<std::optional<std::string>>(std::move(alias));
+    if (!name) {
+      return cursor_.ErrorAt(at,
+                             "a query in FROM needs a name: write (FROM ... SELECT ...) AS "
+                             "<name>, and qualify its columns with that name");
+    }
+    if (cursor_.AtPunctuation("(")) {
+      return cursor_.UnsupportedAt(cursor_.Peek().begin,
+                                   "a column list after a query's name is not supported: name "
+                                   "the columns in its SELECT list (expr AS name)");
+    }
+    TransformStmt& q = std::get<TransformStmt>(query);
+    q.target = QualifiedName{std::nullopt, *name};
+    statement_.derived.push_back(std::move(q));
+    statement_.source = TableRef{QualifiedName{std::nullopt, *name}, *name};
+    return std::nullopt;
+  }
+
+  // Every WITH query is read by the statement (grammar/derived.h).
+  std::optional<ParseError> CheckWithReads() const {
+    const std::vector<std::size_t> reads = WithReadCounts(statement_);
+    for (std::size_t k = 0; k < reads.size(); ++k) {
+      if (reads[k] > 0) continue;
+      return cursor_.UnsupportedAt(
+          with_positions_[k],
+          "WITH query " + RenderWithName(statement_.with[k]) +
+              " is never read: it would be kept as a stage for nothing; read it in FROM or JOIN "
+              "(FROM " +
+              RenderWithName(statement_.with[k]) + " ...), or remove it");
+    }
+    return std::nullopt;
+  }
   static constexpr std::string_view kGroupedBranch =
       "a grouping (GROUP BY, HAVING, DISTINCT or aggregates) in UNION ALL is not supported: "
       "each branch is kept row by row; define the grouping as a transform, then UNION ALL "
@@ -103,6 +300,7 @@ class TransformParser {
       const std::size_t at = cursor_.Advance().begin;
       cursor_.Advance();
       TransformParser branch(cursor_);
+      branch.branch_ = true;
       auto parsed = branch.RunBranch();
       if (auto* error = std::get_if<ParseError>(&parsed)) return *error;
       union_positions_.push_back(at);
@@ -210,6 +408,10 @@ class TransformParser {
     auto target = ParseQualifiedName(cursor_, "the target table name after TRANSFORM");
     if (auto* error = std::get_if<ParseError>(&target)) return *error;
     statement_.target = std::get<QualifiedName>(std::move(target));
+    if (cursor_.AtKeyword("with")) {
+      if (auto error = ParseWith()) return *error;
+      if (!cursor_.AtKeyword("from")) return cursor_.Expected("FROM after the WITH queries");
+    }
     if (!cursor_.AtKeyword("from")) return cursor_.Expected("FROM after the target name");
     cursor_.Advance();
     return ParseSourceAndJoins();
@@ -217,6 +419,34 @@ class TransformParser {
 
   // source [[AS] alias] {[INNER | LEFT] JOIN ...}, after FROM.
   std::optional<ParseError> ParseSourceAndJoins() {
+    const std::size_t at = cursor_.Peek().begin;
+    if (cursor_.AtKeyword("lateral")) {
+      return cursor_.UnsupportedAt(
+          at,
+          "LATERAL is not supported: a lateral query reads a row of the tables before it, "
+          "which no stage keeps; write the query as a WITH query grouped by the column it "
+          "would correlate on, and JOIN it on that column");
+    }
+    if (cursor_.AtPunctuation("(")) {
+      if (query_) {
+        return cursor_.UnsupportedAt(
+            at,
+            "a query in FROM inside a query in parentheses is not supported: write the inner "
+            "one as a WITH query before it (WITH a AS (FROM ...), b AS (FROM a ...)), then "
+            "read it by name");
+      }
+      if (branch_) {
+        return cursor_.UnsupportedAt(
+            at,
+            "a query in the FROM of a UNION ALL branch is not supported: write it as a WITH "
+            "query after the target name, then UNION ALL FROM its name");
+      }
+      if (auto error = ParseDerivedTable()) return *error;
+      auto joins = ParseJoins(cursor_, statement_.source);
+      if (auto* error = std::get_if<ParseError>(&joins)) return *error;
+      statement_.joins = std::get<std::vector<JoinClause>>(std::move(joins));
+      return std::nullopt;
+    }
     auto source = ParseQualifiedName(cursor_, "the source table name after FROM");
     if (auto* error = std::get_if<ParseError>(&source)) return *error;
     statement_.source.table = std::get<QualifiedName>(std::move(source));
@@ -441,6 +671,7 @@ class TransformParser {
 
   bool AtSelectListEnd() const {
     return cursor_.Peek().kind == TokenKind::kEnd || cursor_.AtPunctuation(";") ||
+           (query_ && cursor_.AtPunctuation(")")) ||
            (AtClauseKeyword(cursor_) && !cursor_.AtKeyword("as"));
   }
 
@@ -656,6 +887,10 @@ class TransformParser {
   std::size_t order_by_position_ = 0;
   Clause after_ = Clause::kSelectList;
   std::vector<std::size_t> union_positions_;  // of each UNION ALL's UNION
+  std::vector<std::size_t> with_positions_;   // of each WITH query's name
+  bool query_ = false;                        // a query in parentheses
+  std::size_t open_ = 0;                      // where its "(" is
+  bool branch_ = false;                       // a UNION ALL branch
 };
 
 }  // namespace

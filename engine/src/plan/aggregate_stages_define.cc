@@ -95,10 +95,11 @@ Status RefuseAlterOfStages(const std::string& name, const std::string& definitio
   const auto* statement = std::get_if<grammar::Statement>(&parsed);
   const auto* stmt = statement ? std::get_if<grammar::TransformStmt>(statement) : nullptr;
   if (!stmt || (!stmt->CompilesToStages() && !stmt->HasSubqueries() &&
-                !stmt->HasDistinctAggregates() && !stmt->HasUnionAll())) {
+                !stmt->HasDistinctAggregates() && !stmt->HasUnionAll() && !stmt->HasDerived())) {
     return Status::OK();
   }
-  const std::string from = stmt->HasUnionAll()     ? "its UNION ALL"
+  const std::string from = stmt->HasDerived()      ? "its queries in FROM or WITH"
+                           : stmt->HasUnionAll()   ? "its UNION ALL"
                            : stmt->HasSubqueries() ? "its subqueries in WHERE"
                            : stmt->HasDistinctAggregates()
                                ? "its DISTINCT aggregates"

@@ -3,6 +3,7 @@
 #include "grammar/render.h"
 #include "plan/aggregate_stages_define.h"
 #include "plan/aggregates/rules.h"
+#include "plan/derived_stages_define.h"
 #include "plan/distinct_aggregate_stages_define.h"
 #include "plan/group_define_over_join.h"
 #include "plan/subquery_stages_define.h"
@@ -28,6 +29,14 @@ Status RefuseReservedTarget(const std::string& schema, const grammar::QualifiedN
 Status DefineStatement(pg::Connection& conn, const std::string& schema,
                        const grammar::TransformStmt& stmt, const DefineSteps& steps) {
   TRELLIS_RETURN_IF_ERROR(RefuseReservedTarget(schema, stmt.target));
+  return DefineCompiled(conn, schema, stmt, steps);
+}
+
+Status DefineCompiled(pg::Connection& conn, const std::string& schema,
+                      const grammar::TransformStmt& stmt, const DefineSteps& steps) {
+  // Queries in FROM and WITH first: each is a statement of its own, and the
+  // statement over their targets comes back through here.
+  if (stmt.HasDerived()) return DefineDerivedStages(conn, schema, stmt, steps);
   // UNION ALL first: each branch is a projection or join of its own.
   if (stmt.HasUnionAll()) return DefineUnionAllStages(conn, schema, stmt, steps);
   // Subqueries first: the statement over their targets is defined through

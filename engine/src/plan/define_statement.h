@@ -46,4 +46,9 @@ Status RefuseReservedTarget(const std::string& schema, const grammar::QualifiedN
 Status DefineStatement(pg::Connection& conn, const std::string& schema,
                        const grammar::TransformStmt& stmt, const DefineSteps& steps);
 
+// DefineStatement without the check of the target's name: for a hidden
+// part compiled as a statement of its own (plan/derived_stages_define.h).
+Status DefineCompiled(pg::Connection& conn, const std::string& schema,
+                      const grammar::TransformStmt& stmt, const DefineSteps& steps);
+
 }  // namespace trellis::plan

@@ -44,7 +44,7 @@ defmodule Trellis.Joins.RefusalsTest do
       {"JOIN customers c ON o.customer_id = c.id OR o.amount = c.id SELECT c.name", :unsupported,
        "OR in a JOIN condition"},
       {"JOIN (SELECT * FROM customers) c ON o.customer_id = c.id SELECT c.name", :unsupported,
-       "joining a subquery"},
+       "joining a query in parentheses"},
       {"JOIN customers c USING (id) SELECT c.name", :unsupported, "USING is not supported"},
       {"NATURAL JOIN customers SELECT name", :unsupported, "NATURAL JOIN"},
       # Checked against the database at define: a table whose rows repeat in

@@ -1,0 +1,86 @@
+#include "plan/derived_stages_define.h"
+
+#include "capture/row_security.h"
+#include "catalog/composite.h"
+#include "catalog/parts.h"
+#include "catalog/states.h"
+#include "grammar/render.h"
+#include "plan/derived_stages.h"
+#include "plan/group_define_over_join.h"
+
+namespace trellis::plan {
+namespace {
+
+// `status` with every hidden name in the user's words; a refusal of hidden
+// query `k` also says which query it comes from.
+Status InDerivedTerms(Status status, const grammar::TransformStmt& stmt,
+                      const std::vector<grammar::QualifiedName>& hidden,
+                      const std::vector<std::string>& words, std::optional<std::size_t> k) {
+  for (std::size_t i = 0; i < hidden.size() && !status.ok(); ++i) {
+    status = plan::InUserTerms(status, hidden[i], stmt.target.name, words[i]);
+  }
+  if (!k || status.ok()) return status;
+  switch (status.code()) {
+    case Code::kValidation:
+    case Code::kNotFound:
+    case Code::kUnsupported:
+      return WithMessage(status, status.message() + " (in " + words[*k] + ")");
+    default:
+      return status;
+  }
+}
+
+// The ids of transform `name`'s stages, in order, then its own.
+Status AppendStages(pg::Connection& conn, const std::string& schema, const std::string& name,
+                    std::vector<int>& ids) {
+  auto t = catalog::LoadTransform(conn, schema, name);
+  if (!t.ok()) return t.status();
+  const int id = t->id;
+  auto whole = catalog::LoadComposite(conn, schema, std::move(t.value()));
+  if (!whole.ok()) return whole.status();
+  for (const auto& stage : whole->stages) ids.push_back(stage.id);
+  ids.push_back(id);
+  return Status::OK();
+}
+
+}  // namespace
+
+Status DefineDerivedStages(pg::Connection& conn, const std::string& schema,
+                           const grammar::TransformStmt& stmt, const DefineSteps& steps) {
+  std::vector<grammar::QualifiedName> hidden;
+  for (std::size_t k = 0; k < DerivedPartsNeeded(stmt); ++k) {
+    auto name = HiddenName(conn, schema, kHiddenDerivedPrefix);
+    if (!name.ok()) return name.status();
+    hidden.push_back(std::move(name.value()));
+  }
+  const DerivedStages compiled = CompileDerivedStages(stmt, hidden);
+
+  // Each query first, in order (a WITH query reads the ones before it),
+  // compiled as any statement is: its own stages, then itself.
+  std::vector<int> stage_ids;
+  for (std::size_t k = 0; k < compiled.queries.size(); ++k) {
+    const grammar::TransformStmt& query = compiled.queries[k];
+    // Define checked the statement's own tables; a query's are read as
+    // well, and their row-level security is refused alike.
+    Status defined = capture::RefuseRowSecurity(conn, query);
+    if (defined.ok()) defined = DefineCompiled(conn, schema, query, steps);
+    TRELLIS_RETURN_IF_ERROR(InDerivedTerms(defined, stmt, hidden, compiled.words, k));
+    TRELLIS_RETURN_IF_ERROR(AppendStages(conn, schema, query.target.name, stage_ids));
+  }
+  // Then the statement over their targets, as any statement is defined.
+  TRELLIS_RETURN_IF_ERROR(InDerivedTerms(DefineCompiled(conn, schema, compiled.owner, steps), stmt,
+                                         hidden, compiled.words, std::nullopt));
+  std::vector<int> owner_parts;
+  TRELLIS_RETURN_IF_ERROR(AppendStages(conn, schema, stmt.target.name, owner_parts));
+  const int owner_id = owner_parts.back();
+  stage_ids.insert(stage_ids.end(), owner_parts.begin(), owner_parts.end() - 1);
+  // The hidden targets are looked up by what the stages reading them join on.
+  std::vector<int> readers(owner_parts.begin(), owner_parts.end());
+  readers.insert(readers.end(), stage_ids.begin(), stage_ids.end());
+  TRELLIS_RETURN_IF_ERROR(IndexHiddenInputs(conn, schema, readers));
+  // The user's transform shows, and dumps, the statement as written.
+  TRELLIS_RETURN_IF_ERROR(catalog::RecordDefinition(conn, schema, owner_id, grammar::Render(stmt)));
+  return catalog::RecordStages(conn, schema, stage_ids, owner_id);
+}
+
+}  // namespace trellis::plan
