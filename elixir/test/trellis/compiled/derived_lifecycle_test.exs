@@ -189,6 +189,64 @@ defmodule Trellis.Compiled.DerivedLifecycleTest do
     assert hidden_tables(pg) == "0"
   end
 
+  test "queries that compile to stages of their own: a grouped LEFT join, HAVING (Q13, Q18)",
+       %{trellis: t, pg: pg} do
+    # TPC-H Q13's shape: a grouping over a grouped LEFT join in FROM.
+    q13 =
+      "TRANSFORM order_counts FROM (FROM customers c LEFT JOIN orders o ON c.id = o.customer_id " <>
+        "SELECT c.id, count(o.id) AS n GROUP BY c.id) AS k SELECT k.n, count(*) AS customers " <>
+        "GROUP BY k.n"
+
+    q13_query =
+      "SELECT n, count(*) FROM (SELECT c.id, count(o.id) AS n FROM customers c " <>
+        "LEFT JOIN orders o ON c.id = o.customer_id GROUP BY c.id) k GROUP BY n"
+
+    # Q18's: a WITH query with HAVING, joined.
+    q18 =
+      "TRANSFORM busy_customers WITH busy AS (FROM orders x SELECT x.customer_id, " <>
+        "sum(x.amount) AS total GROUP BY x.customer_id HAVING sum(x.amount) > 200) " <>
+        "FROM customers c JOIN busy b ON c.id = b.customer_id SELECT c.name, b.total"
+
+    q18_query =
+      "SELECT c.name, b.total FROM customers c JOIN (SELECT customer_id, sum(amount) AS total " <>
+        "FROM orders GROUP BY customer_id HAVING sum(amount) > 200) b ON c.id = b.customer_id"
+
+    assert {:ok, {:transform_defined, "order_counts"}} = Trellis.define(t, q13)
+    assert {:ok, {:transform_defined, "busy_customers"}} = Trellis.define(t, q18)
+    converge!(t)
+    assert differences(pg, "SELECT n, customers FROM order_counts", q13_query) == "0"
+    assert differences(pg, "SELECT name, total FROM busy_customers", q18_query) == "0"
+    assert SimplePG.scalar!(pg, "SELECT count(*) FROM busy_customers") != "0"
+
+    assert SimplePG.query!(
+             pg,
+             "SELECT target_name FROM trellis.transforms WHERE owner_id IS NULL ORDER BY 1"
+           ) == [["busy_customers"], ["order_counts"]]
+
+    SimplePG.query!(pg, """
+    UPDATE orders SET customer_id = customer_id + 3 WHERE id % 4 = 0;
+    UPDATE orders SET amount = amount * 3 WHERE id % 5 = 0;
+    UPDATE orders SET amount = NULL WHERE id % 7 = 0;
+    DELETE FROM orders WHERE id % 6 = 0;
+    DELETE FROM customers WHERE id % 13 = 0;
+    INSERT INTO customers VALUES (900, 'new', 1, 'new@x');
+    """)
+
+    converge!(t)
+    assert differences(pg, "SELECT n, customers FROM order_counts", q13_query) == "0"
+    assert differences(pg, "SELECT name, total FROM busy_customers", q18_query) == "0"
+
+    for name <- ["order_counts", "busy_customers"] do
+      {:ok, %Trellis.SelfCheckJob{id: id}} = Trellis.self_check(t, name, mode: :full)
+      assert %{state: :done, report: %{outcome: :clean}} = await_self_check!(t, id)
+      {:ok, _} = Trellis.apply(t, "PAUSE TRANSFORM #{name}")
+      {:ok, _} = Trellis.apply(t, "DROP TRANSFORM #{name}")
+    end
+
+    assert SimplePG.scalar!(pg, "SELECT count(*) FROM trellis.transforms") == "0"
+    assert hidden_tables(pg) == "0"
+  end
+
   test "the forms Trellis cannot keep are refused by name with the fix, creating nothing",
        %{trellis: t, pg: pg} do
     cases = [
