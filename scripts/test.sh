@@ -70,7 +70,7 @@ stage "Elixir tests (ExUnit)" exunit
 
 # The logical leg (issue 28): the randomized differential tests of every
 # kind (projection, GROUP BY, join, and a chain of the three) and the
-# TPC-H-derived suite (15 compiled statements, refresh rounds, a crash)
+# TPC-H-derived suite (18 compiled statements, refresh rounds, a crash)
 # again with every handle capturing by logical decoding, on a suite cluster with
 # wal_level = logical. (With the fan-out and grouped-join differential
 # files too it took 8.7 minutes on the loaded 2-core machine, over the

@@ -8,7 +8,7 @@
 #
 # TPCH_BENCH_ORDERS (default 150000: scale 0.1, about 600k lineitems),
 # TPCH_BENCH_ROUNDS (default 3), TPCH_BENCH_QUERIES (default
-# tpch_q1,tpch_q3,tpch_q4,tpch_q17,tpch_q22; the names of
+# tpch_q1,tpch_q3,tpch_q4,tpch_q13,tpch_q17,tpch_q18,tpch_q22: issue 26's; the names of
 # Trellis.Test.Tpch.queries/0). The database is Trellis.Test.Tpch's, built
 # once. Each query in turn is defined alone (staging and two drain threads
 # running), built, and a materialized view of its SQL made; then each round
@@ -23,7 +23,10 @@ defmodule TpchBench do
 
   @orders String.to_integer(System.get_env("TPCH_BENCH_ORDERS", "150000"))
   @rounds String.to_integer(System.get_env("TPCH_BENCH_ROUNDS", "3"))
-  @names System.get_env("TPCH_BENCH_QUERIES", "tpch_q1,tpch_q3,tpch_q4,tpch_q17,tpch_q22")
+  @names System.get_env(
+           "TPCH_BENCH_QUERIES",
+           "tpch_q1,tpch_q3,tpch_q4,tpch_q13,tpch_q17,tpch_q18,tpch_q22"
+         )
          |> String.split(",", trim: true)
 
   # The same queries written by hand as the chain a user would define

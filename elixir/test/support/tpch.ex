@@ -213,6 +213,17 @@ defmodule Trellis.Test.Tpch do
        "AND l_shipmode IN ('MAIL', 'SHIP') AND l_commitdate < l_receiptdate " <>
        "AND l_shipdate < l_commitdate AND l_receiptdate >= '1994-01-01'::date " <>
        "AND l_receiptdate < '1996-01-01'::date GROUP BY l_shipmode"},
+    {"tpch_q13",
+     "TRANSFORM tpch_q13 WITH plain AS (FROM orders o SELECT o.o_orderkey, o.o_custkey " <>
+       "WHERE o.o_comment NOT LIKE '%special%requests%'), " <>
+       "counts AS (FROM customer c LEFT JOIN plain p ON c.c_custkey = p.o_custkey " <>
+       "SELECT c.c_custkey, count(p.o_orderkey) AS c_count GROUP BY c.c_custkey) " <>
+       "FROM counts x SELECT x.c_count, count(*) AS custdist GROUP BY x.c_count",
+     "c_count, custdist",
+     "SELECT c_count, count(*) FROM (SELECT c_custkey, count(o_orderkey) FROM customer " <>
+       "LEFT OUTER JOIN orders ON c_custkey = o_custkey " <>
+       "AND o_comment NOT LIKE '%special%requests%' GROUP BY c_custkey) " <>
+       "AS c_orders (c_custkey, c_count) GROUP BY c_count"},
     {"tpch_q14",
      "TRANSFORM tpch_q14 FROM lineitem l JOIN part p ON l.l_partkey = p.p_partkey " <>
        "SELECT 100.00 * sum(CASE WHEN p.p_type LIKE 'PROMO%' THEN #{@revenue} ELSE 0 END) " <>
@@ -224,6 +235,21 @@ defmodule Trellis.Test.Tpch do
        "/ sum(l_extendedprice * (1 - l_discount)) FROM lineitem, part " <>
        "WHERE l_partkey = p_partkey AND l_shipdate >= '1995-09-01'::date " <>
        "AND l_shipdate < '1996-09-01'::date"},
+    {"tpch_q15",
+     "TRANSFORM tpch_q15 WITH revenue0 AS (FROM lineitem l " <>
+       "SELECT l.l_suppkey AS supplier_no, sum(#{@revenue}) AS total_revenue " <>
+       "WHERE l.l_shipdate >= '1996-01-01'::date AND l.l_shipdate < '1996-07-01'::date " <>
+       "GROUP BY l.l_suppkey) " <>
+       "FROM supplier s JOIN revenue0 r ON s.s_suppkey = r.supplier_no " <>
+       "SELECT s.s_suppkey, s.s_name, s.s_address, s.s_phone, r.total_revenue " <>
+       "WHERE r.total_revenue = (SELECT max(x.total_revenue) FROM revenue0 x)",
+     "s_suppkey, s_name, s_address, s_phone, total_revenue",
+     "SELECT * FROM (WITH revenue0 AS (SELECT l_suppkey AS supplier_no, " <>
+       "sum(l_extendedprice * (1 - l_discount)) AS total_revenue FROM lineitem " <>
+       "WHERE l_shipdate >= '1996-01-01'::date AND l_shipdate < '1996-07-01'::date " <>
+       "GROUP BY l_suppkey) SELECT s_suppkey, s_name, s_address, s_phone, total_revenue " <>
+       "FROM supplier, revenue0 WHERE s_suppkey = supplier_no " <>
+       "AND total_revenue = (SELECT max(total_revenue) FROM revenue0)) q15"},
     {"tpch_q16",
      "TRANSFORM tpch_q16 FROM partsupp ps JOIN part p ON ps.ps_partkey = p.p_partkey " <>
        "SELECT p.p_brand, p.p_type, p.p_size, count(DISTINCT ps.ps_suppkey) AS supplier_cnt " <>
@@ -247,6 +273,20 @@ defmodule Trellis.Test.Tpch do
        "AND p_brand LIKE 'Brand#2%' AND p_container LIKE 'MED%' " <>
        "AND l_quantity < (SELECT 0.2 * avg(l_quantity) FROM lineitem " <>
        "WHERE l_partkey = p_partkey)"},
+    {"tpch_q18",
+     "TRANSFORM tpch_q18 WITH big AS (FROM lineitem x SELECT x.l_orderkey, " <>
+       "sum(x.l_quantity) AS q GROUP BY x.l_orderkey HAVING sum(x.l_quantity) > 150) " <>
+       "FROM lineitem l JOIN orders o ON l.l_orderkey = o.o_orderkey " <>
+       "JOIN customer c ON o.o_custkey = c.c_custkey JOIN big b ON o.o_orderkey = b.l_orderkey " <>
+       "SELECT c.c_name, c.c_custkey, o.o_orderkey, o.o_orderdate, o.o_totalprice, " <>
+       "sum(l.l_quantity) AS quantity " <>
+       "GROUP BY c.c_name, c.c_custkey, o.o_orderkey, o.o_orderdate, o.o_totalprice",
+     "c_name, c_custkey, o_orderkey, o_orderdate, o_totalprice, quantity",
+     "SELECT c_name, c_custkey, o_orderkey, o_orderdate, o_totalprice, sum(l_quantity) " <>
+       "FROM customer, orders, lineitem WHERE o_orderkey IN (SELECT l_orderkey FROM lineitem " <>
+       "GROUP BY l_orderkey HAVING sum(l_quantity) > 150) AND c_custkey = o_custkey " <>
+       "AND o_orderkey = l_orderkey " <>
+       "GROUP BY c_name, c_custkey, o_orderkey, o_orderdate, o_totalprice"},
     {"tpch_q19",
      "TRANSFORM tpch_q19 FROM lineitem l JOIN part p ON l.l_partkey = p.p_partkey " <>
        "SELECT sum(#{@revenue}) AS revenue " <>
@@ -368,7 +408,7 @@ defmodule Trellis.Test.Tpch do
       round((random() * 10999 - 999)::numeric, 2), #{pick(@segments)}, 'customer ' || g
       FROM (SELECT g, (random() * 24)::int AS n FROM generate_series(1, #{size.customers}) g) c;
     INSERT INTO orders SELECT g, #{custkey_sql(size)}, 'O', 0, d, #{pick(@priorities)},
-      'Clerk#' || (1 + g % 50), 0, 'order ' || g
+      'Clerk#' || (1 + g % 50), 0, #{comment_sql()}
       FROM (SELECT g, '1992-01-01'::date + (random() * 2405)::int AS d
             FROM generate_series(1, #{size.orders}) g) o;
     INSERT INTO lineitem #{lineitems_sql("orders", size)};
@@ -404,6 +444,11 @@ defmodule Trellis.Test.Tpch do
   defp custkey_sql(size),
     do: "((1 + (random() * #{div(size.customers, 3) - 1})::int) * 3 - 1 - (random())::int)"
 
+  # An order's comment: one in ten mentions special requests (Q13 leaves
+  # those orders out).
+  defp comment_sql,
+    do: "CASE WHEN random() < 0.1 THEN 'careful special deposit requests' ELSE 'plain' END"
+
   # A part's four suppliers are this far apart, so that they differ.
   defp stride(size), do: div(size.suppliers, 4)
 
@@ -425,7 +470,7 @@ defmodule Trellis.Test.Tpch do
     SimplePG.query!(pg, """
     BEGIN;
     WITH o AS (INSERT INTO orders SELECT nextval('tpch_orderkey'), #{custkey_sql(size)}, 'O', 0,
-      '1992-01-01'::date + (random() * 2405)::int, #{pick(@priorities)}, 'Clerk#1', 0, 'new'
+      '1992-01-01'::date + (random() * 2405)::int, #{pick(@priorities)}, 'Clerk#1', 0, #{comment_sql()}
       FROM generate_series(1, #{count}) RETURNING o_orderkey, o_orderdate)
     INSERT INTO lineitem #{lineitems_sql("o", size)};
     CREATE TEMP TABLE gone ON COMMIT DROP AS
@@ -462,7 +507,7 @@ defmodule Trellis.Test.Tpch do
       n when n <= 14 ->
         """
         WITH o AS (INSERT INTO orders SELECT nextval('tpch_orderkey'), #{custkey_sql(size)}, 'O', 0,
-          '1992-01-01'::date + (random() * 2405)::int, #{pick(@priorities)}, 'Clerk#1', 0, 'new'
+          '1992-01-01'::date + (random() * 2405)::int, #{pick(@priorities)}, 'Clerk#1', 0, #{comment_sql()}
           FROM generate_series(1, #{:rand.uniform(3)}) RETURNING o_orderkey, o_orderdate)
         INSERT INTO lineitem #{lineitems_sql("o", size)}
         """
@@ -490,7 +535,7 @@ defmodule Trellis.Test.Tpch do
           "WHERE l_orderkey = #{order} AND l_linenumber = 1"
 
       n when n <= 62 ->
-        "UPDATE orders SET o_orderpriority = #{pick(@priorities)}, " <>
+        "UPDATE orders SET o_orderpriority = #{pick(@priorities)}, o_comment = #{comment_sql()}, " <>
           "o_orderdate = o_orderdate + #{:rand.uniform(181) - 91} WHERE o_orderkey = #{order}"
 
       n when n <= 68 ->

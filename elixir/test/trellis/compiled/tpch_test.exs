@@ -38,12 +38,6 @@ defmodule Trellis.Compiled.TpchTest do
        "HAVING sum(ps.ps_supplycost * ps.ps_availqty) > " <>
        "(SELECT sum(x.ps_supplycost * x.ps_availqty) * 0.0001 FROM partsupp x)",
      "a subquery in HAVING is not supported"},
-    {"Q18: GROUP BY and HAVING in its IN subquery",
-     "TRANSFORM tpch_q18 FROM lineitem l JOIN orders o ON l.l_orderkey = o.o_orderkey " <>
-       "SELECT o.o_orderkey, sum(l.l_quantity) AS quantity " <>
-       "WHERE o.o_orderkey IN (SELECT x.l_orderkey FROM lineitem x GROUP BY x.l_orderkey " <>
-       "HAVING sum(x.l_quantity) > 300) GROUP BY o.o_orderkey",
-     "GROUP BY in a subquery is not supported"},
     {"Q20: a subquery inside a subquery",
      "TRANSFORM tpch_q20 FROM supplier s SELECT s.s_name WHERE s.s_suppkey IN " <>
        "(SELECT ps.ps_suppkey FROM partsupp ps WHERE ps.ps_partkey IN " <>
