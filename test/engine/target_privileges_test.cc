@@ -255,6 +255,31 @@ TEST_CASE("a define over a table with row-level security is refused unless it sa
   CHECK(status->row_security_tables.empty());
 }
 
+TEST_CASE("a WITH query named as a table with row-level security reads the query, not the table",
+          "[engine][privileges][row_security]") {
+  Accounts a;
+  REQUIRE(a.As(kEngine, "ALTER TABLE owners ENABLE ROW LEVEL SECURITY").ok());
+  // `owners` here is the WITH query, over accounts: the secured table of
+  // that name is not read, so nothing is refused.
+  auto defined = a.session->Apply(
+      "TRANSFORM per_owner WITH owners AS (FROM accounts x SELECT x.owner_id, "
+      "sum(x.balance) AS total GROUP BY x.owner_id) "
+      "FROM accounts a JOIN owners o ON a.owner_id = o.owner_id SELECT o.total AS total",
+      true);
+  INFO((defined.ok() ? std::string() : defined.status().ToString()));
+  CHECK(defined.ok());
+  // Read by a schema-qualified name, it is the table again, and refused.
+  auto qualified = a.session->Apply(
+      "TRANSFORM named WITH owners AS (FROM accounts x SELECT x.owner_id, "
+      "sum(x.balance) AS total GROUP BY x.owner_id) "
+      "FROM accounts a JOIN public.owners o ON a.owner_id = o.id JOIN owners t "
+      "ON a.owner_id = t.owner_id SELECT o.name AS name",
+      true);
+  REQUIRE_FALSE(qualified.ok());
+  CHECK_THAT(qualified.status().message(),
+             Catch::StartsWith("table public.owners has row-level security enabled"));
+}
+
 TEST_CASE("a partition with row-level security refuses a define over its parent",
           "[engine][privileges][row_security]") {
   Accounts a;

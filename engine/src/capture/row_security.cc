@@ -46,8 +46,27 @@ ORDER BY 1, 2)sql";
 
 Status RefuseRowSecurity(pg::Connection& conn, const grammar::TransformStmt& stmt) {
   if (stmt.without_row_security) return Status::OK();
-  std::vector<std::string> tables{grammar::RenderQualified(stmt.source.table)};
-  for (const auto& join : stmt.joins) tables.push_back(grammar::RenderQualified(join.table.table));
+  // An unqualified name a WITH query (or the query in FROM) took is read
+  // from that query's hidden stage, whose own tables are checked when it
+  // is defined: a table of the same name is not read.
+  auto names_a_query = [&](const grammar::QualifiedName& name) {
+    if (name.schema) return false;
+    for (const auto* queries : {&stmt.with, &stmt.derived}) {
+      for (const auto& query : *queries) {
+        if (query.target.name == name.name) return true;
+      }
+    }
+    return false;
+  };
+  std::vector<std::string> tables;
+  if (!names_a_query(stmt.source.table)) {
+    tables.push_back(grammar::RenderQualified(stmt.source.table));
+  }
+  for (const auto& join : stmt.joins) {
+    if (!names_a_query(join.table.table)) {
+      tables.push_back(grammar::RenderQualified(join.table.table));
+    }
+  }
   auto secured = conn.Query(kFirstSecuredSql, {sql::ArrayLiteral(tables)});
   if (!secured.ok()) return secured.status();
   if (secured->empty()) return Status::OK();
