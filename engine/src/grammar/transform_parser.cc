@@ -42,20 +42,7 @@ class TransformParser {
       after_ = Clause::kWhere;
     }
     if (auto error = RefuseInQuery()) return *error;
-    if (cursor_.AtKeyword("group")) {
-      if (auto error = ParseGroupBy()) return *error;
-      after_ = Clause::kGroupBy;
-    }
-    if (cursor_.AtKeyword("having")) {
-      if (auto error = ParseHaving()) return *error;
-      after_ = Clause::kHaving;
-    }
-    if (auto error = RefuseInQuery()) return *error;
-    if (cursor_.AtKeyword("order") && cursor_.AtKeyword("by", 1)) {
-      if (auto error = ParseOrderBy()) return *error;
-      after_ = Clause::kOrderBy;
-    }
-    if (auto error = RefuseInQuery()) return *error;
+    if (auto error = ParseGroupingAndOrder(&TransformParser::RefuseInQuery)) return *error;
     if (cursor_.Peek().kind == TokenKind::kEnd || cursor_.AtPunctuation(";")) {
       return cursor_.ErrorAt(open_,
                              "unbalanced parentheses: the \"(\" of the query is never "
@@ -102,20 +89,9 @@ class TransformParser {
       if (auto error = ParseUnionAll()) return *error;
       after_ = Clause::kUnionAll;
     }
-    if (cursor_.AtKeyword("group")) {
-      if (auto error = ParseGroupBy()) return *error;
-      after_ = Clause::kGroupBy;
+    if (auto error = ParseGroupingAndOrder(&TransformParser::RefuseUnsupportedClause)) {
+      return *error;
     }
-    if (cursor_.AtKeyword("having")) {
-      if (auto error = ParseHaving()) return *error;
-      after_ = Clause::kHaving;
-    }
-    if (auto error = RefuseUnsupportedClause()) return *error;
-    if (cursor_.AtKeyword("order") && cursor_.AtKeyword("by", 1)) {
-      if (auto error = ParseOrderBy()) return *error;
-      after_ = Clause::kOrderBy;
-    }
-    if (auto error = RefuseUnsupportedClause()) return *error;
     if (cursor_.AtKeyword("without") && !cursor_.AtKeyword("row", 1)) {
       if (auto error = ParseWithoutSourceIndex()) return *error;
       after_ = Clause::kWithoutSourceIndex;
@@ -140,6 +116,28 @@ class TransformParser {
   static constexpr std::string_view kSelectFirst =
       "a query in parentheses is written FROM first, as a TRANSFORM is: (FROM t [JOIN ...] "
       "SELECT ... [WHERE ...] [GROUP BY ...]); found SELECT";
+
+  // GROUP BY, HAVING, then DISTINCT ON's ORDER BY, as a statement and a
+  // query in parentheses both read them; `refuse` (RefuseInQuery or
+  // RefuseUnsupportedClause) names a clause that neither keeps, after
+  // HAVING and after ORDER BY.
+  std::optional<ParseError> ParseGroupingAndOrder(
+      std::optional<ParseError> (TransformParser::*refuse)() const) {
+    if (cursor_.AtKeyword("group")) {
+      if (auto error = ParseGroupBy()) return *error;
+      after_ = Clause::kGroupBy;
+    }
+    if (cursor_.AtKeyword("having")) {
+      if (auto error = ParseHaving()) return *error;
+      after_ = Clause::kHaving;
+    }
+    if (auto error = (this->*refuse)()) return *error;
+    if (cursor_.AtKeyword("order") && cursor_.AtKeyword("by", 1)) {
+      if (auto error = ParseOrderBy()) return *error;
+      after_ = Clause::kOrderBy;
+    }
+    return (this->*refuse)();
+  }
 
   // The clauses a query in parentheses does not keep, by name.
   std::optional<ParseError> RefuseInQuery() const {
