@@ -12,7 +12,7 @@ defmodule Trellis.Compiled.UnionAllDifferentialTest do
   # replay with TRELLIS_SEED=<n>.
   use ExUnit.Case, async: false
 
-  alias Trellis.Test.{Handles, JoinWorkload, SimplePG}
+  alias Trellis.Test.{CompiledRounds, JoinWorkload}
   import Trellis.Test.Targets
 
   @moduletag :port
@@ -45,68 +45,15 @@ defmodule Trellis.Compiled.UnionAllDifferentialTest do
 
   defp define_every!(handle), do: define_compiled!(handle, @transforms)
 
-  # Each transform's rebuild batches so far (the drains that followed the
-  # stages' first builds may have been rebuilds, before keep_off_rebuilds!).
-  defp rebuilds(handle) do
-    for {name, _, _, _} <- @transforms, into: %{} do
-      {:ok, %Trellis.Status{path_costs: costs}} = Trellis.status(handle, name)
-      {name, costs |> Enum.filter(&(&1.path == :rebuild)) |> Enum.map(& &1.batches) |> Enum.sum()}
-    end
-  end
-
   defp assert_equal(handle, pg, seed),
     do: assert_compiled_equal(handle, pg, @transforms, seed)
 
   test "4 writers over 3 tables, NULLs, rows moving in and out of every branch",
        %{url: url, pg: pg, seed: seed} do
-    {a, b} = Handles.fleet!(url, [staging: true, drain_threads: 2], drain_threads: 2)
-    define_every!(a)
-    assert_equal(a, pg, seed)
-    keep_off_rebuilds!(pg)
-    rebuilt = rebuilds(a)
-
-    {:ok, definitions} = Trellis.definitions(a)
-
-    for {name, _, _, _} <- @transforms do
-      %Trellis.Definition{statement: shown} = Enum.find(definitions, &(&1.name == name))
-      refute shown =~ "__trellis", "#{name} shows #{shown}"
-      assert shown =~ " UNION ALL FROM ", "#{name} shows #{shown}"
-    end
-
-    committed =
-      url |> JoinWorkload.writers(seed, 4, 600) |> Task.await_many(480_000) |> Enum.sum()
-
-    assert committed > 1_800, "only #{committed} of 2400 writes committed"
-    assert_equal(b, pg, seed)
-
-    for {name, _, _, _} <- @transforms do
-      {:ok, %Trellis.Status{path_costs: costs}} = Trellis.status(b, name)
-      IO.puts("#{name} batch paths: #{inspect(Enum.map(costs, &{&1.path, &1.batches}))}")
-    end
-
-    # The writes went unit by unit: no rebuild since keep_off_rebuilds!.
-    assert rebuilds(b) == rebuilt
-
-    # Every order leaves, then comes back with NULL amounts for half of them.
-    SimplePG.query!(pg, """
-    CREATE TABLE parked AS SELECT * FROM orders;
-    DELETE FROM orders;
-    """)
-
-    assert_equal(b, pg, seed)
-
-    SimplePG.query!(pg, """
-    INSERT INTO orders SELECT id, customer_id, contact, CASE WHEN id % 2 = 0 THEN NULL
-      ELSE amount END, note FROM parked;
-    UPDATE regions SET vat = NULL WHERE id % 3 = 0;
-    """)
-
-    assert_equal(b, pg, seed)
-
-    assert_live_and_clean!(b, @transforms, seed)
-
-    Trellis.shutdown(a)
-    Trellis.shutdown(b)
+    CompiledRounds.writers_round!(url, pg, seed, @transforms,
+      shown: ~r/ UNION ALL FROM /,
+      nulls: "UPDATE regions SET vat = NULL WHERE id % 3 = 0"
+    )
   end
 
   test "killing the port that stages while the branches drain loses and repeats nothing",
