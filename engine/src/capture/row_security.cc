@@ -1,5 +1,6 @@
 #include "capture/row_security.h"
 
+#include "grammar/derived.h"
 #include "grammar/render.h"
 #include "sql/quote.h"
 #include "sql/row_reader.h"
@@ -46,24 +47,16 @@ ORDER BY 1, 2)sql";
 
 Status RefuseRowSecurity(pg::Connection& conn, const grammar::TransformStmt& stmt) {
   if (stmt.without_row_security) return Status::OK();
-  // An unqualified name a WITH query (or the query in FROM) took is read
-  // from that query's hidden stage, whose own tables are checked when it
-  // is defined: a table of the same name is not read.
-  auto names_a_query = [&](const grammar::QualifiedName& name) {
-    if (name.schema) return false;
-    for (const auto* queries : {&stmt.with, &stmt.derived}) {
-      for (const auto& query : *queries) {
-        if (query.target.name == name.name) return true;
-      }
-    }
-    return false;
-  };
+  // A name a WITH query took (grammar/derived.h), or the query in FROM, is
+  // read from that query's hidden stage, whose own tables are checked when
+  // it is defined: a table of the same name is not read.
+  const std::size_t visible = stmt.with.size();
   std::vector<std::string> tables;
-  if (!names_a_query(stmt.source.table)) {
+  if (stmt.derived.empty() && !grammar::WithQueryNamed(stmt, stmt.source.table, visible)) {
     tables.push_back(grammar::RenderQualified(stmt.source.table));
   }
   for (const auto& join : stmt.joins) {
-    if (!names_a_query(join.table.table)) {
+    if (!grammar::WithQueryNamed(stmt, join.table.table, visible)) {
       tables.push_back(grammar::RenderQualified(join.table.table));
     }
   }
