@@ -22,6 +22,7 @@
 // timed asserts.
 //
 //   path_bench [--rows N]   (default 1,000,000 orders)
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <optional>
@@ -174,7 +175,17 @@ void RunShape(BenchDb& db, const Shape& s, long rows, bool ivm_wanted) {
       s.name.c_str(), rows);
   std::fflush(stdout);
   long seed = 0;
-  for (double fraction : {0.0001, 0.001, 0.01, 0.1, 1.0}) {
+  // PATH_BENCH_SMALL: only the 0.01%, 0.1% and 1% legs (for iterating).
+  // PATH_BENCH_REPEAT=n: those legs n times over (medians need several).
+  const bool small = std::getenv("PATH_BENCH_SMALL") != nullptr;
+  const int repeat = small && std::getenv("PATH_BENCH_REPEAT")
+                         ? std::max(1, std::atoi(std::getenv("PATH_BENCH_REPEAT")))
+                         : 1;
+  std::vector<double> fractions;
+  for (int r = 0; r < repeat; ++r)
+    for (double f : {0.0001, 0.001, 0.01, 0.1, 1.0})
+      if (!small || f <= 0.01) fractions.push_back(f);
+  for (double fraction : fractions) {
     const long changed = static_cast<long>(rows * fraction + 0.5);
     db.Sql("VACUUM ANALYZE orders, " + s.name + (ivm ? ", orders_ivm, orders_plain" : ""));
     const std::string pick =
@@ -187,6 +198,12 @@ void RunShape(BenchDb& db, const Shape& s, long rows, bool ivm_wanted) {
     // The floor's keys are read after the write: the pick names ids,
     // which the UPDATE keeps.
     Leg(db, s, Write{name, "UPDATE {orders} SET amount = amount + 1 WHERE " + pick, pick}, ivm);
+  }
+  if (small) {
+    db.Apply("PAUSE TRANSFORM " + s.name);
+    db.Apply("DROP TRANSFORM " + s.name);
+    if (ivm) db.Sql("DROP TABLE ivm_" + s.name);
+    return;
   }
   db.Sql("VACUUM ANALYZE orders, " + s.name + (ivm ? ", orders_ivm, orders_plain" : ""));
   Leg(db, s,
@@ -223,10 +240,39 @@ void Run(const test::ThrowawayCluster& cluster, long rows) {
     db.Sql(std::string("CREATE INDEX ON ") + table + " (customer_id)");
   }
   db.Sql("VACUUM ANALYZE customers, orders, orders_ivm, orders_plain");
+  if (const char* ms = std::getenv("PATH_BENCH_EXPLAIN_MS")) {
+    // Diagnosis: the workers' sessions (opened from here on) log the plan
+    // of every statement slower than this, with actual times.
+    db.Sql("LOAD 'auto_explain'");
+    db.Sql("ALTER SYSTEM SET session_preload_libraries = 'auto_explain'");
+    db.Sql(std::string("ALTER SYSTEM SET auto_explain.log_min_duration = ") + ms);
+    db.Sql("ALTER SYSTEM SET auto_explain.log_analyze = on");
+    db.Scalar("SELECT pg_reload_conf()");
+  }
+  if (const char* ms = std::getenv("PATH_BENCH_LOG_MS")) {
+    // Diagnosis: the server logs every statement slower than this.
+    db.Sql(std::string("ALTER SYSTEM SET log_min_duration_statement = ") + ms);
+    db.Scalar("SELECT pg_reload_conf()");
+  }
   auto workers = db.StartWorkers();
   const bool ivm = std::getenv("PATH_BENCH_NO_IVM") == nullptr;
-  for (const Shape& s : Shapes()) RunShape(db, s, rows, ivm);
+  // PATH_BENCH_SHAPES: a comma-separated list of the shapes to run.
+  const char* only = std::getenv("PATH_BENCH_SHAPES");
+  for (const Shape& s : Shapes()) {
+    if (only && ("," + std::string(only) + ",").find("," + s.name + ",") == std::string::npos)
+      continue;
+    RunShape(db, s, rows, ivm);
+  }
   std::printf("\nEvery leg: the target equal to its query (0 differences).\n");
+  if (const char* out = std::getenv("PATH_BENCH_SERVER_LOG")) {
+    // The server's log (the testkit removes its directory at the end).
+    const std::string log =
+        db.Scalar("SELECT pg_read_file(current_setting('data_directory') || '/../postgres.log')");
+    if (std::FILE* f = std::fopen(out, "w")) {
+      std::fwrite(log.data(), 1, log.size(), f);
+      std::fclose(f);
+    }
+  }
 }
 
 }  // namespace

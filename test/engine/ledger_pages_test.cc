@@ -2,10 +2,14 @@
 // cut by whole key buckets, so the drains of one transform lock disjoint
 // buckets, and a claim leaves half of a big backlog to a second drain, so
 // two drains run one batch side by side.
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <limits>
 #include <thread>
+#include <vector>
 
 #include "build_steps.h"
 #include "drain/charging.h"
@@ -140,6 +144,42 @@ INSERT INTO sales SELECT i, i % 500, i FROM generate_series(1, 2000) i;
                           "SELECT g, count(*), sum(amount) FROM sales GROUP BY g") == 0);
 }
 
+TEST_CASE("a key's change rows from two writers go to its page, each with its writer",
+          "[engine][staging][pages][deltas]") {
+  EngineFixture f;
+  auto s = DefineBuilt(f, R"sql(
+CREATE TABLE sales (id bigint PRIMARY KEY, g int NOT NULL, amount int NOT NULL);
+INSERT INTO sales SELECT i, i % 50, i FROM generate_series(1, 1000) i;
+)sql",
+                       "TRANSFORM sale_totals FROM sales SELECT g, count(*) AS n, "
+                       "sum(amount) AS total GROUP BY g");
+  // A transform of the same source staging keys only (no delta rows), in
+  // the same batch.
+  auto p = DefineBuilt(f, "SELECT 1", "TRANSFORM big_sales FROM sales SELECT amount AS amount");
+  auto conn = ConnectBuilder(f);
+  KeepOffRebuilds(f);
+  // Two writers, each changing the 20 rows of group 7: 80 row versions.
+  f.Sql("UPDATE sales SET amount = amount + 1 WHERE g = 7");
+  f.Sql("UPDATE sales SET amount = amount + 2 WHERE g = 7");
+  Stage(*conn, 100);
+  // sale_totals was defined first.
+  const std::string totals = "(SELECT min(id) FROM trellis.transforms)";
+  CHECK(f.Scalar("SELECT count(*) || ' ' || count(DISTINCT xid) || ' ' || sum(sign) FROM "
+                 "trellis.delta_rows WHERE key = ARRAY['7']") == "80 2 0");
+  CHECK(f.Scalar("SELECT count(*) FROM trellis.delta_rows WHERE key <> ARRAY['7']") == "0");
+  CHECK(f.Scalar("SELECT key_count || ' ' || delta_count || ' ' || coalesce(covered_width, -1) "
+                 "FROM trellis.pages WHERE transform_id = " +
+                 totals) == "1 80 2");
+  // The keyed transform's page: its 20 keys, no delta rows.
+  CHECK(f.Scalar("SELECT sum(key_count) || ' ' || sum(delta_count) FROM trellis.pages WHERE "
+                 "transform_id <> " +
+                 totals) == "20 0");
+  DrainAllPages(*conn);
+  CHECK(SelectDifferences(f, "SELECT g, n, total FROM sale_totals",
+                          "SELECT g, count(*), sum(amount) FROM sales GROUP BY g") == 0);
+  CHECK(SelectDifferences(f, "SELECT amount FROM big_sales", "SELECT amount FROM sales") == 0);
+}
+
 TEST_CASE("two drains take one big batch's two pages side by side", "[engine][drain][pages]") {
   OrderValues o;
   auto& f = o.f;
@@ -229,6 +269,59 @@ INSERT INTO orders SELECT g, 1 + g % 40, g FROM generate_series(1, 1000) g;
   CHECK(f.Differences("customer_orders",
                       "SELECT c.id, o.id, c.name, o.amount FROM customers c "
                       "LEFT JOIN orders o ON o.customer_id = c.id") == 0);
+}
+
+// Not a check: the time staging and draining take per captured row
+// version on the delta path (bench/README.md, "Staging by keys"). Hidden:
+// `engine_test "[staging_cost]"` runs it and prints the medians.
+TEST_CASE("staging cost per row version on the delta path", "[.][staging_cost]") {
+  EngineFixture f;
+  auto s = DefineBuilt(f, R"sql(
+CREATE TABLE sales (id bigint PRIMARY KEY, g int NOT NULL, amount numeric(12, 2) NOT NULL);
+INSERT INTO sales SELECT i, 1 + i % 2000, i % 997 FROM generate_series(1, 200000) i;
+)sql",
+                       "TRANSFORM sale_totals FROM sales SELECT g, count(*) AS n, "
+                       "sum(amount) AS total, avg(amount) AS mean GROUP BY g");
+  auto conn = ConnectBuilder(f);
+  KeepOffRebuilds(f);
+  const char* explain = std::getenv("STAGING_COST_EXPLAIN_MS");
+  if (explain) {
+    // Diagnosis: the plans of this connection's slower statements, with
+    // actual times, in the server's log (printed at the end).
+    REQUIRE(conn->Exec("LOAD 'auto_explain'").ok());
+    REQUIRE(conn->Exec(std::string("SET auto_explain.log_min_duration = ") + explain).ok());
+    REQUIRE(conn->Exec("SET auto_explain.log_analyze = on").ok());
+  }
+  for (int changed : {200, 2000, 20000}) {
+    std::vector<double> stage_ms, drain_ms;
+    for (int round = 0; round < 5; ++round) {
+      f.Sql("UPDATE sales SET amount = amount + 1 WHERE id % (200000 / " + std::to_string(changed) +
+            ") = " + std::to_string(round));
+      const auto t0 = std::chrono::steady_clock::now();
+      auto staged =
+          staging::StageBatch(*conn, "trellis", 1000000, 1000, std::numeric_limits<long>::max());
+      REQUIRE(staged.ok());
+      const auto t1 = std::chrono::steady_clock::now();
+      DrainAllPages(*conn);
+      const auto t2 = std::chrono::steady_clock::now();
+      stage_ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+      drain_ms.push_back(std::chrono::duration<double, std::milli>(t2 - t1).count());
+    }
+    std::sort(stage_ms.begin(), stage_ms.end());
+    std::sort(drain_ms.begin(), drain_ms.end());
+    std::printf(
+        "%d updates (%d versions): staging median %.1f ms (%.1f us a version), drain "
+        "median %.1f ms\n",
+        changed, 2 * changed, stage_ms[2], 1000 * stage_ms[2] / (2 * changed), drain_ms[2]);
+  }
+  if (explain) {
+    std::printf("%s\n", f.Scalar("SELECT pg_read_file(current_setting('data_directory') || "
+                                 "'/../postgres.log')")
+                            .c_str());
+  }
+  CHECK(SelectDifferences(f, "SELECT g, n, total, mean FROM sale_totals",
+                          "SELECT g, count(*), sum(amount), avg(amount) FROM sales GROUP BY g") ==
+        0);
 }
 
 }  // namespace trellis::test

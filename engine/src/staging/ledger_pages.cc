@@ -24,22 +24,31 @@ std::string PageDirtyKeysSql(const std::string& schema, int page_keys_param, boo
                              const std::map<int, size_t>& lock_widths) {
   const std::string page_keys = "$" + std::to_string(page_keys_param) + "::int";
   const std::string pages = sql::Ident(schema) + ".pages";
-  // With delta rows, `dirty` holds one row per change (a key repeats): keys
-  // are counted and ranked distinct, and each change row finds its page by
-  // the (stretch, part) it is numbered with, never by joining on the key
-  // (a join on text[] the planner misjudged ran as a nested loop of every
-  // change row by every key).
-  const std::string changes = delta_rows ? ", sign, xid, row_values" : "";
-  // A key with any change row of NULL sign (one that is not a delta: a write
-  // naming a relation no longer under the source) is recomputed, so none
-  // of its change rows in this batch becomes a delta row: the recompute
-  // reads their writers, who committed before this batch. Partitioned by
-  // (transform, bucket, key), the order the pages are ranked in, so one
-  // sort serves both windows.
-  const std::string recomputed =
-      delta_rows ? ",\n         bool_or(b.sign IS NULL) OVER (PARTITION BY b.transform_id, "
-                   "b.bucket, b.key) AS recomputed"
-                 : "";
+  // With delta rows, `dirty` holds one row per change (a key repeats). The
+  // change rows are grouped by key first (a hash aggregate over them, no
+  // sort), each key carrying its change rows as an array of delta_rows
+  // rows (page_id 0 until its page is known), and everything after works
+  // on one row per key: the ranking windows sort keys, not change rows
+  // (they sorted every change row by its text[] key: 22 ms of a 71 ms
+  // staging statement for 1,998 changes, bench/README.md). The change rows
+  // are never joined back to their keys on the key (a join on text[] the
+  // planner misjudged ran as a nested loop of every change row by every
+  // key): they are unnested from their key's row once its page is known.
+  //
+  // A key with any change row of NULL sign (one that is not a delta: a
+  // write naming a relation no longer under the source) is recomputed, so
+  // none of its change rows in this batch becomes a delta row: the
+  // recompute reads their writers, who committed before this batch.
+  const std::string changes =
+      delta_rows
+          ? ",\n         bool_or(d.sign IS NULL) AS recomputed,"
+            "\n         pg_catalog.array_agg((0::bigint, d.xid, d.sign, d.key, d.row_values)::" +
+                sql::Ident(schema) +
+                ".delta_rows) AS changes,"
+                "\n         min(pg_catalog.cardinality(d.row_values)) AS min_width,"
+                "\n         max(pg_catalog.cardinality(d.row_values)) AS max_width"
+          : "";
+  const std::string columns = delta_rows ? ", sign, xid, row_values" : "";
   // Pages hold whole buckets. A drain locks the buckets of the pages it
   // claims, so two pages of one batch that shared a bucket would make the
   // drain of the second wait for the first's whole transaction: with whole
@@ -56,38 +65,44 @@ std::string PageDirtyKeysSql(const std::string& schema, int page_keys_param, boo
   // writes then made sixty-odd pages of one to seven keys per batch, the
   // drains fell behind for good, and a self-check under those writes never
   // found its keys free of pending work.)
-  const std::string out = R"sql(bucketed AS (
-  SELECT transform_id, key, )sql" +
+  const std::string out = R"sql(keyed AS (
+  -- One row per key (the GROUP BY is hashed), its bucket computed once.
+  SELECT d.transform_id, d.key, )sql" +
                           sql::KeyBucket(LockedKey(lock_widths), workers::kBuckets) +
-                          R"sql( AS bucket)sql" + changes + R"sql( FROM dirty
+                          R"sql( AS bucket)sql" + changes + R"sql(
+  FROM (SELECT transform_id, key)sql" +
+                          columns +
+                          R"sql( FROM dirty) AS d
+  GROUP BY d.transform_id, d.key
 ), ranked AS (
-  -- A key's rank among the distinct keys of its transform, in (bucket, key)
-  -- order, and among those of its bucket: the difference is the number of
-  -- keys in the buckets before its own. Windows over one sort, no join (a
-  -- join of the keys with per-bucket counts, misestimated at one row, ran
-  -- the counts again for every key).
-  SELECT b.*, dense_rank() OVER (PARTITION BY b.transform_id ORDER BY b.bucket, b.key) AS in_transform,
-         dense_rank() OVER (PARTITION BY b.transform_id, b.bucket ORDER BY b.key) AS in_bucket)sql" +
-                          recomputed + R"sql(
-  FROM bucketed b
+  -- A key's rank among the keys of its transform, in (bucket, key) order,
+  -- and among those of its bucket: the difference is the number of keys
+  -- in the buckets before its own. Windows over one sort of the keys, no
+  -- join (a join of the keys with per-bucket counts, misestimated at one
+  -- row, ran the counts again for every key).
+  SELECT k.*, row_number() OVER (PARTITION BY k.transform_id ORDER BY k.bucket, k.key) AS in_transform,
+         row_number() OVER (PARTITION BY k.transform_id, k.bucket ORDER BY k.key) AS in_bucket,
+         count(*) OVER (PARTITION BY k.transform_id) AS keys_in_transform
+  FROM keyed k
 ), numbered AS (
   -- The page of the buckets starting in the same share of the keys, and
   -- the part of a big bucket.
-  SELECT r.*, (r.in_transform - r.in_bucket) * ((max(r.in_transform) OVER w + )sql" +
+  SELECT r.*, (r.in_transform - r.in_bucket) * ((r.keys_in_transform + )sql" +
                           page_keys + R"sql( - 1) / )sql" + page_keys +
-                          R"sql() / max(r.in_transform) OVER w AS stretch,
+                          R"sql() / r.keys_in_transform AS stretch,
          (r.in_bucket - 1) / )sql" +
                           page_keys + R"sql( AS part
-  FROM ranked r WINDOW w AS (PARTITION BY r.transform_id)
+  FROM ranked r
 ))sql";
   // Page ids are drawn in (part, stretch) order: the parts of a big bucket
   // get ids far apart, so the pages a drain claims together, and those the
   // next drain claims, hold different buckets. (In (stretch, part) order
   // the two drains claimed parts of one bucket and ran one after the other:
-  // benchmark 4 drained in 2.3 s instead of 1.3 s.)
+  // benchmark 4 drained in 2.3 s instead of 1.3 s.) Keys are distinct
+  // here, so a page lists them in their rank's order, an integer sort.
   const std::string aggregates =
-      "array_agg(DISTINCT n.bucket ORDER BY n.bucket), array_agg(DISTINCT n.key), "
-      "count(DISTINCT n.key)";
+      "array_agg(DISTINCT n.bucket ORDER BY n.bucket), array_agg(n.key ORDER BY n.in_transform), "
+      "count(*)";
   if (!delta_rows) {
     // Without delta rows nothing needs a page's id before it is inserted:
     // one aggregate per page, no join. (The join below, estimated at one
@@ -109,31 +124,33 @@ std::string PageDirtyKeysSql(const std::string& schema, int page_keys_param, boo
          sql::Literal(pages) + R"sql(, 'id')) AS page_id
   FROM numbered GROUP BY transform_id, stretch, part
   ORDER BY transform_id, part, stretch
+), keyed_pages AS MATERIALIZED (
+  -- Each key with its page (a join of keys, not of change rows, by
+  -- integers).
+  SELECT c.page_id, n.*
+  FROM numbered AS n
+  JOIN chunks AS c ON c.transform_id = n.transform_id AND c.stretch = n.stretch AND c.part = n.part
 ), paged AS (
   INSERT INTO )sql" +
          pages + R"sql( (id, transform_id, buckets, keys, key_count, delta_count, covered_width)
-  SELECT c.page_id, n.transform_id, )sql" +
+  SELECT n.page_id, n.transform_id, )sql" +
          aggregates + R"sql(,
          -- The rows delta_paged writes for this page: a drain's claim is
          -- capped by them (drain/drain_page.h).
-         count(*) FILTER (WHERE NOT n.recomputed),
+         coalesce(sum(pg_catalog.cardinality(n.changes)) FILTER (WHERE NOT n.recomputed), 0),
          -- Every key with its delta rows, all of one width: the drain by
          -- deltas has no key left to recompute (catalog step 23). A
          -- transform staging keys only has NULL rows, always recomputed.
-         CASE WHEN bool_and(NOT n.recomputed)
-                   AND min(pg_catalog.cardinality(n.row_values))
-                       = max(pg_catalog.cardinality(n.row_values))
-              THEN min(pg_catalog.cardinality(n.row_values)) END
-  FROM numbered AS n
-  JOIN chunks AS c ON c.transform_id = n.transform_id AND c.stretch = n.stretch AND c.part = n.part
-  GROUP BY c.page_id, n.transform_id
+         CASE WHEN bool_and(NOT n.recomputed) AND min(n.min_width) = max(n.max_width)
+              THEN min(n.min_width) END
+  FROM keyed_pages AS n
+  GROUP BY n.page_id, n.transform_id
   RETURNING id, key_count
 ), delta_paged AS (
   INSERT INTO )sql" +
          sql::Ident(schema) + R"sql(.delta_rows (page_id, xid, sign, key, row_values)
-  SELECT c.page_id, n.xid, n.sign, n.key, n.row_values
-  FROM numbered AS n
-  JOIN chunks AS c ON c.transform_id = n.transform_id AND c.stretch = n.stretch AND c.part = n.part
+  SELECT n.page_id, c.xid, c.sign, c.key, c.row_values
+  FROM keyed_pages AS n, pg_catalog.unnest(n.changes) AS c
   WHERE NOT n.recomputed
   RETURNING 1
 ))sql";
