@@ -76,8 +76,8 @@ stage "Elixir tests (ExUnit)" exunit
 # files too it took 8.7 minutes on the loaded 2-core machine, over the
 # budget of about 5; those shapes run in logical mode locally with the same
 # two variables.) The logical tests themselves (slot lifecycle, health,
-# restarts, crashes) run in the stage above. The UNION ALL and derived-table
-# (query in FROM, WITH) differential files run here too: their stages are
+# restarts, crashes) run in the stage above. The UNION ALL, derived-table
+# (query in FROM, WITH) and subquery-body differential files run here too: their stages are
 # projections, joins and groupings over hidden targets, read through the
 # slot like any source. A file missing fails the stage.
 logical_leg_tests=(
@@ -88,6 +88,7 @@ logical_leg_tests=(
   test/trellis/compiled/tpch_test.exs
   test/trellis/compiled/union_all_differential_test.exs
   test/trellis/compiled/derived_differential_test.exs
+  test/trellis/compiled/subquery_body_differential_test.exs
 )
 logical_leg() {
   local file

@@ -191,6 +191,58 @@ TEST_CASE("strings, comments and BETWEEN do not split a subquery's conditions",
   CHECK_FALSE(Statement("TRANSFORM t FROM o SELECT id WHERE note = '(select 1)'").HasSubqueries());
 }
 
+TEST_CASE("a subquery that joins tables, or holds subqueries, reads a query of its own",
+          "[grammar][subquery]") {
+  // TPC-H Q2's shape: a join inside a correlated comparison.
+  const grammar::TransformStmt q2 = Statement(
+      "TRANSFORM t FROM part p SELECT p.id WHERE p.cost = (SELECT 2 * min(x.cost) FROM partsupp x "
+      "JOIN supplier y ON x.supp = y.id WHERE x.part = p.id AND y.region = 'EU')");
+  REQUIRE(q2.subqueries.size() == 1);
+  const auto& sq = q2.subqueries[0];
+  CHECK(sq.use == grammar::SubqueryUse::kCompare);
+  CHECK(sq.outer == "p");
+  REQUIRE(sq.correlations.size() == 1);
+  CHECK(sq.correlations[0] == grammar::Correlation{"id", "trellis_subquery.c1"});
+  CHECK(sq.item == "2 * min(trellis_subquery.a1)");
+  REQUIRE(sq.item_uses.size() == 1);
+  CHECK(sq.item.substr(sq.item_uses[0].begin, sq.item_uses[0].end - sq.item_uses[0].begin) ==
+        "min(trellis_subquery.a1)");
+  CHECK_FALSE(sq.where);
+  CHECK(sq.from.Qualifier() == "trellis_subquery");
+  REQUIRE(sq.body.size() == 1);
+  CHECK(grammar::Render(sq.body[0]) ==
+        "TRANSFORM trellis_subquery FROM partsupp AS x JOIN supplier AS y ON x.supp = y.id SELECT "
+        "x.part AS c1, x.cost AS a1 WHERE y.region = 'EU'");
+  CHECK(q2.HasDerived());
+  // As written, still.
+  CHECK_THAT(grammar::Render(q2), Contains("JOIN supplier y ON x.supp = y.id WHERE x.part = p.id"));
+
+  // TPC-H Q20's shape: IN over a subquery holding an IN and a correlated
+  // comparison of its own; the body is a statement with subqueries.
+  const grammar::TransformStmt q20 = Statement(
+      "TRANSFORM t FROM supplier s SELECT s.name WHERE s.id IN (SELECT ps.supp FROM partsupp ps "
+      "WHERE ps.part IN (SELECT p.id FROM part p WHERE p.name LIKE 'f%') AND ps.qty > (SELECT "
+      "0.5 * sum(l.qty) FROM lineitem l WHERE l.part = ps.part AND l.supp = ps.supp))");
+  REQUIRE(q20.subqueries.size() == 1);
+  const auto& in = q20.subqueries[0];
+  CHECK(in.use == grammar::SubqueryUse::kIn);
+  CHECK(in.tested == grammar::Correlation{"id", "trellis_subquery.v"});
+  REQUIRE(in.body.size() == 1);
+  CHECK(in.body[0].subqueries.size() == 2);
+  CHECK(grammar::Render(in.body[0]) ==
+        "TRANSFORM trellis_subquery FROM partsupp AS ps SELECT ps.supp AS v WHERE ps.part IN "
+        "(SELECT p.id FROM part p WHERE p.name LIKE 'f%') AND ps.qty > (SELECT 0.5 * "
+        "sum(l.qty) FROM lineitem l WHERE l.part = ps.part AND l.supp = ps.supp)");
+
+  // Uncorrelated EXISTS over a join: the body selects a constant.
+  const grammar::TransformStmt exists = Statement(
+      "TRANSFORM t FROM orders o SELECT o.id WHERE EXISTS (SELECT 1 FROM l JOIN m ON l.a = m.a)");
+  REQUIRE(exists.subqueries.size() == 1);
+  REQUIRE(exists.subqueries[0].body.size() == 1);
+  CHECK(grammar::Render(exists.subqueries[0].body[0]) ==
+        "TRANSFORM trellis_subquery FROM l JOIN m ON l.a = m.a SELECT true AS one");
+}
+
 TEST_CASE("each subquery form that cannot be compiled is refused by name with the fix",
           "[grammar][subquery]") {
   const std::string head = "TRANSFORM t FROM orders o SELECT o.id WHERE ";
@@ -202,14 +254,20 @@ TEST_CASE("each subquery form that cannot be compiled is refused by name with th
       {"o.a = 1 OR EXISTS (SELECT 1 FROM l WHERE l.o = o.id)", "a subquery under OR"},
       {"NOT (o.a < (SELECT max(x) FROM l WHERE l.o = o.id))", "NOT around a subquery"},
       {"o.a = ANY (SELECT x FROM l)", "ANY, SOME or ALL"},
-      {"EXISTS (SELECT 1 FROM l WHERE l.o = o.id AND EXISTS (SELECT 1 FROM m))",
-       "a subquery inside a subquery"},
+      {"o.a < (SELECT max(l.x) - (SELECT 1 FROM m) FROM l WHERE l.o = o.id)",
+       "a subquery inside a subquery's SELECT item"},
       {"EXISTS (SELECT 1 FROM l WHERE l.o > o.id)", "correlated by anything but equalities"},
       {"EXISTS (SELECT 1 FROM l WHERE l.o = o.id + 1)", "correlated by anything but equalities"},
       {"EXISTS (SELECT 1 FROM l WHERE l.o = o.id OR l.p = 2)",
        "correlated by anything but equalities"},
-      {"EXISTS (SELECT 1 FROM l JOIN m ON l.a = m.a WHERE l.o = o.id)", "a join inside a subquery"},
-      {"EXISTS (SELECT 1 FROM l, m WHERE l.o = o.id)", "a join inside a subquery"},
+      {"EXISTS (SELECT 1 FROM l, m WHERE l.o = o.id)", "a comma-separated FROM in a subquery"},
+      {"EXISTS (SELECT 1 FROM l JOIN m ON l.a = m.a WHERE l.o = o.id GROUP BY l.o)",
+       "GROUP BY in a subquery"},
+      // A subquery inside a subquery sees only the tables around it there.
+      {"EXISTS (SELECT 1 FROM l WHERE l.o = o.id AND EXISTS (SELECT 1 FROM m WHERE m.x = o.y))",
+       "correlated by anything but equalities"},
+      // A subquery with a query of its own refuses what that query cannot be.
+      {"EXISTS (SELECT 1 FROM l JOIN m ON l.a > m.a WHERE l.o = o.id)", "in this subquery"},
       {"EXISTS (SELECT 1 FROM LATERAL f(o.id) x)", "LATERAL"},
       {"EXISTS (SELECT 1 FROM l WHERE l.o = o.id GROUP BY l.o)", "GROUP BY in a subquery"},
       {"EXISTS (SELECT 1 FROM l WHERE l.o = o.id LIMIT 1)", "LIMIT in a subquery"},

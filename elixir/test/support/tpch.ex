@@ -71,6 +71,24 @@ defmodule Trellis.Test.Tpch do
        "sum(l_extendedprice * (1 - l_discount) * (1 + l_tax)), avg(l_quantity), " <>
        "avg(l_extendedprice), avg(l_discount), count(*) FROM lineitem " <>
        "WHERE l_shipdate <= '1998-09-02'::date GROUP BY l_returnflag, l_linestatus"},
+    {"tpch_q2",
+     "TRANSFORM tpch_q2 FROM partsupp ps JOIN part p ON ps.ps_partkey = p.p_partkey " <>
+       "JOIN supplier s ON ps.ps_suppkey = s.s_suppkey JOIN nation n ON s.s_nationkey = n.n_nationkey " <>
+       "JOIN region r ON n.n_regionkey = r.r_regionkey " <>
+       "SELECT s.s_acctbal, s.s_name, n.n_name, p.p_partkey, p.p_mfgr, s.s_address, s.s_phone, " <>
+       "s.s_comment WHERE p.p_size BETWEEN 1 AND 25 AND p.p_type LIKE '%BRASS' " <>
+       "AND r.r_name = 'EUROPE' AND ps.ps_supplycost = (SELECT min(x.ps_supplycost) " <>
+       "FROM partsupp x JOIN supplier y ON x.ps_suppkey = y.s_suppkey " <>
+       "JOIN nation m ON y.s_nationkey = m.n_nationkey JOIN region z ON m.n_regionkey = z.r_regionkey " <>
+       "WHERE x.ps_partkey = p.p_partkey AND z.r_name = 'EUROPE')",
+     "s_acctbal, s_name, n_name, p_partkey, p_mfgr, s_address, s_phone, s_comment",
+     "SELECT s_acctbal, s_name, n_name, p_partkey, p_mfgr, s_address, s_phone, s_comment " <>
+       "FROM part, supplier, partsupp, nation, region WHERE p_partkey = ps_partkey " <>
+       "AND s_suppkey = ps_suppkey AND p_size BETWEEN 1 AND 25 AND p_type LIKE '%BRASS' " <>
+       "AND s_nationkey = n_nationkey AND n_regionkey = r_regionkey AND r_name = 'EUROPE' " <>
+       "AND ps_supplycost = (SELECT min(ps_supplycost) FROM partsupp, supplier, nation, region " <>
+       "WHERE p_partkey = ps_partkey AND s_suppkey = ps_suppkey AND s_nationkey = n_nationkey " <>
+       "AND n_regionkey = r_regionkey AND r_name = 'EUROPE')"},
     {"tpch_q3",
      "TRANSFORM tpch_q3 FROM lineitem l JOIN orders o ON l.l_orderkey = o.o_orderkey " <>
        "JOIN customer c ON o.o_custkey = c.c_custkey " <>
@@ -306,6 +324,22 @@ defmodule Trellis.Test.Tpch do
        "'MED PACK') AND l_quantity BETWEEN 10 AND 20 AND p_size BETWEEN 1 AND 10) " <>
        "OR (p_brand LIKE 'Brand#3%' AND l_quantity BETWEEN 20 AND 30 " <>
        "AND p_size BETWEEN 1 AND 30))"},
+    {"tpch_q20",
+     "TRANSFORM tpch_q20 FROM supplier s JOIN nation n ON s.s_nationkey = n.n_nationkey " <>
+       "SELECT s.s_name, s.s_address WHERE n.n_regionkey IN (1, 3) " <>
+       "AND s.s_suppkey IN (SELECT ps.ps_suppkey FROM partsupp ps WHERE ps.ps_partkey IN " <>
+       "(SELECT p.p_partkey FROM part p WHERE p.p_name LIKE 'forest%' OR p.p_name LIKE 'green%') " <>
+       "AND ps.ps_availqty > (SELECT 0.5 * sum(l.l_quantity) FROM lineitem l " <>
+       "WHERE l.l_partkey = ps.ps_partkey AND l.l_suppkey = ps.ps_suppkey " <>
+       "AND l.l_shipdate >= '1993-01-01'::date AND l.l_shipdate < '1997-01-01'::date))",
+     "s_name, s_address",
+     "SELECT s_name, s_address FROM supplier, nation WHERE s_suppkey IN (SELECT ps_suppkey " <>
+       "FROM partsupp WHERE ps_partkey IN (SELECT p_partkey FROM part " <>
+       "WHERE p_name LIKE 'forest%' OR p_name LIKE 'green%') " <>
+       "AND ps_availqty > (SELECT 0.5 * sum(l_quantity) FROM lineitem WHERE l_partkey = ps_partkey " <>
+       "AND l_suppkey = ps_suppkey AND l_shipdate >= '1993-01-01'::date " <>
+       "AND l_shipdate < '1997-01-01'::date)) " <>
+       "AND s_nationkey = n_nationkey AND n_regionkey IN (1, 3)"},
     {"tpch_q22",
      "TRANSFORM tpch_q22 FROM customer c SELECT substr(c.c_phone, 1, 2) AS cntrycode, " <>
        "count(*) AS numcust, sum(c.c_acctbal) AS totacctbal " <>

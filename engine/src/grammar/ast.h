@@ -143,6 +143,16 @@ struct Correlation {
   bool operator==(const Correlation&) const = default;
 };
 
+struct TransformStmt;
+
+// The alias a subquery with a query of its own (WhereSubquery::body) reads
+// that query's hidden target by; the body's columns are `c<k>` (the
+// correlations' inner sides), `v` (the value IN selects) and `a<k>` (the
+// compared item's aggregate arguments). Not `__trellis_`, which a grouping
+// refuses as its FROM table's alias; no user name can meet it, since it
+// is the only table of the subquery's grouping.
+inline constexpr const char* kSubqueryBodyAlias = "trellis_subquery";
+
 // A subquery in WHERE, one condition of the WHERE's top-level AND: `EXISTS
 // (...)`, `NOT EXISTS (...)`, `q.c IN (...)`, `q.c NOT IN (...)` or `expr op
 // (...)` (a scalar subquery over aggregates). The statement is compiled
@@ -170,6 +180,13 @@ struct WhereSubquery {
   std::vector<AggregateUse> item_uses;
   std::string compared;
   std::string op;
+  // A subquery whose FROM joins tables, or whose WHERE holds subqueries of
+  // its own, reads a query of its own (one element): its FROM and joins,
+  // its WHERE without the correlations, and SELECT the columns named above
+  // (kSubqueryBodyAlias). The engine defines it as a hidden stage, which
+  // `from` then names (plan/derived_stages.h); until then `from` is the
+  // alias alone. The fields above are written over its columns.
+  std::vector<TransformStmt> body;
 
   bool operator==(const WhereSubquery&) const = default;
 };
@@ -226,7 +243,11 @@ struct TransformStmt {
   // True when the statement reads a query in FROM or a WITH query, each
   // compiled into a hidden stage the statement reads as a table
   // (plan/derived_stages.h).
-  bool HasDerived() const { return !with.empty() || !derived.empty(); }
+  bool HasDerived() const { return !with.empty() || !derived.empty() || HasSubqueryBodies(); }
+
+  // True when a subquery in WHERE reads a query of its own (a join, or
+  // subqueries inside it), compiled into a hidden stage like a WITH query.
+  bool HasSubqueryBodies() const;
 
   // True when the target has a row per group rather than per source row:
   // GROUP BY, SELECT DISTINCT, HAVING, or aggregates over the whole table.
@@ -321,6 +342,13 @@ struct AlterColumnStmt {
 
   bool operator==(const AlterColumnStmt&) const = default;
 };
+
+inline bool TransformStmt::HasSubqueryBodies() const {
+  for (const auto& sq : subqueries) {
+    if (!sq.body.empty()) return true;
+  }
+  return false;
+}
 
 using Statement = std::variant<TransformStmt, PauseStmt, ResumeStmt, DropStmt, AlterAddColumnStmt,
                                AlterDropColumnStmt, AlterColumnStmt>;

@@ -17,7 +17,14 @@ void ForEachTableRead(TransformStmt& query, std::size_t visible,
                       const std::function<void(TableRef&, std::size_t)>& visit) {
   if (query.derived.empty()) visit(query.source, visible);
   for (auto& join : query.joins) visit(join.table, visible);
-  for (auto& sq : query.subqueries) visit(sq.from, visible);
+  for (auto& sq : query.subqueries) {
+    // A subquery with a query of its own reads that query's tables.
+    if (sq.body.empty()) {
+      visit(sq.from, visible);
+    } else {
+      ForEachTableRead(sq.body.front(), visible, visit);
+    }
+  }
   for (auto& branch : query.union_all) ForEachTableRead(branch, visible, visit);
 }
 

@@ -11,6 +11,7 @@
 
 #include "grammar/aggregate.h"
 #include "grammar/lexer.h"
+#include "grammar/parser.h"
 
 namespace trellis::grammar {
 namespace {
@@ -77,14 +78,8 @@ class WhereReader {
     std::vector<Range> subqueries;
     for (std::size_t i = 0; i + 1 < end_; ++i) {
       if (!IsMark(tokens_[i], "(") || !IsWord(tokens_[i + 1], "select")) continue;
+      // A subquery inside it is its body's (Body), read when that is parsed.
       const std::size_t close = Close(i);
-      for (std::size_t j = i + 1; j + 1 < close; ++j) {
-        if (IsMark(tokens_[j], "(") && IsWord(tokens_[j + 1], "select")) {
-          return Refuse(j,
-                        "a subquery inside a subquery is not supported: define a transform for "
-                        "the inner query and use its target in the outer subquery");
-        }
-      }
       subqueries.push_back(Range{i, close + 1});
       i = close;
     }
@@ -321,14 +316,14 @@ class WhereReader {
   static std::string Quoted(const std::string& name) { return "\"" + name + "\""; }
 
   // Outer column references in `r`: `q.c` with q a table of the statement
-  // and not the subquery's own qualifier `inner`.
-  std::vector<std::size_t> OuterReferences(Range r, const std::string& inner) const {
+  // and not one of the subquery's own qualifiers `inner`.
+  std::vector<std::size_t> OuterReferences(Range r, const std::set<std::string>& inner) const {
     std::vector<std::size_t> out;
     for (std::size_t i = r.first; i + 2 < r.last; ++i) {
       if (!IsName(tokens_[i]) || !IsMark(tokens_[i + 1], ".") || !IsName(tokens_[i + 2])) continue;
       if (i > 0 && IsMark(tokens_[i - 1], ".")) continue;
       if (IsMark(tokens_[i + 3], "(") || IsMark(tokens_[i + 3], ".")) continue;
-      if (!tables_.count(tokens_[i].value) || tokens_[i].value == inner) continue;
+      if (!tables_.count(tokens_[i].value) || inner.count(tokens_[i].value)) continue;
       out.push_back(i);
     }
     return out;
@@ -366,6 +361,14 @@ class WhereReader {
       if (item.first >= item.last) return Refuse(r.first, "empty SELECT item in a subquery");
     }
 
+    for (const Range& item : items) {
+      if (HasSubquery(item)) {
+        return Refuse(item.first,
+                      "a subquery inside a subquery's SELECT item is not supported: define a "
+                      "transform for the inner query and JOIN its target in the subquery");
+      }
+    }
+
     std::size_t at = *from + 1;
     if (at < r.last && (IsWord(tokens_[at], "lateral") || IsMark(tokens_[at], "("))) {
       return Refuse(at,
@@ -375,6 +378,34 @@ class WhereReader {
     if (at >= r.last || !IsName(tokens_[at])) {
       return Refuse(at < r.last ? at : r.first, "expected a table name after FROM in the subquery");
     }
+    // Its FROM runs to a WHERE outside brackets, or to its end.
+    std::size_t where_word = r.last;
+    AtDepthZero(Range{at, r.last}, [&](std::size_t k) {
+      if (IsWord(tokens_[k], "where")) where_word = k;
+      return where_word == r.last;
+    });
+    std::optional<Range> where;
+    if (where_word < r.last) where = Range{where_word + 1, r.last};
+    std::optional<ParseError> error;
+    bool joined = false;
+    AtDepthZero(Range{at, r.last}, [&](std::size_t k) {
+      if (k < where_word && IsMark(tokens_[k], ",")) {
+        error = Refuse(k,
+                       "a comma-separated FROM in a subquery is not supported: write its tables "
+                       "with JOIN ... ON");
+      } else if (k < where_word && IsJoin(tokens_[k])) {
+        joined = true;
+      } else {
+        error = RefusedClause(k, r.last);
+      }
+      return !error;
+    });
+    if (error) return error;
+    if (where && where->first >= where->last) return Refuse(r.first, "empty WHERE in a subquery");
+    if (joined || (where && HasSubquery(*where))) {
+      return BodyQuery(r, items, Range{at, where_word}, where, out);
+    }
+
     out.from.table.name = tokens_[at++].value;
     if (at + 1 < r.last && IsMark(tokens_[at], ".") && IsName(tokens_[at + 1])) {
       out.from.table.schema = out.from.table.name;
@@ -386,30 +417,118 @@ class WhereReader {
         !IsClauseOrJoin(tokens_[at])) {
       out.from.alias = tokens_[at++].value;
     }
-    for (std::size_t k = at; k < r.last; ++k) {
-      if (IsMark(tokens_[k], ",") || IsJoin(tokens_[k])) {
-        return Refuse(k,
-                      "a join inside a subquery is not supported: define a transform for the "
-                      "join and use its target in the subquery");
-      }
-      if (IsWord(tokens_[k], "where")) break;
-      if (auto refused = RefusedClause(k, r.last)) return *refused;
-      return Refuse(k, "expected WHERE or the end of the subquery after its table");
+    if (at < where_word) {
+      return Refuse(at, "expected WHERE or the end of the subquery after its table");
     }
-    std::optional<Range> where;
-    if (at < r.last) where = Range{at + 1, r.last};
     if (where) {
-      std::optional<ParseError> error;
-      AtDepthZero(*where, [&](std::size_t k) {
-        error = RefusedClause(k, r.last);
-        return !error;
-      });
-      if (error) return error;
-      if (where->first >= where->last) return Refuse(r.first, "empty WHERE in a subquery");
       if (auto e = RefuseAggregates(cursor_, Span(*where), "WHERE")) return e;
     }
-    if (auto error = Correlations(where, out)) return error;
-    return Items(items, out);
+    const std::set<std::string> inner{out.from.Qualifier()};
+    if (auto e = Correlations(where, inner, true, out)) return e;
+    return Items(items, inner, out);
+  }
+
+  bool HasSubquery(Range r) const {
+    for (std::size_t k = r.first; k + 1 < r.last; ++k) {
+      if (IsMark(tokens_[k], "(") && IsWord(tokens_[k + 1], "select")) return true;
+    }
+    return false;
+  }
+
+  // The names a table is read by in `r`: after FROM or JOIN, `table [AS]
+  // [alias]`, at any depth (a subquery inside a subquery names its own).
+  std::set<std::string> Qualifiers(Range r) const {
+    std::set<std::string> out;
+    for (std::size_t k = r.first; k + 1 < r.last; ++k) {
+      if (!IsWord(tokens_[k], "from") && !IsWord(tokens_[k], "join")) continue;
+      std::size_t t = k + 1;
+      if (!IsName(tokens_[t])) continue;
+      std::string name = tokens_[t++].value;
+      if (t + 1 < r.last && IsMark(tokens_[t], ".") && IsName(tokens_[t + 1])) {
+        name = tokens_[t + 1].value;
+        t += 2;
+      }
+      if (t < r.last && IsWord(tokens_[t], "as")) ++t;
+      if (t < r.last && IsName(tokens_[t]) && !IsWord(tokens_[t], "where") &&
+          !IsWord(tokens_[t], "on") && !IsWord(tokens_[t], "using") &&
+          !IsClauseOrJoin(tokens_[t])) {
+        name = tokens_[t].value;
+      }
+      out.insert(name);
+    }
+    return out;
+  }
+
+  // A subquery that joins tables, or holds subqueries of its own, reads a
+  // query of its own (WhereSubquery::body): its FROM as written, its WHERE
+  // without the correlations, and SELECT what the subquery uses of them.
+  // The body is parsed as a TRANSFORM is, so it may be anything one may
+  // be (a join of any shape, subqueries in WHERE); the subquery is then
+  // rewritten over the body's columns and read as over one table.
+  std::optional<ParseError> BodyQuery(Range r, const std::vector<Range>& items, Range from,
+                                      std::optional<Range> where, WhereSubquery& out) {
+    const std::set<std::string> inner = Qualifiers(Range{from.first - 1, r.last});
+    if (auto e = Correlations(where, inner, false, out)) return e;
+    if (auto e = Items(items, inner, out)) return e;
+
+    const std::string alias = kSubqueryBodyAlias;
+    std::string select;
+    auto column = [&](const std::string& expr, const std::string& name) {
+      select += (select.empty() ? "" : ", ") + expr + " AS " + name;
+      return alias + "." + name;
+    };
+    for (std::size_t k = 0; k < out.correlations.size(); ++k) {
+      out.correlations[k].inner = column(out.correlations[k].inner, "c" + std::to_string(k + 1));
+    }
+    if (out.use == SubqueryUse::kIn || out.use == SubqueryUse::kNotIn) {
+      out.item = column(out.item, "v");
+    }
+    if (out.use == SubqueryUse::kCompare) {
+      // Each aggregate's argument is a column of the body; the item keeps
+      // its arithmetic around the calls.
+      std::string item;
+      std::size_t copied = 0;
+      for (std::size_t k = 0; k < out.item_uses.size(); ++k) {
+        AggregateUse& use = out.item_uses[k];
+        if (use.call.function == AggregateFunction::kRecomputed) {
+          return Refuse(items.front().first,
+                        CallName(use.call) +
+                            " in a subquery that joins tables is not supported: compare to "
+                            "count, sum, avg, min, max, bool_and or bool_or, or define a "
+                            "transform for the subquery's query");
+        }
+        item += out.item.substr(copied, use.begin - copied);
+        if (use.call.argument) {
+          use.call.argument = column(*use.call.argument, "a" + std::to_string(k + 1));
+        }
+        const std::string call = CallName(use.call) + "(" + (use.call.distinct ? "DISTINCT " : "") +
+                                 use.call.argument.value_or("*") + ")";
+        copied = use.end;
+        use.begin = item.size();
+        item += call;
+        use.end = item.size();
+      }
+      out.item = item + out.item.substr(copied);
+    }
+    if (select.empty()) select = "true AS one";
+    std::string text = "TRANSFORM " + alias + " FROM " + Text(from) + " SELECT " + select;
+    if (out.where) text += " WHERE " + *out.where;
+    auto parsed = Parse(text);
+    if (auto* e = std::get_if<ParseError>(&parsed)) {
+      // Its position is in the text above: the message names the subquery.
+      const std::size_t colon = e->message.find(": ");
+      const std::string what =
+          colon == std::string::npos ? e->message : e->message.substr(colon + 2);
+      ParseError refused = Refuse(r.first - 1, "in this subquery: " + what);
+      refused.kind = e->kind;
+      return refused;
+    }
+    auto* body = std::get_if<TransformStmt>(&std::get<Statement>(parsed));
+    if (!body) return Refuse(r.first, "expected a query in the subquery");
+    out.body.push_back(std::move(*body));
+    out.where.reset();
+    out.from = TableRef{QualifiedName{std::nullopt, alias}, alias};
+    return std::nullopt;
   }
 
   static bool IsJoin(const Token& t) {
@@ -424,9 +543,13 @@ class WhereReader {
   }
 
   // Splits the subquery's WHERE into its correlations and the rest.
-  std::optional<ParseError> Correlations(std::optional<Range> where, WhereSubquery& out) {
+  // The rest is AND-ed in `out.where`, each condition bracketed for the
+  // grouping's WHERE; unbracketed for a query of its own, whose parser
+  // must find a subquery in it as a condition of its own.
+  std::optional<ParseError> Correlations(std::optional<Range> where,
+                                         const std::set<std::string>& inner, bool bracketed,
+                                         WhereSubquery& out) {
     if (!where) return std::nullopt;
-    const std::string inner = out.from.Qualifier();
     std::vector<std::string> local;
     for (const Range& c : Conditions(*where)) {
       const std::vector<std::size_t> refs = OuterReferences(c, inner);
@@ -470,22 +593,25 @@ class WhereReader {
     }
     if (!local.empty()) {
       std::string text;
-      for (const auto& l : local) text += (text.empty() ? "(" : " AND (") + l + ")";
+      for (const auto& l : local) {
+        if (!text.empty()) text += " AND ";
+        text += bracketed ? "(" + l + ")" : l;
+      }
       out.where = std::move(text);
     }
     return std::nullopt;
   }
 
-  // `c` or `inner.c`.
-  bool InnerColumn(Range r, const std::string& inner) const {
+  // `c` or `t.c`, t one of `inner`.
+  bool InnerColumn(Range r, const std::set<std::string>& inner) const {
     const std::size_t n = r.last - r.first;
     if (n == 1) return IsName(tokens_[r.first]);
-    return n == 3 && IsName(tokens_[r.first]) && tokens_[r.first].value == inner &&
+    return n == 3 && IsName(tokens_[r.first]) && inner.count(tokens_[r.first].value) &&
            IsMark(tokens_[r.first + 1], ".") && IsName(tokens_[r.first + 2]);
   }
 
-  std::optional<ParseError> Items(const std::vector<Range>& items, WhereSubquery& out) {
-    const std::string inner = out.from.Qualifier();
+  std::optional<ParseError> Items(const std::vector<Range>& items,
+                                  const std::set<std::string>& inner, WhereSubquery& out) {
     for (const Range& item : items) {
       auto aggregates = ReadAggregates(cursor_, Span(item), AggregateContext::kSubquery);
       if (auto* error = std::get_if<ParseError>(&aggregates)) return *error;

@@ -26,12 +26,15 @@ namespace trellis::grammar {
 //
 // Each subquery must be a condition of its own in WHERE's top-level AND, of
 // one of the forms of WhereSubquery, over one table (`FROM t [alias] [WHERE
-// ...]`), correlated with at most one table of the statement and only by
-// equalities `inner = q.column` AND-ed in its WHERE. Refused (kUnsupported,
-// naming the fix): a subquery under OR or NOT (but NOT EXISTS and NOT IN),
-// two in one condition, one inside another, `op ANY/ALL (...)`, joins,
+// ...]`) or over a query of its own (WhereSubquery::body: its FROM joins
+// tables, or its WHERE holds subqueries), correlated with at most one
+// table of the statement and only by equalities `inner = q.column` AND-ed
+// in its WHERE. Refused (kUnsupported, naming the fix): a subquery under
+// OR or NOT (but NOT EXISTS and NOT IN), two in one condition, one inside
+// another's SELECT item, `op ANY/ALL (...)`, a comma list in its FROM,
 // GROUP BY and the other clauses in a subquery, any other correlation, an
-// aggregate in an EXISTS or IN subquery, a scalar subquery without one.
+// aggregate in an EXISTS or IN subquery, a scalar subquery without one,
+// and whatever its own query could not be as a TRANSFORM.
 std::variant<std::vector<WhereSubquery>, ParseError> ReadWhereSubqueries(
     const TokenCursor& cursor, const ExprSpan& where, const std::vector<std::string>& tables);
 

@@ -21,7 +21,9 @@ void ReadHidden(const grammar::TransformStmt& stmt, grammar::TransformStmt& quer
 }  // namespace
 
 std::size_t DerivedPartsNeeded(const grammar::TransformStmt& stmt) {
-  return stmt.with.size() + stmt.derived.size();
+  std::size_t bodies = 0;
+  for (const auto& sq : stmt.subqueries) bodies += sq.body.size();
+  return stmt.with.size() + stmt.derived.size() + bodies;
 }
 
 DerivedStages CompileDerivedStages(const grammar::TransformStmt& stmt,
@@ -48,6 +50,16 @@ DerivedStages CompileDerivedStages(const grammar::TransformStmt& stmt,
   out.owner.derived.clear();
   if (!stmt.derived.empty()) {
     out.owner.source = grammar::TableRef{hidden[w], stmt.source.Qualifier()};
+  }
+  // A subquery's own query after them (it sees every WITH query); the
+  // subquery then reads its hidden target, under the alias its rewritten
+  // text names (grammar::kSubqueryBodyAlias).
+  for (auto& sq : out.owner.subqueries) {
+    if (sq.body.empty()) continue;
+    const std::size_t k = out.queries.size();
+    add(sq.body.front(), w, "the subquery at position " + std::to_string(sq.position));
+    sq.from.table = hidden[k];
+    sq.body.clear();
   }
   ReadHidden(stmt, out.owner, w, hidden);
   return out;

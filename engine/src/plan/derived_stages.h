@@ -10,8 +10,9 @@
 //     SELECT a.name, t.total WHERE t.total > 100
 //
 // is compiled into statements the engine already defines:
-// - per WITH query, then for the query in FROM, a hidden transform
-//   `__trellis_derived_<n>` (its target in the catalog schema): the query
+// - per WITH query, then for the query in FROM, then for each subquery in
+//   WHERE with a query of its own (grammar::WhereSubquery::body), a hidden
+//   transform `__trellis_derived_<n>` (its target in the catalog schema): the query
 //   as written, its reads of earlier WITH queries turned into reads of
 //   their hidden targets. It is any statement a TRANSFORM may be (a
 //   projection, join, grouping, grouped join, with HAVING, subqueries in
@@ -36,8 +37,8 @@ namespace trellis::plan {
 // has had.
 inline constexpr std::string_view kHiddenDerivedPrefix = "__trellis_derived_";
 
-// How many hidden queries `stmt` compiles into: one per WITH query and one
-// for the query in FROM.
+// How many hidden queries `stmt` compiles into: one per WITH query, one
+// for the query in FROM and one per subquery body.
 std::size_t DerivedPartsNeeded(const grammar::TransformStmt& stmt);
 
 struct DerivedStages {

@@ -108,9 +108,11 @@ Status DefineSubqueryStages(pg::Connection& conn, const std::string& schema,
     stage_ids.push_back(id.value());
   }
   // Then the statement over them, as any statement without subqueries is
-  // defined (a join; grouped, a hidden join and the grouping over it).
+  // defined (a join; grouped, a hidden join and the grouping over it). Its
+  // name was checked where the user's statement came in; a hidden query's
+  // (a subquery's own, plan/derived_stages.h) is Trellis's and passes.
   TRELLIS_RETURN_IF_ERROR(
-      InUserTerms(DefineStatement(conn, schema, compiled->owner, steps), stmt, hidden, words));
+      InUserTerms(DefineCompiled(conn, schema, compiled->owner, steps), stmt, hidden, words));
 
   auto owner = catalog::LoadTransform(conn, schema, stmt.target.name);
   if (!owner.ok()) return owner.status();

@@ -267,8 +267,10 @@ defmodule Trellis.Compiled.SubqueryLifecycleTest do
            "a subquery under OR"},
           {"EXISTS (SELECT 1 FROM lineitem l WHERE l.order_id > o.id)",
            "correlated by anything but equalities"},
-          {"EXISTS (SELECT 1 FROM lineitem l WHERE l.order_id = o.id AND EXISTS " <>
-             "(SELECT 1 FROM blocked))", "a subquery inside a subquery"},
+          {"o.total < (SELECT max(l.qty) - (SELECT 1 FROM blocked) FROM lineitem l " <>
+             "WHERE l.order_id = o.id)", "a subquery inside a subquery's SELECT item"},
+          {"EXISTS (SELECT 1 FROM lineitem l, blocked b WHERE l.order_id = o.id)",
+           "a comma-separated FROM in a subquery"},
           {"EXISTS (SELECT 1 FROM LATERAL f(o.id) x)", "LATERAL"},
           {"o.total = ANY (SELECT qty FROM lineitem)", "ANY, SOME or ALL"},
           {"EXISTS (SELECT count(*) FROM lineitem l WHERE l.order_id = o.id)", "always true"}

@@ -26,23 +26,12 @@ defmodule Trellis.Compiled.TpchTest do
   # The queries one statement cannot express, each refused by name with
   # the fix (what to define instead), and what in it is refused.
   @refused [
-    {"Q2: a join inside its correlated subquery",
-     "TRANSFORM tpch_q2 FROM partsupp ps JOIN part p ON ps.ps_partkey = p.p_partkey " <>
-       "JOIN supplier s ON ps.ps_suppkey = s.s_suppkey SELECT s.s_acctbal, s.s_name, p.p_partkey " <>
-       "WHERE p.p_size = 15 AND ps.ps_supplycost = (SELECT min(x.ps_supplycost) FROM partsupp x " <>
-       "JOIN supplier y ON x.ps_suppkey = y.s_suppkey WHERE x.ps_partkey = p.p_partkey)",
-     "a join inside a subquery is not supported"},
     {"Q11: a subquery in HAVING",
      "TRANSFORM tpch_q11 FROM partsupp ps SELECT ps.ps_partkey, " <>
        "sum(ps.ps_supplycost * ps.ps_availqty) AS value GROUP BY ps.ps_partkey " <>
        "HAVING sum(ps.ps_supplycost * ps.ps_availqty) > " <>
        "(SELECT sum(x.ps_supplycost * x.ps_availqty) * 0.0001 FROM partsupp x)",
      "a subquery in HAVING is not supported"},
-    {"Q20: a subquery inside a subquery",
-     "TRANSFORM tpch_q20 FROM supplier s SELECT s.s_name WHERE s.s_suppkey IN " <>
-       "(SELECT ps.ps_suppkey FROM partsupp ps WHERE ps.ps_partkey IN " <>
-       "(SELECT p.p_partkey FROM part p WHERE p.p_name LIKE 'forest%'))",
-     "a subquery inside a subquery is not supported"},
     {"Q21: a correlation by <>",
      "TRANSFORM tpch_q21 FROM lineitem l1 JOIN supplier s ON l1.l_suppkey = s.s_suppkey " <>
        "SELECT s.s_name, count(*) AS numwait WHERE EXISTS (SELECT 1 FROM lineitem l2 " <>
