@@ -84,6 +84,18 @@ defmodule Trellis.Test.JoinWorkload do
   end
 
   @doc """
+  The differential tests' round of writes: 4 writers of 600 writes each,
+  awaited; fails unless more than 1,800 committed (the rest are the
+  workload's own conflicts). Returns how many committed.
+  """
+  def write_round!(url, seed) do
+    import ExUnit.Assertions
+    committed = url |> writers(seed, 4, 600) |> Task.await_many(480_000) |> Enum.sum()
+    assert committed > 1_800, "only #{committed} of 2400 writes committed"
+    committed
+  end
+
+  @doc """
   The crash tests' round: a fleet of two handles that both ask for staging
   (the second waits as the standby), `define` run on the first, then
   `write_through_staging_crash!/4` with the first port killed. Returns the

@@ -75,15 +75,10 @@ defmodule Trellis.Compiled.DifferentialTest do
              ["region_means", "2"]
            ]
 
-    committed =
-      url |> JoinWorkload.writers(seed, 4, 600) |> Task.await_many(480_000) |> Enum.sum()
-
-    assert committed > 1_800, "only #{committed} of 2400 writes committed"
+    JoinWorkload.write_round!(url, seed)
     assert_equal(b, pg, seed)
 
-    for {name, _, _, _} <- @transforms do
-      assert {:ok, %Trellis.Status{status: :live, backlog_pages: 0}} = Trellis.status(b, name)
-    end
+    assert_all_live!(b, @transforms)
 
     Trellis.shutdown(a)
     Trellis.shutdown(b)

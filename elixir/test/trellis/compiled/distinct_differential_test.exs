@@ -80,10 +80,7 @@ defmodule Trellis.Compiled.DistinctDifferentialTest do
       assert String.ends_with?(shown, first), "#{name} shows #{shown}"
     end
 
-    committed =
-      url |> JoinWorkload.writers(seed, 4, 600) |> Task.await_many(480_000) |> Enum.sum()
-
-    assert committed > 1_800, "only #{committed} of 2400 writes committed"
+    JoinWorkload.write_round!(url, seed)
     assert_equal(b, pg, seed)
 
     # Groups of only NULL contacts exist, with 0 distinct contacts, as in SQL.
@@ -95,9 +92,7 @@ defmodule Trellis.Compiled.DistinctDifferentialTest do
              "SELECT contacts FROM contacts_per_customer WHERE customer_id = 5"
            ) in ["0", nil]
 
-    for {name, _, _, _} <- @transforms do
-      assert {:ok, %Trellis.Status{status: :live, backlog_pages: 0}} = Trellis.status(b, name)
-    end
+    assert_all_live!(b, @transforms)
 
     Trellis.shutdown(a)
     Trellis.shutdown(b)
