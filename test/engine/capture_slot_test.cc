@@ -644,6 +644,66 @@ TEST_CASE("a server that refuses replication connections is read by peeks, said 
   CHECK(Confirmed(db, slot) == staged);
 }
 
+TEST_CASE("a slot far behind is caught up by peeks, said in the fallback, and then streamed again",
+          "[logical][slot][stream][catch_up][exactly_once]") {
+  LogicalDb db;
+  const std::string slot = db.Slot();
+  auto stager = db.Open();
+  REQUIRE(stager->Exec("SET synchronous_commit = off").ok());
+  auto streams = std::make_unique<OwnedStreams>(db.options());
+  db.Sql("INSERT INTO t VALUES (11, 11)");
+  CHECK(StageUntil(db, *stager, 1) == 1);
+  CHECK(SlotHolder(db, slot) == "walsender");
+  CHECK(WalStreamFallback().empty());
+
+  // A backlog well past kCatchUpBytes of WAL, in four transactions (each
+  // one row of `consumed`), written while nothing stages.
+  for (int k = 0; k < 4; ++k) {
+    const int from = 100 + k * 100000;
+    db.Sql("INSERT INTO t SELECT g, g FROM generate_series(" + std::to_string(from) + ", " +
+           std::to_string(from + 99999) + ") g");
+  }
+  const uint64_t behind = Lsn(db.Scalar("SELECT pg_current_wal_flush_lsn()::text")) -
+                          Lsn(db.Scalar("SELECT staged_lsn::text FROM trellis.capture_feed"));
+  INFO("behind " << behind);
+  REQUIRE(behind > kCatchUpBytes);
+
+  const uint64_t peeks_before = CatchUpPeeks();
+  // The first batch peeks: the stream is closed (no walsender holds the
+  // slot) and the fallback says why, naming no fix.
+  const long first = db.Stage(*stager);
+  CHECK(CatchUpPeeks() == peeks_before + 1);
+  CHECK(SlotHolder(db, slot) == "");
+  const std::string why = WalStreamFallback();
+  INFO(why);
+  CHECK(why.find("catches up") != std::string::npos);
+  CHECK(why.find(slot) != std::string::npos);
+  // Each peek's batch advanced the slot once committed.
+  const std::string staged = db.Scalar("SELECT staged_lsn::text FROM trellis.capture_feed");
+  CHECK(Lsn(Confirmed(db, slot)) == Lsn(staged));
+
+  // The rest: every backlog transaction exactly once, then the stream
+  // again, for a write after the catch-up.
+  CHECK(first + StageUntil(db, *stager, 4 - first) == 4);
+  db.Sql("INSERT INTO t VALUES (12, 12)");
+  CHECK(StageUntil(db, *stager, 1) == 1);
+  CHECK(SlotHolder(db, slot) == "walsender");
+  CHECK(WalStreamFallback().empty());
+  // Nothing more comes (none twice).
+  long again = 0;
+  for (int i = 0; i < 10; ++i) {
+    again += db.Stage(*stager);
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  CHECK(again == 0);
+  streams.reset();  // the workers' staging worker reads the slot from here
+  auto workers = BackgroundWorkers::Start(db.options(), true, 1);
+  db.AwaitConverged();
+  CHECK(db.Scalar("SELECT count(*) FROM t_copy") == "400012");
+  CHECK(db.Scalar("SELECT count(*) FROM (SELECT id, v FROM t EXCEPT SELECT id, v FROM t_copy) d") ==
+        "0");
+}
+
 TEST_CASE(
     "a server whose synchronous_standby_names would take the walsender for a standby is read "
     "by peeks",

@@ -33,7 +33,10 @@ defmodule Trellis.Status do
       a pooler, a role without `REPLICATION`) or the server's
       `synchronous_standby_names` would match the stream (`'*'`); the
       stream is tried again every 10 s, and the field is `nil` again once
-      it runs. Only the handle whose staging worker reads the slot (a
+      it runs. Also set, with "Nothing to fix", while a slot more than
+      32 MB of WAL behind is caught up by large peeks, which hand over a
+      backlog faster than the stream (spec/engine.md "Catching up by
+      peeks"); `nil` once the stream runs again. Only the handle whose staging worker reads the slot (a
       `staging: true` handle, the one elected) reports it; on other
       handles, and in trigger mode, it is `nil`
     * `:backfill` - a `Trellis.BackfillProgress`

@@ -310,10 +310,31 @@ std::vector<std::string> FromStream(const WalStream& stream, int changes, bool* 
 Result<std::unique_ptr<FeedBatch>> TakeSlotBatch(pg::Connection& conn, const std::string& schema,
                                                  const SlotPosition& position, int max_rows) {
   SlotBatch::Read read;
+  // The snapshot first, then the insert LSN, then the flush LSN: a writer
+  // visible in the snapshot wrote its commit before the insert LSN. The
+  // slot's confirmed position too, to tell how far behind it is.
+  auto now = conn.QueryPrepared(
+      "SELECT pg_current_snapshot()::text, pg_current_wal_insert_lsn()::text, "
+      "pg_current_wal_flush_lsn()::text, (SELECT confirmed_flush_lsn::text FROM "
+      "pg_replication_slots WHERE slot_name = $1)",
+      {position.slot});
+  if (!now.ok()) return now.status();
+  read.snapshot = now->text(0, 0);
+  read.insert_lsn = ParseLsn(now->text(0, 1)).value_or(0);
+  read.flush_lsn = ParseLsn(now->text(0, 2)).value_or(0);
+  const Lsn staged = position.staged_lsn ? ParseLsn(*position.staged_lsn).value_or(0) : 0;
+  // A slot far behind is read by a large peek even by the staging worker
+  // (wal_stream.h, "Catching up by peeks"): its stream is closed first, and
+  // the next batch close enough starts a new one from the slot's confirmed
+  // position, which this batch's Committed advanced.
+  const Lsn from = std::max(staged, ParseLsn(now->text(0, 3)).value_or(0));
+  const bool catch_up = OwnsWalStreams() && from > 0 && read.flush_lsn > from + kCatchUpBytes;
+  if (catch_up) CatchUpByPeeks(position.slot, read.flush_lsn - from);
   // The elected staging worker reads through its walsender stream; any
   // other caller (and a worker the server refused a replication connection)
   // peeks.
-  auto owned = StreamForBatch(position.slot, position.publication);
+  auto owned = catch_up ? Result<OwnedStream>(OwnedStream{})
+                        : StreamForBatch(position.slot, position.publication);
   if (!owned.ok()) return owned.status();
   if (owned->busy) {
     read.unavailable = true;
@@ -323,23 +344,13 @@ Result<std::unique_ptr<FeedBatch>> TakeSlotBatch(pg::Connection& conn, const std
   WalStream* ws = owned->stream;
   read.streamed = ws != nullptr;
   read.generation = owned->generation;
-  // The snapshot first, then the insert LSN, then the flush LSN: a writer
-  // visible in the snapshot wrote its commit before the insert LSN.
-  auto now = conn.QueryPrepared(
-      "SELECT pg_current_snapshot()::text, pg_current_wal_insert_lsn()::text, "
-      "pg_current_wal_flush_lsn()::text");
-  if (!now.ok()) return now.status();
-  read.snapshot = now->text(0, 0);
-  read.insert_lsn = ParseLsn(now->text(0, 1)).value_or(0);
-  read.flush_lsn = ParseLsn(now->text(0, 2)).value_or(0);
   // Nothing flushed past the staged position: a peek would decode from the
   // slot's restart point only to hand over nothing new (every commit that
   // begins before the staged position is staged, see Staged), and its
   // decoding context alone costs milliseconds. An idle catalog polls every
   // 10 ms, so this is most of what logical capture costs the server while
   // nobody writes.
-  const Lsn staged = position.staged_lsn ? ParseLsn(*position.staged_lsn).value_or(0) : 0;
-  const int changes = std::max(max_rows, 1) * kChangesPerRow;
+  const int changes = catch_up ? kCatchUpChanges : std::max(max_rows, 1) * kChangesPerRow;
   // A stream buffers at most a few batches ahead; past that the server
   // waits on the socket.
   const size_t read_ahead = static_cast<size_t>(changes) * 4;
@@ -378,11 +389,29 @@ Result<std::unique_ptr<FeedBatch>> TakeSlotBatch(pg::Connection& conn, const std
   } else {
     // Decoding reads only flushed WAL, so the flush LSN is as far as a read
     // can get; under asynchronous commit it trails the insert LSN.
-    auto peeked = conn.QueryPrepared(
+    const std::string peek_sql =
         "SELECT data FROM pg_logical_slot_peek_binary_changes($1, $2::pg_lsn, $3::int, "
-        "'proto_version', '1', 'publication_names', $4)",
-        {position.slot, now->text(0, 2), std::to_string(changes), position.publication});
+        "'proto_version', '1', 'publication_names', $4)";
+    const pg::Params peek_params = {position.slot, now->text(0, 2), std::to_string(changes),
+                                    position.publication};
+    // A catch-up peek right after the stream closed may still find the
+    // slot held by the walsender being ended (55006): that is a pause, as
+    // for a stream, not a failure of the staging transaction.
+    if (catch_up) TRELLIS_RETURN_IF_ERROR(conn.Exec("SAVEPOINT trellis_catch_up"));
+    auto peeked = conn.QueryPrepared(peek_sql, peek_params);
+    if (catch_up && !peeked.ok() && peeked.status().sqlstate &&
+        *peeked.status().sqlstate == "55006") {
+      TRELLIS_RETURN_IF_ERROR(conn.Exec("ROLLBACK TO SAVEPOINT trellis_catch_up"));
+      TRELLIS_RETURN_IF_ERROR(SlotInUse(position.slot, peeked.status()));
+      read.unavailable = true;
+      return std::unique_ptr<FeedBatch>(
+          std::make_unique<SlotBatch>(schema, position, std::move(read)));
+    }
     if (!peeked.ok()) return peeked.status();
+    if (catch_up) {
+      TRELLIS_RETURN_IF_ERROR(conn.Exec("RELEASE SAVEPOINT trellis_catch_up"));
+      SlotRead();
+    }
     read.cut = static_cast<long>(peeked->size()) >= changes;
     messages.reserve(peeked->size());
     for (size_t r = 0; r < peeked->size(); ++r) {

@@ -4,6 +4,7 @@
 #include <poll.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cctype>
 #include <mutex>
 
@@ -325,9 +326,12 @@ struct Owner {
   std::optional<std::chrono::steady_clock::time_point> refused_at;
   bool refusal_logged = false;
   std::optional<std::chrono::steady_clock::time_point> busy_since;
+  bool catching_up = false;  // reading by peeks until close to the flush LSN
 };
 
 thread_local std::optional<Owner> t_owner;
+
+std::atomic<uint64_t> catch_up_peeks{0};
 
 std::mutex fallback_mu;
 std::string fallback_reason;  // guarded by fallback_mu
@@ -397,19 +401,11 @@ Result<OwnedStream> StreamForBatch(const std::string& slot, const std::string& p
         SetFallback(why);
         return OwnedStream{};
       }
-      {
-        // Streamed by another process: a walsender of a staging worker
-        // that lost its election and has not been closed yet, or one the
-        // server has not finished ending. Nothing is taken this round.
-        if (!o.busy_since) o.busy_since = now;
-        if (now - *o.busy_since < kBusyBound) return OwnedStream{nullptr, true, o.generation};
-        return Status::Database(
-            "replication slot " + slot + " has been in use by another process for over " +
-            std::to_string(std::chrono::duration_cast<std::chrono::seconds>(kBusyBound).count()) +
-            " s (" + s.message() +
-            "): staging cannot read it. End whatever reads it "
-            "(pg_terminate_backend of active_pid in pg_replication_slots)");
-      }
+      // Streamed by another process: a walsender of a staging worker
+      // that lost its election and has not been closed yet, or one the
+      // server has not finished ending. Nothing is taken this round.
+      TRELLIS_RETURN_IF_ERROR(SlotInUse(slot, s));
+      return OwnedStream{nullptr, true, o.generation};
     }
     o.busy_since.reset();
     if (o.refused_at) {
@@ -419,6 +415,13 @@ Result<OwnedStream> StreamForBatch(const std::string& slot, const std::string& p
           slot);
     }
     o.refused_at.reset();
+    if (o.catching_up) {
+      StreamLogger()->info(
+          "capture by logical decoding: slot {} caught up by peeks; reading it through a "
+          "walsender again",
+          slot);
+      o.catching_up = false;
+    }
     SetFallback("");
     o.stream = std::move(started.value());
     ++o.generation;
@@ -436,6 +439,47 @@ void ConfirmStream(uint64_t generation, Lsn through) {
     t_owner->stream.reset();
   }
 }
+
+Status SlotInUse(const std::string& slot, const Status& refusal) {
+  if (!t_owner) return refusal;
+  Owner& o = *t_owner;
+  const auto now = std::chrono::steady_clock::now();
+  if (!o.busy_since) o.busy_since = now;
+  if (now - *o.busy_since < kBusyBound) return Status::OK();
+  return Status::Database(
+      "replication slot " + slot + " has been in use by another process for over " +
+      std::to_string(std::chrono::duration_cast<std::chrono::seconds>(kBusyBound).count()) +
+      " s (" + refusal.message() +
+      "): staging cannot read it. End whatever reads it "
+      "(pg_terminate_backend of active_pid in pg_replication_slots)");
+}
+
+void SlotRead() {
+  if (t_owner) t_owner->busy_since.reset();
+}
+
+bool OwnsWalStreams() { return t_owner.has_value(); }
+
+void CatchUpByPeeks(const std::string& slot, uint64_t behind) {
+  if (!t_owner) return;
+  Owner& o = *t_owner;
+  o.stream.reset();
+  o.batch_open = false;
+  catch_up_peeks.fetch_add(1);
+  if (o.catching_up) return;
+  o.catching_up = true;
+  const std::string why =
+      "replication slot " + slot + " is read by peeks while it catches up: it was " +
+      std::to_string(behind >> 20) + " MB of WAL behind (more than " +
+      std::to_string(kCatchUpBytes >> 20) +
+      " MB), and a peek hands over a far-behind slot's changes faster than the walsender; the "
+      "stream starts again once the slot is closer. Nothing to fix: a backlog "
+      "(workers stopped, a burst of writes) is being staged";
+  StreamLogger()->info("capture by logical decoding: {}", why);
+  SetFallback(why);
+}
+
+uint64_t CatchUpPeeks() { return catch_up_peeks.load(); }
 
 std::string WalStreamFallback() {
   std::lock_guard lock(fallback_mu);

@@ -126,6 +126,44 @@ Result<OwnedStream> StreamForBatch(const std::string& slot, const std::string& p
 // the next stream starts from the slot's confirmed position).
 void ConfirmStream(uint64_t generation, pgoutput::Lsn through);
 
+// ---- Catching up by peeks ----
+//
+// A walsender hands over a change for a few syscalls (it checks for a
+// reply once per WAL record and flushes the socket once per message), about
+// 10 us each on the shared 2-core machine; a peek of the same changes costs
+// 3-10 us a change there, plus a decode from the slot's restart point at
+// every read (bench/README.md, "Catch-up by peeks"). So a slot far behind
+// is read by large peeks in the staging transaction, as the fallback does,
+// and the stream is started again once it is close (spec/engine.md
+// "Reading the slot", "Catching up by peeks").
+
+// A slot whose position (the later of the staged position and the slot's
+// confirmed one) is more than this many bytes of WAL below the flush LSN
+// is read by peeks: 80,000-300,000 changes, 1-3 s of walsender time, far
+// more than a peek's start costs on a slot kept close (spec/engine.md).
+inline constexpr uint64_t kCatchUpBytes = 32ull << 20;
+// Changes one catch-up peek asks for (upto_nchanges: the server still ends
+// a peek only at a commit).
+inline constexpr int kCatchUpChanges = 250000;
+
+// True when the elected staging worker runs on this thread (its batches
+// read the slot through a stream unless it is far behind).
+bool OwnsWalStreams();
+// Called by a batch of this thread's staging worker that reads `slot` by a
+// peek because it is `behind` bytes behind: closes this thread's stream
+// (its walsender holds the slot, which a peek needs) and, on entering the
+// catch-up, says so in the log and in WalStreamFallback() until a stream
+// runs again (the next StreamForBatch).
+void CatchUpByPeeks(const std::string& slot, uint64_t behind);
+// Batches this process has read by catch-up peeks, for tests.
+uint64_t CatchUpPeeks();
+// A read of `slot` by this thread's staging worker found it active in
+// another process (`refusal`, 55006): OK, a pause taking nothing, for up
+// to kBusyBound since the last successful read, then an error naming the
+// fix. SlotRead() says a read succeeded.
+Status SlotInUse(const std::string& slot, const Status& refusal);
+void SlotRead();
+
 // How long a slot may stay streamed by another process before a batch
 // reports it.
 constexpr auto kBusyBound = std::chrono::seconds(30);
