@@ -130,6 +130,30 @@ defmodule Trellis.Test.Targets do
   end
 
   @doc """
+  Why `name`'s slot is read by peeks rather than a walsender stream, as
+  status/2 tells it (`capture_fallback`), or nil.
+  """
+  @spec capture_fallback(Trellis.t(), String.t()) :: String.t() | nil
+  def capture_fallback(handle, name) do
+    {:ok, status} = Trellis.status(handle, name)
+    status.capture_fallback
+  end
+
+  @doc """
+  How many walsenders hold a replication slot of the current database: the
+  staging worker's stream, when it runs one.
+  """
+  @spec walsenders(SimplePG.t()) :: String.t()
+  def walsenders(pg) do
+    SimplePG.scalar!(
+      pg,
+      "SELECT count(*) FROM pg_replication_slots s JOIN pg_stat_activity a " <>
+        "ON a.pid = s.active_pid WHERE a.backend_type = 'walsender' " <>
+        "AND s.database = current_database()"
+    )
+  end
+
+  @doc """
   Asserts that each of `transforms` (`{name, statement, columns, query}`) is
   live with no page left.
   """

@@ -101,18 +101,5 @@ defmodule Trellis.Logical.CatchUpTest do
     end
   end
 
-  defp fallback(trellis) do
-    {:ok, status} = Trellis.status(trellis, "cu_copy")
-    status.capture_fallback
-  end
-
-  # The staging worker's stream: a walsender holding the catalog's slot.
-  defp walsenders(pg) do
-    SimplePG.scalar!(
-      pg,
-      "SELECT count(*) FROM pg_replication_slots s JOIN pg_stat_activity a " <>
-        "ON a.pid = s.active_pid WHERE a.backend_type = 'walsender' " <>
-        "AND s.database = current_database()"
-    )
-  end
+  defp fallback(trellis), do: capture_fallback(trellis, "cu_copy")
 end

@@ -77,17 +77,5 @@ defmodule Trellis.Logical.StreamFallbackTest do
     Trellis.shutdown(a)
   end
 
-  defp fallback(trellis) do
-    {:ok, status} = Trellis.status(trellis, "doubled")
-    status.capture_fallback
-  end
-
-  # The staging worker's stream: a walsender holding the catalog's slot.
-  defp walsenders(pg) do
-    SimplePG.scalar!(
-      pg,
-      "SELECT count(*) FROM pg_replication_slots s JOIN pg_stat_activity a " <>
-        "ON a.pid = s.active_pid WHERE a.backend_type = 'walsender'"
-    )
-  end
+  defp fallback(trellis), do: capture_fallback(trellis, "doubled")
 end
