@@ -86,7 +86,14 @@ defmodule Trellis.Test.Targets do
     converge!(handle, 240_000)
 
     for {name, _statement, query} <- transforms do
-      assert differences(pg, "TABLE #{name}", query) == "0", "#{name} differs (#{context})"
+      target = "TABLE #{name}"
+
+      if differences(pg, target, query) != "0" do
+        flunk(
+          "#{name} differs (#{context}): #{difference_sample(pg, target, query)}; " <>
+            "status #{inspect(Trellis.status(handle, name))}"
+        )
+      end
     end
 
     :ok

@@ -168,6 +168,13 @@ Result<std::string> CatalogCaptureMode(pg::Connection& conn, const std::string& 
   return rows->text(0, 0);
 }
 
+Result<bool> LeftRelationWritesCaptured(pg::Connection& conn, const std::string& schema) {
+  auto rows = conn.QueryPrepared(sql::WithSchema(
+      "SELECT mode = 'triggers' AND slot_name IS NULL FROM {schema}.capture_feed", schema));
+  if (!rows.ok()) return rows.status();
+  return rows->empty() || rows->text(0, 0) == "t";
+}
+
 Result<std::string> EnsureCaptureMode(pg::Connection& conn, const std::string& schema,
                                       std::string_view requested) {
   if (requested != "triggers" && requested != "logical" && requested != "auto") {

@@ -30,4 +30,13 @@ Result<std::string> EnsureCaptureMode(pg::Connection& conn, const std::string& s
 // "triggers" or "logical": the mode the catalog in `schema` captures in now.
 Result<std::string> CatalogCaptureMode(pg::Connection& conn, const std::string& schema);
 
+// Whether writes made to a relation after it left a source (a detached
+// partition, a table no longer inheriting) are captured until the relation
+// sync forgets it. Trigger capture does: the relation's triggers stay until
+// then. A slot does not: its publication stops publishing the relation at
+// the detach, so while the catalog is in logical mode, or still has a slot
+// whose changes may be staged, the relation's rows at the sync may differ
+// from its rows at the detach (staging/relation_sync.cc).
+Result<bool> LeftRelationWritesCaptured(pg::Connection& conn, const std::string& schema);
+
 }  // namespace trellis::capture

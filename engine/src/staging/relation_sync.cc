@@ -6,6 +6,7 @@
 #include <set>
 #include <vector>
 
+#include "capture/capture_mode.h"
 #include "capture/relations.h"
 #include "capture/sources.h"
 #include "catalog/model.h"
@@ -132,18 +133,19 @@ VALUES ($1::int, $2, $3, $4::bigint[], $5::bigint))sql",
 }
 
 // A detach seen pending is final: rebuild every target that takes deltas
-// from the source, and forget the record. Reads no user table, so it takes
-// no lock but the catalog's.
+// from the source (every target reading it, when writes to the relation
+// since the detach may have gone uncaptured: `captured` false), and forget
+// the record. Reads no user table, so it takes no lock but the catalog's.
 Status ApplyDetachFinished(pg::Connection& conn, const std::string& schema,
                            const std::vector<catalog::Transform>& transforms,
                            const std::optional<catalog::Source>& source,
-                           const capture::RelationEvent& event) {
+                           const capture::RelationEvent& event, bool captured) {
   if (source) {
     for (const auto& t : transforms) {
       if (!Reads(t, *source)) continue;
       auto p = plan::Bind(t, schema);
       if (!p.ok()) return p.status();
-      if (!TakesDeltas(*p.value())) continue;
+      if (captured && !TakesDeltas(*p.value())) continue;
       TRELLIS_RETURN_IF_ERROR(catalog::RequestRebuild(conn, schema, t.id, std::nullopt));
     }
   }
@@ -155,11 +157,13 @@ Status ApplyDetachFinished(pg::Connection& conn, const std::string& schema,
 
 // One change's capture and corrections: `event` is added, detached or
 // dropped (a re-attach is applied as added, with `subtree`, once forgotten).
+// `captured`: writes to a detached relation since its detach were captured
+// (capture::LeftRelationWritesCaptured).
 // REQUIRES: the relation locked, unless dropped.
 Status ApplyChange(pg::Connection& conn, const std::string& schema,
                    const std::vector<catalog::Transform>& transforms,
                    const std::optional<catalog::Source>& source,
-                   const capture::RelationEvent& event, bool subtree) {
+                   const capture::RelationEvent& event, bool subtree, bool captured) {
   if (event.change == capture::RelationChange::kAdded) {
     if (!source) return Status::OK();  // no reader left: released meanwhile
     TRELLIS_RETURN_IF_ERROR(
@@ -194,7 +198,14 @@ Status ApplyChange(pg::Connection& conn, const std::string& schema,
       // waited for it, so the rebuild reads what it did). A pending one is
       // corrected now and rebuilds once final (pending_detaches).
       const bool final_detach = event.change == capture::RelationChange::kDetached && !pending;
-      if ((!keyed && event.change != capture::RelationChange::kDetached) ||
+      // A detached relation's rows now are its rows at the detach only if
+      // every write since was captured: a slot stopped publishing it at the
+      // detach, so a row deleted from it since would be missing from the
+      // correction, and its target rows kept. Then a target keyed by the
+      // source finds its stale keys by the anti-join, and any other reader
+      // is rebuilt, as an attached relation rebuilds it.
+      const bool blind = final_detach && !captured;
+      if ((!keyed && (event.change != capture::RelationChange::kDetached || blind)) ||
           (final_detach && TakesDeltas(*p.value()))) {
         TRELLIS_RETURN_IF_ERROR(catalog::RequestRebuild(conn, schema, t.id, std::nullopt));
         continue;
@@ -204,7 +215,7 @@ Status ApplyChange(pg::Connection& conn, const std::string& schema,
       // directly since, uncaptured, so its rows as they are now do not name
       // every stale key; the anti-join does.
       const bool stale =
-          keyed && (event.change != capture::RelationChange::kDetached || event.unseen);
+          keyed && (event.change != capture::RelationChange::kDetached || event.unseen || blind);
       TRELLIS_RETURN_IF_ERROR(Correct(conn, schema, t, *p.value(), *source, event, rows, stale));
     }
   }
@@ -247,8 +258,14 @@ Status Apply(pg::Connection& conn, const std::string& schema, const capture::Rel
       if (input.source.id == event.source_id) source = input.source;
     }
   }
-  if (finished) return ApplyDetachFinished(conn, schema, transforms.value(), source, event);
-  if (!relinked) return ApplyChange(conn, schema, transforms.value(), source, event, false);
+  auto captured = capture::LeftRelationWritesCaptured(conn, schema);
+  if (!captured.ok()) return captured.status();
+  if (finished) {
+    return ApplyDetachFinished(conn, schema, transforms.value(), source, event, *captured);
+  }
+  if (!relinked) {
+    return ApplyChange(conn, schema, transforms.value(), source, event, false, *captured);
+  }
   // Detached and then added again, in this one transaction: the relation
   // and every relation under it were out of the source for a while, so a
   // recompute then read the source without their rows and writes naming
@@ -261,7 +278,7 @@ Status Apply(pg::Connection& conn, const std::string& schema, const capture::Rel
   TRELLIS_RETURN_IF_ERROR(capture::ForgetRelation(conn, schema, event.source_id, event.relid));
   capture::RelationEvent added = event;
   added.change = capture::RelationChange::kAdded;
-  return ApplyChange(conn, schema, transforms.value(), source, added, true);
+  return ApplyChange(conn, schema, transforms.value(), source, added, true, *captured);
 }
 
 }  // namespace

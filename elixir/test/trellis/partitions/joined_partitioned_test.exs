@@ -67,6 +67,16 @@ defmodule Trellis.Partitions.JoinedPartitionedTest do
        fn ->
          "CREATE TABLE customers_e PARTITION OF customers FOR VALUES FROM (50) TO (100); " <>
            "INSERT INTO customers VALUES (60, 'sixty', 2)"
+       end},
+      # Written in the detach's own transaction, so before any staging round
+      # can see the detach: the rows the detached table holds afterwards are
+      # not the rows it held at the detach (logical capture does not see
+      # writes to it once detached).
+      {"a partition detached, then rows deleted from it and renamed, in one transaction",
+       fn ->
+         "BEGIN; ALTER TABLE customers DETACH PARTITION customers_c; " <>
+           "DELETE FROM customers_c WHERE id BETWEEN 100 AND 130; " <>
+           "UPDATE customers_c SET id = id + 1000 WHERE id > 140; COMMIT"
        end}
     ]
 
