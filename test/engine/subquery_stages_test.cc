@@ -243,6 +243,128 @@ TEST_CASE("a subquery that joins tables, or holds subqueries, reads a query of i
         "TRANSFORM trellis_subquery FROM l JOIN m ON l.a = m.a SELECT true AS one");
 }
 
+TEST_CASE("EXISTS correlated by <> counts by the equalities, less the rows equal on it",
+          "[plan][subquery]") {
+  // TPC-H Q21's EXISTS: another lineitem of the order, from another supplier.
+  const std::string text =
+      "TRANSFORM late FROM lineitem l1 SELECT l1.k WHERE EXISTS (SELECT 1 FROM lineitem l2 WHERE "
+      "l2.ok = l1.ok AND l2.sk <> l1.sk) AND NOT EXISTS (SELECT 1 FROM lineitem l3 WHERE l3.ok = "
+      "l1.ok AND l1.sk != l3.sk AND l3.late)";
+  const grammar::TransformStmt stmt = Statement(text);
+  REQUIRE(stmt.subqueries.size() == 2);
+  const auto& exists = stmt.subqueries[0];
+  CHECK(exists.outer == "l1");
+  REQUIRE(exists.correlations.size() == 1);
+  CHECK(exists.correlations[0] == grammar::Correlation{"ok", "l2.ok"});
+  CHECK(exists.differs == grammar::Correlation{"sk", "l2.sk"});
+  CHECK_FALSE(exists.where);
+  // Written the other way round, and beside a local condition.
+  CHECK(stmt.subqueries[1].differs == grammar::Correlation{"sk", "l3.sk"});
+  CHECK(stmt.subqueries[1].where == std::optional<std::string>("(l3.late)"));
+  CHECK(plan::HiddenPartsNeeded(stmt) == 4);
+  CHECK_FALSE(plan::NeedsFromCopy(stmt));
+
+  auto stages = Compile(text);
+  REQUIRE(stages.stages.size() == 4);
+  // The count by the equalities, of rows whose <> column is not NULL (<>
+  // never matches NULL)...
+  CHECK(grammar::Render(stages.stages[0]) ==
+        "TRANSFORM trellis.__trellis_sub_7 FROM lineitem AS l2 SELECT l2.ok AS k1, count(*) AS n "
+        "WHERE (l2.ok) IS NOT NULL AND (l2.sk) IS NOT NULL GROUP BY l2.ok");
+  // ... and the count of those also equal on it.
+  CHECK(grammar::Render(stages.stages[1]) ==
+        "TRANSFORM trellis.__trellis_sub_8 FROM lineitem AS l2 SELECT l2.ok AS k1, l2.sk AS k2, "
+        "count(*) AS n WHERE (l2.ok) IS NOT NULL AND (l2.sk) IS NOT NULL GROUP BY l2.ok, l2.sk");
+  CHECK(grammar::Render(stages.stages[2]) ==
+        "TRANSFORM trellis.__trellis_sub_9 FROM lineitem AS l3 SELECT l3.ok AS k1, count(*) AS n "
+        "WHERE (l3.late) AND (l3.ok) IS NOT NULL AND (l3.sk) IS NOT NULL GROUP BY l3.ok");
+  CHECK(stages.stage_subquery == std::vector<std::size_t>{0, 0, 1, 1});
+  // EXISTS joins its first count INNER (a row without a match by the
+  // equalities has none), the second LEFT; NOT EXISTS both LEFT. An outer
+  // NULL makes EXISTS false and NOT EXISTS true.
+  CHECK(grammar::Render(stages.owner) ==
+        "TRANSFORM late FROM lineitem AS l1 JOIN trellis.__trellis_sub_7 AS __trellis_s1 ON l1.ok "
+        "= __trellis_s1.k1 LEFT JOIN trellis.__trellis_sub_8 AS __trellis_s2 ON l1.ok = "
+        "__trellis_s2.k1 AND l1.sk = __trellis_s2.k2 LEFT JOIN trellis.__trellis_sub_9 AS "
+        "__trellis_s3 ON l1.ok = __trellis_s3.k1 LEFT JOIN trellis.__trellis_sub_10 AS "
+        "__trellis_s4 ON l1.ok = __trellis_s4.k1 AND l1.sk = __trellis_s4.k2 SELECT l1.k AS k "
+        "WHERE (\"l1\".\"sk\" IS NOT NULL AND coalesce(\"__trellis_s1\".\"n\", 0) > "
+        "coalesce(\"__trellis_s2\".\"n\", 0)) AND (\"l1\".\"sk\" IS NULL OR "
+        "coalesce(\"__trellis_s3\".\"n\", 0) = coalesce(\"__trellis_s4\".\"n\", 0))");
+
+  // A <> alone: the count by no equality is one row for the whole table,
+  // read through the FROM table's copy.
+  auto alone = Compile(
+      "TRANSFORM t FROM orders o SELECT o.id WHERE EXISTS (SELECT 1 FROM l WHERE l.c <> "
+      "o.customer_id)");
+  REQUIRE(alone.stages.size() == 2);
+  REQUIRE(alone.from_copy);
+  CHECK(grammar::Render(alone.stages[0]) ==
+        "TRANSFORM trellis.__trellis_sub_7 FROM l SELECT count(*) AS n WHERE (l.c) IS NOT NULL");
+  CHECK_THAT(grammar::Render(alone.owner),
+             Contains("LEFT JOIN trellis.__trellis_sub_7 AS __trellis_s1 ON o.trellis_one = "
+                      "__trellis_s1.__trellis_all LEFT JOIN trellis.__trellis_sub_8 AS "
+                      "__trellis_s2 ON o.customer_id = __trellis_s2.k1"));
+
+  // Over a query of its own, the <> column is a column of it too.
+  const grammar::TransformStmt body = Statement(
+      "TRANSFORM t FROM orders o SELECT o.id WHERE NOT EXISTS (SELECT 1 FROM l JOIN m ON l.a = "
+      "m.a WHERE l.o = o.id AND m.s <> o.s AND m.x > 1)");
+  REQUIRE(body.subqueries.size() == 1);
+  CHECK(body.subqueries[0].differs == grammar::Correlation{"s", "trellis_subquery.c2"});
+  REQUIRE(body.subqueries[0].body.size() == 1);
+  CHECK(grammar::Render(body.subqueries[0].body[0]) ==
+        "TRANSFORM trellis_subquery FROM l JOIN m ON l.a = m.a SELECT l.o AS c1, m.s AS c2 WHERE "
+        "m.x > 1");
+}
+
+TEST_CASE("a subquery in HAVING reads the grouping as a query in FROM, compared in WHERE",
+          "[grammar][subquery]") {
+  // TPC-H Q11's shape: a total per key compared to a share of the total.
+  const std::string text =
+      "TRANSFORM t FROM ps JOIN s ON ps.s = s.id SELECT ps.k, sum(ps.v * ps.q) AS value "
+      "WHERE s.n = 'DE' GROUP BY ps.k HAVING count(*) > 1 AND sum(ps.v * ps.q) > (SELECT "
+      "sum(x.v * x.q) * 0.0001 FROM ps x JOIN s y ON x.s = y.id WHERE y.n = 'DE') AND max(ps.v) < "
+      "9";
+  const grammar::TransformStmt stmt = Statement(text);
+  CHECK(stmt.HasDerived());
+  CHECK_FALSE(stmt.HasSubqueries());
+  // Only the statement's own aggregates are HAVING's uses.
+  REQUIRE(stmt.having_uses.size() == 3);
+  CHECK(stmt.having_uses[1].call.argument == std::optional<std::string>("ps.v * ps.q"));
+  CHECK(stmt.having_uses[2].call.argument == std::optional<std::string>("ps.v"));
+  // As written.
+  CHECK_THAT(grammar::Render(stmt),
+             Contains("HAVING count(*) > 1 AND sum(ps.v * ps.q) > (SELECT sum(x.v * x.q) * 0.0001 "
+                      "FROM ps x JOIN s y ON x.s = y.id WHERE y.n = 'DE') AND max(ps.v) < 9"));
+  REQUIRE(stmt.having_query.size() == 1);
+  const grammar::TransformStmt& read = stmt.having_query[0];
+  CHECK(read.target == stmt.target);
+  CHECK(grammar::Render(read) ==
+        "TRANSFORM t FROM (FROM ps JOIN s ON ps.s = s.id SELECT ps.k AS k, sum(ps.v * ps.q) AS "
+        "value, sum(ps.v * ps.q) AS trellis_having_1 WHERE s.n = 'DE' GROUP BY ps.k HAVING "
+        "count(*) > 1 AND max(ps.v) < 9) AS trellis_grouped SELECT trellis_grouped.k AS k, "
+        "trellis_grouped.value AS value WHERE trellis_grouped.trellis_having_1 > (SELECT "
+        "sum(x.v * x.q) * 0.0001 FROM ps x JOIN s y ON x.s = y.id WHERE y.n = 'DE')");
+  REQUIRE(read.subqueries.size() == 1);
+  CHECK(read.subqueries[0].use == grammar::SubqueryUse::kCompare);
+  CHECK(read.subqueries[0].outer.empty());
+  // Read again from its rendering (as a stored definition is bound), the
+  // statement is the same.
+  CHECK(Statement(grammar::Render(stmt)) == stmt);
+
+  // The subquery first, turned round; EXISTS as written; no other HAVING.
+  const grammar::TransformStmt turned = Statement(
+      "TRANSFORM t FROM ps SELECT ps.k, count(*) AS n GROUP BY ps.k HAVING (SELECT max(x.v) "
+      "FROM r x) < count(*) AND NOT EXISTS (SELECT 1 FROM r WHERE r.closed)");
+  REQUIRE(turned.having_query.size() == 1);
+  CHECK(grammar::Render(turned.having_query[0]) ==
+        "TRANSFORM t FROM (FROM ps SELECT ps.k AS k, count(*) AS n, count(*) AS trellis_having_1 "
+        "GROUP BY ps.k) AS trellis_grouped SELECT trellis_grouped.k AS k, trellis_grouped.n AS n "
+        "WHERE trellis_grouped.trellis_having_1 > (SELECT max(x.v) FROM r x) AND NOT EXISTS "
+        "(SELECT 1 FROM r WHERE r.closed)");
+}
+
 TEST_CASE("each subquery form that cannot be compiled is refused by name with the fix",
           "[grammar][subquery]") {
   const std::string head = "TRANSFORM t FROM orders o SELECT o.id WHERE ";
@@ -257,6 +379,13 @@ TEST_CASE("each subquery form that cannot be compiled is refused by name with th
       {"o.a < (SELECT max(l.x) - (SELECT 1 FROM m) FROM l WHERE l.o = o.id)",
        "a subquery inside a subquery's SELECT item"},
       {"EXISTS (SELECT 1 FROM l WHERE l.o > o.id)", "correlated by anything but equalities"},
+      // <> correlates EXISTS and NOT EXISTS only, and once.
+      {"o.a IN (SELECT l.x FROM l WHERE l.o <> o.id)",
+       "a correlation by <> is supported in EXISTS"},
+      {"NOT EXISTS (SELECT 1 FROM l WHERE l.o <> o.id AND l.p != o.p)", "correlated by two <>"},
+      {"o.a < (SELECT max(l.x) FROM l WHERE l.o = o.b AND l.p <> o.id)",
+       "a correlation by <> is supported in EXISTS"},
+      {"EXISTS (SELECT 1 FROM l WHERE l.o <> o.id + 1)", "correlated by anything but equalities"},
       {"EXISTS (SELECT 1 FROM l WHERE l.o = o.id + 1)", "correlated by anything but equalities"},
       {"EXISTS (SELECT 1 FROM l WHERE l.o = o.id OR l.p = 2)",
        "correlated by anything but equalities"},
@@ -296,15 +425,27 @@ TEST_CASE("each subquery form that cannot be compiled is refused by name with th
     REQUIRE(std::holds_alternative<grammar::ParseError>(parsed));
     CHECK_THAT(std::get<grammar::ParseError>(parsed).message, Contains("not allowed in WHERE"));
   }
-  // A subquery in HAVING (TPC-H Q11's): its aggregates are not the
-  // statement's, so it is refused before they are read.
+  // A subquery in HAVING must be uncorrelated, compared or under EXISTS.
   {
     const auto error = Unsupported(
         "TRANSFORM t FROM ps SELECT ps.k, sum(ps.v) AS v GROUP BY ps.k "
-        "HAVING sum(ps.v) > (SELECT sum(x.v) * 0.0001 FROM ps x)");
-    CHECK_THAT(error.message, Contains("a subquery in HAVING is not supported"));
+        "HAVING sum(ps.v) > (SELECT sum(x.v) * 0.0001 FROM ps x WHERE x.k = ps.k)");
+    CHECK_THAT(error.message,
+               Contains("a subquery in HAVING correlated with the statement is not supported"));
     CHECK(error.position == 81);
   }
+  CHECK_THAT(Unsupported("TRANSFORM t FROM ps SELECT ps.k, sum(ps.v) AS v GROUP BY ps.k "
+                         "HAVING ps.k IN (SELECT x.k FROM r x)")
+                 .message,
+             Contains("IN and NOT IN (SELECT ...) in HAVING are not supported"));
+  CHECK_THAT(Unsupported("TRANSFORM t FROM ps SELECT ps.k, sum(ps.v) AS trellis_having_1 GROUP BY "
+                         "ps.k HAVING sum(ps.v) > (SELECT sum(x.v) FROM r x)")
+                 .message,
+             Contains("is Trellis's in a statement with a subquery in HAVING"));
+  CHECK_THAT(Unsupported("TRANSFORM t FROM ps SELECT ps.k, sum(ps.v) AS v GROUP BY ps.k "
+                         "HAVING sum(ps.v) > (SELECT sum(x.v) FROM r x) OR count(*) > 1")
+                 .message,
+             Contains("a subquery under OR"));
   // In a SELECT item and in GROUP BY, likewise (their aggregates and
   // columns were read as the statement's).
   CHECK_THAT(Unsupported("TRANSFORM t FROM c SELECT c.name, (SELECT count(*) FROM o WHERE "

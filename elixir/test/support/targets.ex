@@ -137,6 +137,29 @@ defmodule Trellis.Test.Targets do
   end
 
   @doc """
+  Asserts that `definitions/1` shows each of `transforms` (`{name,
+  statement, columns, query}`) as written: its WHERE as in `statement`, and
+  nothing of its hidden stages (`__trellis` names, a subquery's
+  `trellis_subquery` alias).
+  """
+  @spec assert_shown_as_written!(Trellis.t(), [{String.t(), String.t(), String.t(), String.t()}]) ::
+          :ok
+  def assert_shown_as_written!(handle, transforms) do
+    import ExUnit.Assertions
+    {:ok, definitions} = Trellis.definitions(handle)
+
+    for {name, statement, _, _} <- transforms do
+      [_, where] = String.split(statement, " WHERE ", parts: 2)
+      %Trellis.Definition{statement: shown} = Enum.find(definitions, &(&1.name == name))
+      assert String.ends_with?(shown, " WHERE " <> where), "#{name} shows #{shown}"
+      refute shown =~ "__trellis", "#{name} shows #{shown}"
+      refute shown =~ "trellis_subquery", "#{name} shows #{shown}"
+    end
+
+    :ok
+  end
+
+  @doc """
   Why `name`'s slot is read by peeks rather than a walsender stream, as
   status/2 tells it (`capture_fallback`), or nil.
   """

@@ -212,6 +212,20 @@ defmodule Trellis.Test.Tpch do
        "AND o_orderdate >= '1993-10-01'::date AND o_orderdate < '1994-10-01'::date " <>
        "AND l_returnflag = 'R' AND c_nationkey = n_nationkey " <>
        "GROUP BY c_custkey, c_name, c_acctbal, c_phone, n_name, c_address, c_comment"},
+    {"tpch_q11",
+     "TRANSFORM tpch_q11 FROM partsupp ps JOIN supplier s ON ps.ps_suppkey = s.s_suppkey " <>
+       "JOIN nation n ON s.s_nationkey = n.n_nationkey " <>
+       "SELECT ps.ps_partkey, sum(ps.ps_supplycost * ps.ps_availqty) AS value " <>
+       "WHERE n.n_regionkey = 3 GROUP BY ps.ps_partkey " <>
+       "HAVING sum(ps.ps_supplycost * ps.ps_availqty) > " <>
+       "(SELECT sum(x.ps_supplycost * x.ps_availqty) * 0.005 FROM partsupp x " <>
+       "JOIN supplier y ON x.ps_suppkey = y.s_suppkey JOIN nation z ON y.s_nationkey = z.n_nationkey " <>
+       "WHERE z.n_regionkey = 3)", "ps_partkey, value",
+     "SELECT ps_partkey, sum(ps_supplycost * ps_availqty) FROM partsupp, supplier, nation " <>
+       "WHERE ps_suppkey = s_suppkey AND s_nationkey = n_nationkey AND n_regionkey = 3 " <>
+       "GROUP BY ps_partkey HAVING sum(ps_supplycost * ps_availqty) > " <>
+       "(SELECT sum(ps_supplycost * ps_availqty) * 0.005 FROM partsupp, supplier, nation " <>
+       "WHERE ps_suppkey = s_suppkey AND s_nationkey = n_nationkey AND n_regionkey = 3)"},
     {"tpch_q12",
      "TRANSFORM tpch_q12 FROM lineitem l JOIN orders o ON l.l_orderkey = o.o_orderkey " <>
        "SELECT l.l_shipmode, " <>
@@ -340,6 +354,22 @@ defmodule Trellis.Test.Tpch do
        "AND l_suppkey = ps_suppkey AND l_shipdate >= '1993-01-01'::date " <>
        "AND l_shipdate < '1997-01-01'::date)) " <>
        "AND s_nationkey = n_nationkey AND n_regionkey IN (1, 3)"},
+    {"tpch_q21",
+     "TRANSFORM tpch_q21 FROM lineitem l1 JOIN supplier s ON l1.l_suppkey = s.s_suppkey " <>
+       "JOIN orders o ON l1.l_orderkey = o.o_orderkey JOIN nation n ON s.s_nationkey = n.n_nationkey " <>
+       "SELECT s.s_name, count(*) AS numwait WHERE o.o_orderstatus = 'O' " <>
+       "AND l1.l_receiptdate > l1.l_commitdate AND EXISTS (SELECT 1 FROM lineitem l2 " <>
+       "WHERE l2.l_orderkey = l1.l_orderkey AND l2.l_suppkey <> l1.l_suppkey) " <>
+       "AND NOT EXISTS (SELECT 1 FROM lineitem l3 WHERE l3.l_orderkey = l1.l_orderkey " <>
+       "AND l3.l_suppkey <> l1.l_suppkey AND l3.l_receiptdate > l3.l_commitdate) " <>
+       "AND n.n_regionkey IN (2, 4) GROUP BY s.s_name", "s_name, numwait",
+     "SELECT s_name, count(*) FROM supplier, lineitem l1, orders, nation " <>
+       "WHERE s_suppkey = l1.l_suppkey AND o_orderkey = l1.l_orderkey AND o_orderstatus = 'O' " <>
+       "AND l1.l_receiptdate > l1.l_commitdate AND EXISTS (SELECT * FROM lineitem l2 " <>
+       "WHERE l2.l_orderkey = l1.l_orderkey AND l2.l_suppkey <> l1.l_suppkey) " <>
+       "AND NOT EXISTS (SELECT * FROM lineitem l3 WHERE l3.l_orderkey = l1.l_orderkey " <>
+       "AND l3.l_suppkey <> l1.l_suppkey AND l3.l_receiptdate > l3.l_commitdate) " <>
+       "AND s_nationkey = n_nationkey AND n_regionkey IN (2, 4) GROUP BY s_name"},
     {"tpch_q22",
      "TRANSFORM tpch_q22 FROM customer c SELECT substr(c.c_phone, 1, 2) AS cntrycode, " <>
        "count(*) AS numcust, sum(c.c_acctbal) AS totacctbal " <>

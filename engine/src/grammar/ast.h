@@ -153,6 +153,12 @@ struct TransformStmt;
 // is the only table of the subquery's grouping.
 inline constexpr const char* kSubqueryBodyAlias = "trellis_subquery";
 
+// A statement with a subquery in HAVING (TransformStmt::having_query): the
+// alias its grouping is read by, and the prefix of the columns the compared
+// sides become (`trellis_having_1`, ...).
+inline constexpr const char* kHavingQueryAlias = "trellis_grouped";
+inline constexpr const char* kHavingColumnPrefix = "trellis_having_";
+
 // A subquery in WHERE, one condition of the WHERE's top-level AND: `EXISTS
 // (...)`, `NOT EXISTS (...)`, `q.c IN (...)`, `q.c NOT IN (...)` or `expr op
 // (...)` (a scalar subquery over aggregates). The statement is compiled
@@ -171,6 +177,12 @@ struct WhereSubquery {
   // none), and its equalities with that table, in the order written.
   std::string outer;
   std::vector<Correlation> correlations;
+  // EXISTS and NOT EXISTS: at most one correlation by `<>` (or `!=`),
+  // `inner <> q.outer_column`, beside any number of equalities (TPC-H Q21:
+  // another lineitem of the same order from another supplier). The
+  // engine counts the rows matching the equalities and subtracts those
+  // also equal on this column (plan/subquery_stages.h).
+  std::optional<Correlation> differs;
   // IN and NOT IN: the tested column (of `outer`) and the value selected.
   std::optional<Correlation> tested;
   // kCompare: the subquery's one SELECT item, the aggregate calls in it
@@ -234,6 +246,13 @@ struct TransformStmt {
   // at most one; `source` is then the alias as an unqualified table with
   // that alias (grammar/derived.h, plan/derived_stages.h).
   std::vector<TransformStmt> derived;
+  // HAVING holding subqueries (TPC-H Q11's comparison to a total): the
+  // statement it is read as (one element), its grouping a query in FROM
+  // (alias kHavingQueryAlias; each compared side of a subquery one more
+  // column, kHavingColumnPrefix<k>) and HAVING's subqueries in the WHERE
+  // over it. Derived from `having` by the parser; the statement renders as
+  // written (spec/grammar.md section 11).
+  std::vector<TransformStmt> having_query;
 
   // True when the statement is a UNION ALL of branches, compiled into a
   // hidden projection or join per branch and FULL JOINs that never match
@@ -243,7 +262,9 @@ struct TransformStmt {
   // True when the statement reads a query in FROM or a WITH query, each
   // compiled into a hidden stage the statement reads as a table
   // (plan/derived_stages.h).
-  bool HasDerived() const { return !with.empty() || !derived.empty() || HasSubqueryBodies(); }
+  bool HasDerived() const {
+    return !with.empty() || !derived.empty() || !having_query.empty() || HasSubqueryBodies();
+  }
 
   // True when a subquery in WHERE reads a query of its own (a join, or
   // subqueries inside it), compiled into a hidden stage like a WITH query.

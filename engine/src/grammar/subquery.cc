@@ -68,8 +68,12 @@ constexpr std::string_view kJoinWords[] = {"join", "inner", "left",    "right",
 class WhereReader {
  public:
   WhereReader(const TokenCursor& cursor, const ExprSpan& where,
-              const std::vector<std::string>& tables)
-      : cursor_(cursor), where_(where), tables_(tables.begin(), tables.end()), ordered_(tables) {}
+              const std::vector<std::string>& tables, bool having = false)
+      : cursor_(cursor),
+        where_(where),
+        tables_(tables.begin(), tables.end()),
+        ordered_(tables),
+        having_(having) {}
 
   std::variant<std::vector<WhereSubquery>, ParseError> Run() {
     if (!ContainsSelect(where_.text)) return Plain();
@@ -101,8 +105,13 @@ class WhereReader {
       if (!found) continue;
       auto read = Condition(condition, *found);
       if (auto* error = std::get_if<ParseError>(&read)) return *error;
+      if (having_) {
+        if (auto error = RefuseInHaving(std::get<WhereSubquery>(read), *found)) return *error;
+      }
       out.push_back(std::get<WhereSubquery>(std::move(read)));
     }
+    // In HAVING, aggregates outside the subqueries are the statement's.
+    if (having_) return out;
     // Outside the subqueries, WHERE is a WHERE: no aggregates.
     std::size_t from = 0;
     for (const Range& sq : subqueries) {
@@ -315,6 +324,24 @@ class WhereReader {
 
   static std::string Quoted(const std::string& name) { return "\"" + name + "\""; }
 
+  // What a subquery in HAVING may be: uncorrelated, compared or tested by
+  // EXISTS or NOT EXISTS (its answer is one row for the whole table).
+  std::optional<ParseError> RefuseInHaving(const WhereSubquery& sq, Range r) const {
+    if (sq.use == SubqueryUse::kIn || sq.use == SubqueryUse::kNotIn) {
+      return Refuse(r.first,
+                    "IN and NOT IN (SELECT ...) in HAVING are not supported: compare an "
+                    "aggregate to an uncorrelated (SELECT <aggregate> ...), or test EXISTS");
+    }
+    if (!sq.outer.empty()) {
+      return Refuse(r.first,
+                    "a subquery in HAVING correlated with the statement is not supported: in "
+                    "HAVING, a subquery may read only its own tables (as TPC-H Q11's total); "
+                    "define this transform without the HAVING, then a transform FROM its target "
+                    "whose WHERE holds the correlated subquery");
+    }
+    return std::nullopt;
+  }
+
   // Outer column references in `r`: `q.c` with q a table of the statement
   // and not one of the subquery's own qualifiers `inner`.
   std::vector<std::size_t> OuterReferences(Range r, const std::set<std::string>& inner) const {
@@ -480,6 +507,10 @@ class WhereReader {
     for (std::size_t k = 0; k < out.correlations.size(); ++k) {
       out.correlations[k].inner = column(out.correlations[k].inner, "c" + std::to_string(k + 1));
     }
+    if (out.differs) {
+      out.differs->inner =
+          column(out.differs->inner, "c" + std::to_string(out.correlations.size() + 1));
+    }
     if (out.use == SubqueryUse::kIn || out.use == SubqueryUse::kNotIn) {
       out.item = column(out.item, "v");
     }
@@ -557,12 +588,17 @@ class WhereReader {
         local.push_back(Text(c));
         continue;
       }
-      // inner = q.c or q.c = inner, inner being `c` or `inner.c`.
+      // inner = q.c or q.c = inner, inner being `c` or `inner.c`; or the
+      // same with `<>` (`!=`), in EXISTS and NOT EXISTS.
       std::optional<std::size_t> eq;
       AtDepthZero(c, [&](std::size_t k) {
-        if (tokens_[k].kind == TokenKind::kOperator && tokens_[k].value == "=") eq = k;
+        const Token& t = tokens_[k];
+        if (t.kind == TokenKind::kOperator &&
+            (t.value == "=" || t.value == "<>" || t.value == "!="))
+          eq = k;
         return !eq;
       });
+      const bool differs = eq && tokens_[*eq].value != "=";
       std::optional<Correlation> found;
       std::string outer;
       if (eq && refs.size() == 1) {
@@ -579,9 +615,22 @@ class WhereReader {
       }
       if (!found) {
         return Refuse(refs.front(),
-                      "a subquery correlated by anything but equalities is not supported: in "
-                      "its WHERE, compare a column of the statement's tables only as "
-                      "inner_column = q.column, AND-ed with its other conditions");
+                      "a subquery correlated by anything but equalities (and, in EXISTS or NOT "
+                      "EXISTS, one <>) is not supported: in its WHERE, compare a column of the "
+                      "statement's tables only as inner_column = q.column (or, once, "
+                      "inner_column <> q.column), AND-ed with its other conditions");
+      }
+      if (differs && out.use != SubqueryUse::kExists && out.use != SubqueryUse::kNotExists) {
+        return Refuse(*eq,
+                      "a correlation by <> is supported in EXISTS and NOT EXISTS only: write "
+                      "EXISTS (SELECT 1 FROM ... WHERE inner_column <> q.column ...), or "
+                      "correlate by equalities");
+      }
+      if (differs && out.differs) {
+        return Refuse(*eq,
+                      "a subquery correlated by two <> is not supported: correlate it by "
+                      "equalities and at most one <>, or define a transform for the pairs "
+                      "of rows and test its target");
       }
       if (!out.outer.empty() && out.outer != outer) {
         return Refuse(refs.front(), "a subquery correlated with two tables of the statement (" +
@@ -589,7 +638,11 @@ class WhereReader {
                                         ") is not supported: correlate it with one table");
       }
       out.outer = outer;
-      out.correlations.push_back(std::move(*found));
+      if (differs) {
+        out.differs = std::move(*found);
+      } else {
+        out.correlations.push_back(std::move(*found));
+      }
     }
     if (!local.empty()) {
       std::string text;
@@ -660,6 +713,7 @@ class WhereReader {
   std::vector<std::string> ordered_;
   std::vector<Token> tokens_;
   std::size_t end_ = 0;
+  bool having_ = false;
 };
 
 }  // namespace
@@ -676,6 +730,29 @@ std::optional<std::size_t> FirstSubquery(const ExprSpan& expr) {
 std::variant<std::vector<WhereSubquery>, ParseError> ReadWhereSubqueries(
     const TokenCursor& cursor, const ExprSpan& where, const std::vector<std::string>& tables) {
   return WhereReader(cursor, where, tables).Run();
+}
+
+std::variant<std::vector<WhereSubquery>, ParseError> ReadHavingSubqueries(
+    const TokenCursor& cursor, const ExprSpan& having, const std::vector<std::string>& tables) {
+  return WhereReader(cursor, having, tables, true).Run();
+}
+
+std::vector<std::pair<std::size_t, std::size_t>> SubqueryBrackets(const ExprSpan& expr) {
+  std::vector<std::pair<std::size_t, std::size_t>> out;
+  if (!ContainsSelect(expr.text)) return out;
+  const std::vector<Token> tokens = Tokenize(expr.text);
+  for (std::size_t i = 0; i + 1 < tokens.size(); ++i) {
+    if (!IsMark(tokens[i], "(") || !IsWord(tokens[i + 1], "select")) continue;
+    std::size_t depth = 0;
+    std::size_t k = i;
+    for (; k + 1 < tokens.size(); ++k) {
+      if (IsMark(tokens[k], "(") || IsMark(tokens[k], "[")) ++depth;
+      if ((IsMark(tokens[k], ")") || IsMark(tokens[k], "]")) && --depth == 0) break;
+    }
+    out.emplace_back(tokens[i].begin, tokens[k].end);
+    i = k;
+  }
+  return out;
 }
 
 }  // namespace trellis::grammar

@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <optional>
 #include <string>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -37,6 +38,19 @@ namespace trellis::grammar {
 // and whatever its own query could not be as a TRANSFORM.
 std::variant<std::vector<WhereSubquery>, ParseError> ReadWhereSubqueries(
     const TokenCursor& cursor, const ExprSpan& where, const std::vector<std::string>& tables);
+
+// The subqueries of a HAVING condition (TPC-H Q11's `sum(x) > (SELECT
+// sum(x) * 0.0001 FROM ...)`), read as ReadWhereSubqueries reads a WHERE's,
+// but aggregates outside them are the statement's, and each must be
+// uncorrelated (it may read only its own tables) and compared or tested by
+// EXISTS or NOT EXISTS; IN, NOT IN and correlations are refused by name.
+std::variant<std::vector<WhereSubquery>, ParseError> ReadHavingSubqueries(
+    const TokenCursor& cursor, const ExprSpan& having, const std::vector<std::string>& tables);
+
+// The bytes [begin, end) of `expr`'s text each subquery's brackets cover,
+// from its "(" to the ")" closing it, in order (one inside another is
+// within it and not listed).
+std::vector<std::pair<std::size_t, std::size_t>> SubqueryBrackets(const ExprSpan& expr);
 
 // Where the first subquery (`(SELECT`) of `expr` begins, as an offset into
 // its text; none when it has no subquery. For the clauses that take none

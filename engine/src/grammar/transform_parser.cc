@@ -14,6 +14,8 @@
 #include "grammar/expression.h"
 #include "grammar/join.h"
 #include "grammar/names.h"
+#include "grammar/parser.h"
+#include "grammar/render.h"
 #include "grammar/select_item.h"
 #include "grammar/subquery.h"
 
@@ -53,6 +55,7 @@ class TransformParser {
     }
     if (auto error = RefuseRedundantDistinct()) return *error;
     if (auto error = CheckDistinctOn()) return *error;
+    if (auto error = CompileHavingSubqueries()) return *error;
     return statement_;
   }
 
@@ -109,6 +112,7 @@ class TransformParser {
     if (auto error = CheckDistinctOn()) return *error;
     if (auto error = CheckUnionAll()) return *error;
     if (auto error = CheckWithReads()) return *error;
+    if (auto error = CompileHavingSubqueries()) return *error;
     return statement_;
   }
 
@@ -817,16 +821,131 @@ class TransformParser {
     auto condition = ScanExpression(cursor_, "a condition after HAVING");
     if (auto* error = std::get_if<ParseError>(&condition)) return *error;
     ExprSpan& span = std::get<ExprSpan>(condition);
-    if (auto subquery = FirstSubquery(span)) {
-      return cursor_.UnsupportedAt(
-          span.position + *subquery,
-          "a subquery in HAVING is not supported: define this transform without the HAVING, "
-          "then a transform FROM its target whose WHERE compares to the subquery");
+    // Uncorrelated subqueries (TPC-H Q11's): read before the aggregates,
+    // which are the statement's only outside them.
+    std::vector<std::pair<std::size_t, std::size_t>> brackets;
+    if (FirstSubquery(span)) {
+      auto read = ReadHavingSubqueries(cursor_, span, Tables());
+      if (auto* error = std::get_if<ParseError>(&read)) return *error;
+      having_subqueries_ = std::get<std::vector<WhereSubquery>>(std::move(read));
+      having_position_ = span.position;
+      brackets = SubqueryBrackets(span);
     }
     auto aggregates = ReadAggregates(cursor_, span);
     if (auto* error = std::get_if<ParseError>(&aggregates)) return *error;
     statement_.having = std::move(span.text);
-    statement_.having_uses = std::get<AggregatesRead>(std::move(aggregates)).uses;
+    for (AggregateUse& use : std::get<AggregatesRead>(aggregates).uses) {
+      const bool inside = std::any_of(brackets.begin(), brackets.end(), [&](const auto& b) {
+        return use.begin >= b.first && use.end <= b.second;
+      });
+      if (!inside) statement_.having_uses.push_back(std::move(use));
+    }
+    return std::nullopt;
+  }
+
+  // The qualifiers of the statement's tables: its FROM table, then each
+  // joined table.
+  std::vector<std::string> Tables() const {
+    std::vector<std::string> tables{statement_.source.Qualifier()};
+    for (const auto& join : statement_.joins) tables.push_back(join.table.Qualifier());
+    return tables;
+  }
+
+  // A statement whose HAVING holds subqueries (spec/grammar.md section 11,
+  // "A subquery in HAVING") is read as its grouping in FROM, each compared
+  // side of a subquery one more column of it (kHavingColumnPrefix<k>), and
+  // the subqueries in the WHERE of a statement over it: HAVING over a
+  // grouping is a WHERE over its rows. `having_query` holds that statement
+  // (its target the user's); the statement itself stays as written.
+  std::optional<ParseError> CompileHavingSubqueries() {
+    if (having_subqueries_.empty()) return std::nullopt;
+    const std::string& having = *statement_.having;
+    const std::vector<std::pair<std::size_t, std::size_t>> brackets =
+        SubqueryBrackets(ExprSpan{having, having_position_, 0, {}});
+    TransformStmt grouped = statement_;
+    grouped.target = QualifiedName{std::nullopt, "q"};
+    grouped.with.clear();
+    grouped.without_source_index = false;
+    grouped.without_row_security = false;
+    grouped.readers.clear();
+    grouped.having_uses.clear();
+    // HAVING's other conditions stay the grouping's; each between two
+    // subquery conditions, without the ANDs around it.
+    std::string rest;
+    auto keep = [&](std::size_t from, std::size_t to) {
+      const std::string gap = having.substr(from, to - from);
+      const std::vector<Token> tokens = Tokenize(gap);
+      std::size_t first = 0;
+      std::size_t last = tokens.size() - 1;  // the kEnd token
+      if (first < last && IsWord(tokens[first], "and")) ++first;
+      if (first < last && IsWord(tokens[last - 1], "and")) --last;
+      if (first >= last) return;
+      rest += (rest.empty() ? "" : " AND ") +
+              gap.substr(tokens[first].begin, tokens[last - 1].end - tokens[first].begin);
+    };
+    std::string where;
+    std::size_t at = 0;
+    std::size_t column = 0;
+    for (const WhereSubquery& sq : having_subqueries_) {
+      keep(at, sq.begin);
+      at = sq.end;
+      std::string condition;
+      if (sq.use == SubqueryUse::kCompare) {
+        const std::size_t open = sq.position - having_position_;
+        const auto bracket = std::find_if(brackets.begin(), brackets.end(),
+                                          [&](const auto& b) { return b.first == open; });
+        if (bracket == brackets.end()) {
+          return cursor_.UnsupportedAt(sq.position, "a subquery in HAVING it cannot read");
+        }
+        const std::string name = std::string(kHavingColumnPrefix) + std::to_string(++column);
+        for (const auto& item : statement_.select) {
+          if (item.alias == name) {
+            return cursor_.UnsupportedAt(
+                item.position, "the column name " + name +
+                                   " is Trellis's in a statement with a subquery in HAVING: "
+                                   "name the column otherwise");
+          }
+        }
+        grouped.select.push_back(SelectItem{sq.compared, name, sq.position, {}, {}});
+        condition = std::string(kHavingQueryAlias) + "." + name + " " + sq.op + " " +
+                    having.substr(bracket->first, bracket->second - bracket->first);
+      } else {
+        condition = having.substr(sq.begin, sq.end - sq.begin);
+      }
+      where += (where.empty() ? "" : " AND ") + condition;
+    }
+    keep(at, having.size());
+    if (rest.empty()) {
+      grouped.having.reset();
+    } else {
+      grouped.having = rest;
+    }
+    std::string text = "TRANSFORM q FROM (";
+    RenderInnerQuery(grouped, text);
+    text += ") AS " + std::string(kHavingQueryAlias) + " SELECT ";
+    for (std::size_t i = 0; i < statement_.select.size(); ++i) {
+      const std::string name = RenderName(statement_.select[i].alias);
+      text += (i == 0 ? "" : ", ") + std::string(kHavingQueryAlias) + "." + name + " AS " + name;
+    }
+    text += " WHERE " + where;
+    auto parsed = Parse(text);
+    const std::size_t position = having_subqueries_.front().position;
+    if (auto* e = std::get_if<ParseError>(&parsed)) {
+      const std::size_t colon = e->message.find(": ");
+      const std::string what =
+          colon == std::string::npos ? e->message : e->message.substr(colon + 2);
+      ParseError refused = cursor_.UnsupportedAt(position, "with a subquery in HAVING: " + what);
+      refused.kind = e->kind;
+      return refused;
+    }
+    auto* outer = std::get_if<TransformStmt>(&std::get<Statement>(parsed));
+    if (!outer) return cursor_.UnsupportedAt(position, "a subquery in HAVING it cannot read");
+    outer->target = statement_.target;
+    outer->with = statement_.with;
+    outer->without_source_index = statement_.without_source_index;
+    outer->without_row_security = statement_.without_row_security;
+    outer->readers = statement_.readers;
+    statement_.having_query.push_back(std::move(*outer));
     return std::nullopt;
   }
 
@@ -889,6 +1008,9 @@ class TransformParser {
   bool query_ = false;                        // a query in parentheses
   std::size_t open_ = 0;                      // where its "(" is
   bool branch_ = false;                       // a UNION ALL branch
+  // HAVING's subqueries, and where HAVING's text begins.
+  std::vector<WhereSubquery> having_subqueries_;
+  std::size_t having_position_ = 0;
 };
 
 }  // namespace

@@ -47,6 +47,16 @@ Status AppendStages(pg::Connection& conn, const std::string& schema, const std::
 
 Status DefineDerivedStages(pg::Connection& conn, const std::string& schema,
                            const grammar::TransformStmt& stmt, const DefineSteps& steps) {
+  if (!stmt.having_query.empty()) {
+    // A subquery in HAVING: the statement it is read as (its grouping a
+    // query in FROM, the subqueries in the WHERE over it) is defined, as
+    // any statement is, under the user's name; the user's transform shows,
+    // and dumps, the statement as written.
+    TRELLIS_RETURN_IF_ERROR(DefineCompiled(conn, schema, stmt.having_query.front(), steps));
+    auto owner = catalog::LoadTransform(conn, schema, stmt.target.name);
+    if (!owner.ok()) return owner.status();
+    return catalog::RecordDefinition(conn, schema, owner->id, grammar::Render(stmt));
+  }
   std::vector<grammar::QualifiedName> hidden;
   for (std::size_t k = 0; k < DerivedPartsNeeded(stmt); ++k) {
     auto name = HiddenName(conn, schema, kHiddenDerivedPrefix);

@@ -21,6 +21,9 @@ enum class Holds {
 struct Part {
   Holds holds;
   std::vector<grammar::Correlation> key;  // empty: one row for the whole table
+  // A column counted only where it is not NULL without being a key: the
+  // `<>` correlation's inner side, in the count by the equalities.
+  std::optional<std::string> not_null;
 };
 
 // The groupings subquery `sq` needs, in order: keyed by its equalities and,
@@ -28,6 +31,16 @@ struct Part {
 std::vector<Part> PartsOf(const grammar::WhereSubquery& sq) {
   std::vector<grammar::Correlation> matched = sq.correlations;
   if (sq.tested) matched.push_back(*sq.tested);
+  if (sq.differs) {
+    // EXISTS and NOT EXISTS by equalities and one `<>`: the rows matching
+    // the equalities (their `<>` column not NULL, which `<>` never
+    // matches), and of those the rows also equal on it. The subquery has
+    // rows iff the first count exceeds the second.
+    std::vector<grammar::Correlation> same = sq.correlations;
+    same.push_back(*sq.differs);
+    return {Part{Holds::kCount, sq.correlations, sq.differs->inner},
+            Part{Holds::kCount, same, std::nullopt}};
+  }
   switch (sq.use) {
     case SubqueryUse::kCompare:
       return {Part{Holds::kAggregates, sq.correlations}};
@@ -75,6 +88,7 @@ grammar::TransformStmt Stage(const grammar::TransformStmt& stmt, const grammar::
     // `=` never matches NULL: a row whose correlation is NULL meets no row.
     where += (where.empty() ? "(" : " AND (") + inner + ") IS NOT NULL";
   }
+  if (part.not_null) where += (where.empty() ? "(" : " AND (") + *part.not_null + ") IS NOT NULL";
   if (!where.empty()) stage.where = where;
   switch (part.holds) {
     case Holds::kCount:
@@ -107,6 +121,15 @@ std::string Predicate(const grammar::WhereSubquery& sq, const std::vector<Part>&
   };
   const bool whole = parts.front().key.empty();
   const std::string rows = "coalesce(" + column(0, kSubqueryCountColumn) + ", 0)";
+  if (sq.differs) {
+    // The rows matching the equalities with a `<>` column not NULL, less
+    // those equal on it; an outer NULL matches nothing.
+    const std::string x = sql::Ident(sq.outer) + "." + sql::Ident(sq.differs->outer_column);
+    const std::string same = "coalesce(" + column(1, kSubqueryCountColumn) + ", 0)";
+    return sq.use == SubqueryUse::kExists
+               ? "(" + x + " IS NOT NULL AND " + rows + " > " + same + ")"
+               : "(" + x + " IS NULL OR " + rows + " = " + same + ")";
+  }
   switch (sq.use) {
     case SubqueryUse::kExists:
     case SubqueryUse::kIn:
@@ -210,8 +233,10 @@ Result<SubqueryStages> CompileSubqueryStages(const grammar::TransformStmt& stmt,
       out.stage_subquery.push_back(k);
       const std::string alias = SubqueryAlias(next + 1);
       grammar::JoinClause join;
-      const bool keyed_match =
-          (sq.use == SubqueryUse::kExists || sq.use == SubqueryUse::kIn) && !part.key.empty();
+      // EXISTS and IN keep only the rows with a match: an INNER join on a
+      // keyed count. With a `<>`, only its first count (by the equalities).
+      const bool keyed_match = (sq.use == SubqueryUse::kExists || sq.use == SubqueryUse::kIn) &&
+                               !part.key.empty() && !(sq.differs && &part != &parts.front());
       join.kind = keyed_match ? grammar::JoinKind::kInner : grammar::JoinKind::kLeft;
       join.table = grammar::TableRef{hidden[next], alias};
       if (part.key.empty()) {

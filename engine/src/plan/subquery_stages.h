@@ -27,6 +27,17 @@
 //                     count(*) and count(value)), and SQL's rule: true iff
 //                     no rows, or x is not NULL, matches nothing, and no
 //                     value selected is NULL.
+//     EXISTS / NOT EXISTS correlated by equalities and one `inner <> q.c`
+//                     (TPC-H Q21): two keyed counts, LEFT JOINed (EXISTS
+//                     joins the first INNER): the rows matching the
+//                     equalities whose `inner` is not NULL, and of those the
+//                     rows whose `inner` also equals q.c (keyed by it too).
+//                     The subquery has rows iff the first count exceeds the
+//                     second, and q.c is not NULL (`<>` never matches NULL):
+//                     EXISTS `q.c IS NOT NULL AND n1 > n2`, NOT EXISTS
+//                     `q.c IS NULL OR n1 = n2`, each count read as
+//                     coalesce(.., 0). Counts subtract, so no wider grouping
+//                     (by every value of `inner`) is needed.
 // A grouping with no correlation holds one row for its whole table; the
 // join plans join on column equalities only, so the statement then reads a
 // hidden copy of its FROM table (`__trellis_rows_<n>`) with a constant

@@ -81,15 +81,7 @@ defmodule Trellis.Compiled.SubqueryBodyDifferentialTest do
     assert_equal(a, pg, seed)
 
     # Each shows the statement as written, and nothing of its stages.
-    {:ok, definitions} = Trellis.definitions(a)
-
-    for {name, statement, _, _} <- @transforms do
-      %Trellis.Definition{statement: shown} = Enum.find(definitions, &(&1.name == name))
-      [_, where] = String.split(statement, " WHERE ", parts: 2)
-      assert String.ends_with?(shown, " WHERE " <> where), "#{name} shows #{shown}"
-      refute shown =~ "__trellis", "#{name} shows #{shown}"
-      refute shown =~ "trellis_subquery", "#{name} shows #{shown}"
-    end
+    assert_shown_as_written!(a, @transforms)
 
     # The subquery's own query is a stage of the user's transform.
     owned =

@@ -135,14 +135,7 @@ defmodule Trellis.Compiled.SubqueryDifferentialTest do
            ]
 
     # Each shows the statement as written.
-    {:ok, definitions} = Trellis.definitions(a)
-
-    for {name, statement, _, _} <- @transforms do
-      [_, where] = String.split(statement, " WHERE ", parts: 2)
-      %Trellis.Definition{statement: shown} = Enum.find(definitions, &(&1.name == name))
-      assert String.ends_with?(shown, " WHERE " <> where), "#{name} shows #{shown}"
-      refute shown =~ "__trellis", "#{name} shows #{shown}"
-    end
+    assert_shown_as_written!(a, @transforms)
 
     JoinWorkload.write_round!(url, seed)
     assert_equal(b, pg, seed)
