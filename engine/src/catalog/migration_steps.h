@@ -97,5 +97,8 @@ extern const std::string_view kV23CoveredPages;
 // 23 -> 24: relations that left a source, watched for a return the relation
 // sync did not see (migration_v24_left_relations.cc).
 extern const std::string_view kV24LeftRelations;
+// 24 -> 25: delta rows folded at staging, one per group, writer and sign
+// (migration_v25_folded_deltas.cc).
+extern const std::string_view kV25FoldedDeltas;
 
 }  // namespace trellis::catalog::steps

@@ -42,6 +42,7 @@ const std::vector<std::vector<std::string_view>>& Steps() {
       {steps::kV22WholePages},                                 // bulk writes staged whole
       {steps::kV23CoveredPages},                               // pages covered by deltas
       {steps::kV24LeftRelations},                              // relations that left
+      {steps::kV25FoldedDeltas},                               // delta rows folded
   };
   return steps;
 }

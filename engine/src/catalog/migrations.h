@@ -10,7 +10,7 @@
 namespace trellis::catalog {
 
 // The catalog version this engine reads and writes.
-inline constexpr int kCatalogVersion = 24;
+inline constexpr int kCatalogVersion = 25;
 
 // The advisory lock key (pg_advisory_lock(bigint)) migrations take, so many
 // nodes can migrate at once safely.

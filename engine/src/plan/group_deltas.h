@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "plan/aggregates/group_sql.h"
+#include "plan/plan_types.h"
 
 namespace trellis::plan {
 
@@ -35,6 +36,25 @@ struct DeltaInputs {
 // `member` (a partition detached a moment ago): its group is recomputed.
 std::string StageDeltaRowsSql(const DeltaInputs& in);
 
+// True when the plan's deltas fold at staging: every state column folded
+// from changes (a count, a running sum, a count per display scale) is
+// additive, so a group's changes by one writer add up to one row. A min or
+// max is not (a deleted extreme needs the group's rows): a plan with one
+// stages row versions (StageDeltaRowsSql), as does a quarantined column's
+// (the plan takes no deltas then).
+bool FoldsDeltas(const DeltaInputs& in);
+
+// Staging of a plan that FoldsDeltas: what StageDeltaRowsSql yields, with
+// `folded` true, but one row per (transform, key, xid, sign): the WHERE
+// and the aggregate arguments are evaluated over each rebuilt version and
+// folded by the plan's delta fragments, and `row_values` holds the folded
+// state columns' text, in StateColumns order (those with a delta fragment).
+// A group whose versions of one writer and sign all fail the WHERE gets no
+// row (its changes change nothing); a NULL sign (not `member`) gets one,
+// and its group is recomputed. The xid stays in the row: a recompute's
+// recorded snapshot skips a writer's changes per group (ApplyDeltaRowsSql).
+std::string StageFoldedDeltaRowsSql(const DeltaInputs& in);
+
 // A query over pages $1 (bigint[]) answering whether the recompute of
 // keys without delta rows (RecomputedOnDeltaPage) may find any: true when a
 // page was not staged with delta rows of the routed width for every key
@@ -58,7 +78,11 @@ std::string RecordSnapshotSql(const DeltaInputs& in, const std::string& keys_sql
 // skipped when its writer is visible in a snapshot a recompute recorded for
 // its group (or for every group), and when its group is held
 // (drain/held_keys.h: held groups are recomputed instead).
-std::vector<std::string> ApplyDeltaRowsSql(const DeltaInputs& in);
+// A plan that FoldsDeltas has two: its folded rows added up per group and
+// applied, then, only when the pages hold any (`needed`), the rows staged
+// unfolded (before catalog step 25, or by a batch whose fold failed),
+// applied as before.
+std::vector<PagesStatement> ApplyDeltaRowsSql(const DeltaInputs& in);
 
 // The SQL condition, over a page key `key_sql` (text[]) of page `page_id`,
 // one of the claimed pages `claimed` (a bigint[] expression), that the drain

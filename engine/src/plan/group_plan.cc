@@ -494,13 +494,18 @@ std::string GroupPlan::Record(const std::string& keys, const std::string& when) 
 }
 
 std::string GroupPlan::DeltaRowsSql() const {
+  if (!delta_ready_) return "";
+  return FoldsDeltas(deltas_) ? StageFoldedDeltaRowsSql(deltas_) : StageDeltaRowsSql(deltas_);
+}
+
+std::string GroupPlan::UnfoldedDeltaRowsSql() const {
   return delta_ready_ ? StageDeltaRowsSql(deltas_) : "";
 }
 
 std::vector<PagesStatement> GroupPlan::ApplyPagesSql() const {
   if (!delta_ready_) return {PagesStatement{RecomputePagesSql(), {}}};
   std::vector<PagesStatement> out;
-  for (auto& statement : ApplyDeltaRowsSql(deltas_)) out.push_back({std::move(statement), {}});
+  for (auto& statement : ApplyDeltaRowsSql(deltas_)) out.push_back(std::move(statement));
   // Then the groups the pages list without a delta row (pages staged before
   // the transform took deltas, corrections) and the held ones.
   const size_t n = unit_key().size();

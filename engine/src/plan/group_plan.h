@@ -132,6 +132,7 @@ class GroupPlan final : public TransformPlan {
       pg::Connection& conn, const catalog::Transform& t) const override;
   // Delta rows while the transform can take deltas (delta_ready()).
   std::string DeltaRowsSql() const override;
+  std::string UnfoldedDeltaRowsSql() const override;
   // With deltas: apply the pages' delta rows, then recompute the pages'
   // groups that have none (or are held), a statement skipped when staging
   // found delta rows for every key and no group is held. Otherwise the

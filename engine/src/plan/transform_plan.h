@@ -77,7 +77,14 @@ class MaintainPlan : public virtual PlanTarget {
   // row_values text[]), one row per captured row version, for a plan whose
   // changes travel as delta rows now; empty otherwise (its pages carry keys
   // only, from DirtyKeySql).
+  // A plan may fold them (one row per key, writer and sign, `folded`
+  // true: plan/group_deltas.h); each row also carries `folded` (boolean).
   virtual std::string DeltaRowsSql() const { return {}; }
+  // The same rows unfolded, one per row version (`folded` false): what
+  // staging falls back to for a batch whose fold fails for a captured row
+  // (staging/failing_readers.h), so the drain meets the failure as it did
+  // before folding (charging). DeltaRowsSql when the plan does not fold.
+  virtual std::string UnfoldedDeltaRowsSql() const { return DeltaRowsSql(); }
 
   // Recomputes the unit keys of the ledger pages whose ids are $1
   // (bigint[]): every target row under each unit is replaced by the rows

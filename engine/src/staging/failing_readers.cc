@@ -20,7 +20,8 @@ bool MayBeReadersFailure(const Status& error) {
 
 Result<std::set<int>> FindFailingReaders(pg::Connection& conn, const std::string& schema,
                                          const capture::FeedBatch& batch,
-                                         const std::vector<catalog::Transform>& all) {
+                                         const std::vector<catalog::Transform>& all,
+                                         std::set<int>* unfolded) {
   // The batch's rows as the staging statement takes them, read only.
   const std::string consumed = batch.PeekSql(1, /*member=*/true);
   const pg::Params params = batch.Params();
@@ -28,26 +29,44 @@ Result<std::set<int>> FindFailingReaders(pg::Connection& conn, const std::string
   for (const auto& t : all) {
     auto plan = plan::Bind(t, schema);
     if (!plan.ok()) return plan.status();
-    // What staging runs for it: its delta rows, or its dirty keys.
+    // What staging runs for it: its delta rows (folded, then unfolded when
+    // the fold fails), or its dirty keys.
     std::vector<std::string> readers;
-    if (const std::string deltas = plan.value()->DeltaRowsSql(); !deltas.empty()) {
+    const std::string deltas = plan.value()->DeltaRowsSql();
+    const std::string unfolded_deltas = plan.value()->UnfoldedDeltaRowsSql();
+    if (!deltas.empty()) {
       readers.push_back(deltas);
+      if (unfolded_deltas != deltas) readers.push_back(unfolded_deltas);
     } else {
       for (const auto& input : plan.value()->DirtyKeySql()) readers.push_back(input.sql);
     }
-    for (const auto& reader : readers) {
+    for (size_t i = 0; i < readers.size(); ++i) {
       TRELLIS_RETURN_IF_ERROR(conn.Exec("SAVEPOINT trellis_reader"));
       // count(DISTINCT key): the key must be computed (an unused column
-      // of a subquery is not), as staging computes it.
-      Status tried = conn.Exec("WITH consumed AS (" + consumed +
-                                   ") SELECT count(DISTINCT key) FROM (" + reader + ") AS d",
-                               params);
+      // of a subquery is not), as staging computes it; row_values too, for
+      // a folded reader (its folded values are what may fail).
+      Status tried =
+          conn.Exec("WITH consumed AS (" + consumed +
+                        ") SELECT count(DISTINCT key), count(DISTINCT row_values) FROM (" +
+                        readers[i] + ") AS d",
+                    params);
+      bool failed = false;
       if (!tried.ok()) {
         if (!MayBeReadersFailure(tried)) return tried;
         TRELLIS_RETURN_IF_ERROR(conn.Exec("ROLLBACK TO SAVEPOINT trellis_reader"));
-        failing.insert(t.id);
+        failed = true;
       }
       TRELLIS_RETURN_IF_ERROR(conn.Exec("RELEASE SAVEPOINT trellis_reader"));
+      const bool folded_reader = !deltas.empty() && unfolded_deltas != deltas && i == 0;
+      if (folded_reader) {
+        if (!failed) break;  // the fold stages: nothing more to try
+        unfolded->insert(t.id);
+        continue;  // try the row versions unfolded
+      }
+      if (failed) {
+        unfolded->erase(t.id);
+        failing.insert(t.id);
+      }
     }
   }
   return failing;

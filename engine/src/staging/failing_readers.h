@@ -27,9 +27,15 @@ bool MayBeReadersFailure(const Status& error);
 // error over the rows of `batch` (FeedBatch::PeekSql). REQUIRES: inside the
 // transaction that took the batch (each trial runs under a savepoint of its
 // own).
+// A transform whose folded delta rows fail (an aggregate argument or the
+// WHERE raises for a row: the fold evaluates them at staging,
+// plan/group_deltas.h) but whose unfolded ones do not is not failing: it
+// goes into `unfolded`, and the batch stages its row versions unfolded, so
+// the drain meets the failure and charges it as it did before folding.
 Result<std::set<int>> FindFailingReaders(pg::Connection& conn, const std::string& schema,
                                          const capture::FeedBatch& batch,
-                                         const std::vector<catalog::Transform>& all);
+                                         const std::vector<catalog::Transform>& all,
+                                         std::set<int>* unfolded);
 
 // Requests a rebuild of each transform of `failing`, with a warning.
 Status RebuildFailingReaders(pg::Connection& conn, const std::string& schema,

@@ -24,7 +24,9 @@ std::string PageDirtyKeysSql(const std::string& schema, int page_keys_param, boo
                              const std::map<int, size_t>& lock_widths) {
   const std::string page_keys = "$" + std::to_string(page_keys_param) + "::int";
   const std::string pages = sql::Ident(schema) + ".pages";
-  // With delta rows, `dirty` holds one row per change (a key repeats). The
+  // With delta rows, `dirty` holds one row per change row (a key repeats):
+  // a row version, or a plan's folded row of one writer and sign
+  // (plan/group_deltas.h; staging only carries its `folded` flag). The
   // change rows are grouped by key first (a hash aggregate over them, no
   // sort), each key carrying its change rows as an array of delta_rows
   // rows (page_id 0 until its page is known), and everything after works
@@ -40,15 +42,15 @@ std::string PageDirtyKeysSql(const std::string& schema, int page_keys_param, boo
   // none of its change rows in this batch becomes a delta row: the
   // recompute reads their writers, who committed before this batch.
   const std::string changes =
-      delta_rows
-          ? ",\n         bool_or(d.sign IS NULL) AS recomputed,"
-            "\n         pg_catalog.array_agg((0::bigint, d.xid, d.sign, d.key, d.row_values)::" +
-                sql::Ident(schema) +
-                ".delta_rows) AS changes,"
-                "\n         min(pg_catalog.cardinality(d.row_values)) AS min_width,"
-                "\n         max(pg_catalog.cardinality(d.row_values)) AS max_width"
-          : "";
-  const std::string columns = delta_rows ? ", sign, xid, row_values" : "";
+      delta_rows ? ",\n         bool_or(d.sign IS NULL) AS recomputed,"
+                   "\n         pg_catalog.array_agg((0::bigint, d.xid, d.sign, d.key, "
+                   "d.row_values, d.folded)::" +
+                       sql::Ident(schema) +
+                       ".delta_rows) AS changes,"
+                       "\n         min(pg_catalog.cardinality(d.row_values)) AS min_width,"
+                       "\n         max(pg_catalog.cardinality(d.row_values)) AS max_width"
+                 : "";
+  const std::string columns = delta_rows ? ", sign, xid, row_values, folded" : "";
   // Pages hold whole buckets. A drain locks the buckets of the pages it
   // claims, so two pages of one batch that shared a bucket would make the
   // drain of the second wait for the first's whole transaction: with whole
@@ -148,8 +150,8 @@ std::string PageDirtyKeysSql(const std::string& schema, int page_keys_param, boo
   RETURNING id, key_count
 ), delta_paged AS (
   INSERT INTO )sql" +
-         sql::Ident(schema) + R"sql(.delta_rows (page_id, xid, sign, key, row_values)
-  SELECT n.page_id, c.xid, c.sign, c.key, c.row_values
+         sql::Ident(schema) + R"sql(.delta_rows (page_id, xid, sign, key, row_values, folded)
+  SELECT n.page_id, c.xid, c.sign, c.key, c.row_values, c.folded
   FROM keyed_pages AS n, pg_catalog.unnest(n.changes) AS c
   WHERE NOT n.recomputed
   RETURNING 1

@@ -61,7 +61,8 @@ constexpr int kFirstFeedParam = 4;
 // only: those of this port are nudged in-process besides, and skip it.
 Result<std::string> StageSql(const std::string& schema, const capture::FeedBatch& batch,
                              const std::vector<catalog::Transform>& all,
-                             const std::set<int>& skipped, long whole_floor) {
+                             const std::set<int>& skipped, const std::set<int>& unfolded,
+                             long whole_floor) {
   std::vector<std::string> plain;
   std::vector<std::string> changes;
   std::map<int, size_t> lock_widths;
@@ -77,7 +78,11 @@ Result<std::string> StageSql(const std::string& schema, const capture::FeedBatch
     candidates.push_back(WholeCandidate{&t, &plan, NotAwaitingFirstBuildSql(schema, t.id)});
     // A transform taking deltas: its change rows, whose groups are its page
     // keys (one evaluation of the group expressions).
-    if (std::string deltas = plan.DeltaRowsSql(); !deltas.empty()) {
+    // (Unfolded for a transform whose fold fails for a row of this batch:
+    // failing_readers.h.)
+    if (std::string deltas =
+            unfolded.count(t.id) ? plan.UnfoldedDeltaRowsSql() : plan.DeltaRowsSql();
+        !deltas.empty()) {
       changes.push_back(Gated(deltas, schema, t.id));
       continue;
     }
@@ -85,10 +90,12 @@ Result<std::string> StageSql(const std::string& schema, const capture::FeedBatch
   }
   std::vector<std::string> parts = changes;
   for (const auto& keys : plain) {
-    parts.push_back(changes.empty() ? keys
-                                    : "SELECT transform_id, key, NULL::smallint AS sign, "
-                                      "NULL::xid8 AS xid, NULL::text[] AS row_values FROM (" +
-                                          keys + ") AS d");
+    parts.push_back(
+        changes.empty()
+            ? keys
+            : "SELECT transform_id, key, NULL::smallint AS sign, "
+              "NULL::xid8 AS xid, NULL::text[] AS row_values, NULL::boolean AS folded FROM (" +
+                  keys + ") AS d");
   }
   std::string dirty = sql::Join(parts, "\nUNION ALL\n");
   if (dirty.empty()) dirty = "SELECT NULL::int AS transform_id, NULL::text[] AS key WHERE false";
@@ -121,15 +128,15 @@ Result<StagedBatch> StageOnce(pg::Connection& conn, const std::string& schema,
   // is simply seen by a later batch, so no cursor can skip past it).
   auto batch = feed.TakeBatch(conn, batch_rows);
   if (!batch.ok()) return batch.status();
-  std::set<int> skipped;
+  std::set<int> skipped, unfolded;
   if (find_failing) {
-    auto failing = FindFailingReaders(conn, schema, *batch.value(), transforms.value());
+    auto failing = FindFailingReaders(conn, schema, *batch.value(), transforms.value(), &unfolded);
     if (!failing.ok()) return failing.status();
     TRELLIS_RETURN_IF_ERROR(
         RebuildFailingReaders(conn, schema, transforms.value(), failing.value()));
     skipped = std::move(failing.value());
   }
-  auto stage = StageSql(schema, *batch.value(), transforms.value(), skipped, whole_floor);
+  auto stage = StageSql(schema, *batch.value(), transforms.value(), skipped, unfolded, whole_floor);
   if (!stage.ok()) return stage.status();
   pg::Params params = {std::to_string(page_keys), workers::WakeChannel(schema, "drain"),
                        workers::WakeSender()};
