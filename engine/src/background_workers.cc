@@ -1,5 +1,6 @@
 #include "drain/drain_worker.h"
 #include "reads/transform_reports.h"
+#include "staging/stage_batch.h"
 #include "staging/staging_worker.h"
 #include "trellis/transform_reports.h"
 #include "trellis/workers.h"
@@ -21,8 +22,14 @@ std::unique_ptr<BackgroundWorkers> BackgroundWorkers::Start(const ConnectOptions
                                   [] { TransformReports::Get().Clear(); }};
     out->workers_.push_back(std::make_unique<staging::StagingWorker>(options, std::move(reports)));
   }
+  // A drain whose target another transform reads stages its own writes for
+  // that reader in its transaction, in pages as the staging worker cuts them.
+  const drain::StageOwnWritesFn stage_own_writes =
+      [](pg::Connection& conn, const std::string& schema, const catalog::Transform& drained) {
+        return staging::StageOwnWrites(conn, schema, drained, staging::StagingWorker::kPageKeys);
+      };
   for (int i = 0; i < drain_threads; ++i) {
-    out->workers_.push_back(std::make_unique<drain::DrainWorker>(options));
+    out->workers_.push_back(std::make_unique<drain::DrainWorker>(options, stage_own_writes));
   }
   // Woken across ports by the roles this handle runs (a standby staging
   // worker too: nudging it costs one failed election try).

@@ -223,7 +223,8 @@ TEST_CASE("metrics: every family with its type and help, and counters that move 
         "trellis_log_lines_dropped_total", "trellis_workers", "trellis_staging_elected",
         "trellis_drain_pages_total", "trellis_drain_keys_total", "trellis_drain_pages_failed_total",
         "trellis_capture_rows_staged_total", "trellis_backfill_rows_total",
-        "trellis_stage_wakes_total", "trellis_remote_wakes_total"}) {
+        "trellis_stage_wakes_total", "trellis_stage_writes_staged_total",
+        "trellis_remote_wakes_total"}) {
     INFO(name);
     REQUIRE(before.count(name));
     CHECK_FALSE(before.at(name).Find("help")->as_string().empty());

@@ -78,10 +78,16 @@ defmodule Trellis.Metrics do
       `trellis_capture_publication_repairs_total` - sources published again
       after a hand-made change to the publication, each rebuilding its
       readers (see `Trellis.CaptureFailure`)
+    * `trellis_stage_writes_staged_total` - capture rows of drains' writes
+      to a target another transform reads (the next stage of a grouped
+      join, the next link of a chain), staged for that reader in the
+      drain's own transaction, so the next stage's pages commit with the
+      writes (trigger capture; with logical capture those writes reach the
+      next stage through the slot)
     * `trellis_stage_wakes_total` - drains that woke the handle's staging
-      worker at once because another transform reads their target (the next
-      stage of a grouped join, the next link of a chain), so the next stage
-      starts without waiting for staging's poll
+      worker at once because another transform reads their target and the
+      drain left its writes to staging, so the next stage starts without
+      waiting for staging's poll
     * `trellis_remote_wakes_total{role}` - wake-ups of the handle's workers
       that another handle's commit sent through PostgreSQL's LISTEN/NOTIFY:
       `role="drain"` when another handle's staging made pages,

@@ -32,6 +32,10 @@ struct EngineMetrics {
   // Drains that woke this process's staging worker at once because
   // another transform reads their target (a stage, a chain's upstream).
   std::atomic<uint64_t> stage_wakes{0};
+  // Capture rows of such drains' writes that the drain staged for the
+  // readers in its own transaction (staging::StageOwnWrites), so no staging
+  // batch and no wake were needed for them.
+  std::atomic<uint64_t> stage_writes_staged{0};
   // Wake-ups of this process's workers, by role, that another process's
   // commit sent (LISTEN/NOTIFY: pages staged there, for the drains here; a
   // stage drained there, for the staging worker here).

@@ -33,4 +33,16 @@ class TriggerFeed final : public CaptureFeed {
   std::string schema_;
 };
 
+// A batch of the capture rows the caller's own transaction wrote so far
+// (a drain's writes to a target another transform reads), for staging them
+// in that transaction (staging::StageOwnWrites). Only this transaction can
+// see them until it commits, so no other batch can take them, and they are
+// deleted as they are taken, as any batch's are.
+std::unique_ptr<FeedBatch> OwnWritesBatch(std::string schema);
+// Whether the caller's transaction wrote capture rows, none of them a
+// TRUNCATE's (whose readers rebuild, which a staging batch arranges): what
+// OwnWritesBatch would take is worth staging there. False in logical mode,
+// where writes go to the slot and leave no capture row.
+Result<bool> OwnWritesToStage(pg::Connection& conn, const std::string& schema);
+
 }  // namespace trellis::capture

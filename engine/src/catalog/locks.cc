@@ -18,4 +18,11 @@ Status FenceStaging(pg::Connection& conn, const std::string& schema) {
   return conn.Exec(std::string("SELECT pg_advisory_xact_lock(") + kFenceKey + ")", {schema});
 }
 
+Result<bool> TryStagingFenceShared(pg::Connection& conn, const std::string& schema) {
+  auto rows = conn.QueryPrepared(
+      std::string("SELECT pg_try_advisory_xact_lock_shared(") + kFenceKey + ")", {schema});
+  if (!rows.ok()) return rows.status();
+  return rows->text(0, 0) == "t";
+}
+
 }  // namespace trellis::catalog

@@ -24,5 +24,12 @@ namespace trellis::catalog {
                                                                          const std::string& schema);
 // REQUIRES: inside a transaction.
 [[nodiscard]] Status FenceStaging(pg::Connection& conn, const std::string& schema);
+// Takes the fence shared for the current transaction if it is free of an
+// exclusive holder now, without waiting: false when a define holds it. For
+// staging inside a transaction that has taken other locks already (a
+// drain's, staging::StageOwnWrites), which must not wait for a define that
+// may wait for them.
+// REQUIRES: inside a transaction.
+[[nodiscard]] Result<bool> TryStagingFenceShared(pg::Connection& conn, const std::string& schema);
 
 }  // namespace trellis::catalog

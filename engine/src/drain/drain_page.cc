@@ -9,6 +9,7 @@
 #include "sql/row_reader.h"
 #include "workers/locks.h"
 #include "workers/wake_channel.h"
+#include "workers/worker_loop.h"
 
 namespace trellis::drain {
 namespace {
@@ -113,7 +114,8 @@ SELECT transform_id, ids, pages, keys, attempts, free, delta_rows, whole,
 }  // namespace
 
 Result<PageResult> DrainPages(pg::Connection& conn, const std::string& schema,
-                              const std::set<int>& skip, UnitExecutor& executor) {
+                              const std::set<int>& skip, UnitExecutor& executor,
+                              const StageOwnWritesFn& stage_own_writes) {
   pg::Rows claim;
   auto tx = pg::Transaction::BeginWith(
       conn, ClaimSql(schema),
@@ -166,13 +168,26 @@ Result<PageResult> DrainPages(pg::Connection& conn, const std::string& schema,
       return result;
   }
   TRELLIS_RETURN_IF_ERROR(RecordBatch(conn, schema, *plan.value(), batch.value(), ran.value()));
-  // Its target is another transform's input: the capture rows this commit
-  // makes wake the staging worker, wherever it runs (at commit only).
+  // Its target is another transform's input: its readers' pages are made
+  // here, or else the capture rows this commit makes wake the staging
+  // worker, wherever it runs (at commit only).
+  long staged_here = 0;
   if (result.outcome == PageOutcome::kDrained && result.read_by_others) {
-    TRELLIS_RETURN_IF_ERROR(conn.Exec(
-        workers::kNotifySql, {workers::WakeChannel(schema, "staging"), workers::WakeSender()}));
+    if (stage_own_writes) {
+      auto staged = stage_own_writes(conn, schema, transform.value());
+      if (!staged.ok()) return staged.status();
+      staged_here = staged.value();
+    }
+    if (staged_here == 0) {
+      TRELLIS_RETURN_IF_ERROR(conn.Exec(
+          workers::kNotifySql, {workers::WakeChannel(schema, "staging"), workers::WakeSender()}));
+    }
   }
   TRELLIS_RETURN_IF_ERROR(tx.value()->Commit());
+  // The readers' pages are committed: this process's drains start on them
+  // now (other ports heard the staging statement's notify at the commit).
+  if (staged_here > 0) workers::WorkerLoop::NudgeRole("drain");
+  result.staged_own_writes = staged_here;
   return result;
 }
 

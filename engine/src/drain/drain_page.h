@@ -3,9 +3,11 @@
 // pages, commit.
 #pragma once
 
+#include <functional>
 #include <set>
 #include <string>
 
+#include "catalog/model.h"
 #include "drain/unit_executor.h"
 #include "pg/connection.h"
 #include "trellis/status.h"
@@ -30,6 +32,9 @@ struct PageResult {
   // next link), as the claim's own snapshot of the catalog says: a drain of
   // it made work for staging.
   bool read_by_others = false;
+  // Capture rows of the drain's own writes staged in its transaction
+  // (StageOwnWritesFn).
+  long staged_own_writes = 0;
 };
 
 // Pages claimed together: at most this many, at most this many keys, and at
@@ -49,12 +54,22 @@ inline constexpr int kDeltaRowsPerClaim = 10000;
 // about half of it and leaves the rest to another drain.
 inline constexpr int kSplitClaimAboveKeys = 1000;
 
+// Stages, in the drain's transaction, the capture rows its writes to
+// `drained`'s target made, and returns how many it consumed (0: left to
+// the staging worker). The staging layer's StageOwnWrites, passed down by
+// whoever makes the drain workers (drain/ may not call staging/).
+using StageOwnWritesFn = std::function<Result<long>(pg::Connection&, const std::string& schema,
+                                                    const catalog::Transform& drained)>;
+
 // Drains the oldest claimable pages of one transform, skipping pages of the
 // transforms in `skip`, through `executor`. When another transform reads
-// the target drained (`read_by_others`, asked by the claim itself), the
-// commit also notifies the staging worker of every port
-// (workers/wake_channel.h).
+// the target drained (`read_by_others`, asked by the claim itself), its
+// capture rows are staged in the same transaction by `stage_own_writes`
+// when given (the readers' pages commit with the writes, and this process's
+// drains are woken at once); what that leaves, the commit notifies the
+// staging worker of every port of (workers/wake_channel.h).
 Result<PageResult> DrainPages(pg::Connection& conn, const std::string& schema,
-                              const std::set<int>& skip, UnitExecutor& executor);
+                              const std::set<int>& skip, UnitExecutor& executor,
+                              const StageOwnWritesFn& stage_own_writes = {});
 
 }  // namespace trellis::drain

@@ -19,11 +19,12 @@ constexpr auto kBusySkip = std::chrono::milliseconds(50);
 constexpr auto kNamesEvery = std::chrono::seconds(5);
 }  // namespace
 
-DrainWorker::DrainWorker(ConnectOptions options)
+DrainWorker::DrainWorker(ConnectOptions options, StageOwnWritesFn stage_own_writes)
     : WorkerLoop(std::move(options), "drain", workers::MakeWorkerId("drain")),
       charging_(MakeChargingHook()),
       executor_(*charging_),
-      self_check_(id()) {}
+      self_check_(id()),
+      stage_own_writes_(std::move(stage_own_writes)) {}
 
 DrainWorker::~DrainWorker() { Stop(); }
 
@@ -67,7 +68,7 @@ Result<bool> DrainWorker::Step(pg::Connection& conn) {
   // worker keeps heartbeating (the job's lease) and draining while it runs.
   auto checked = self_check_.Step(conn, options().schema, executor_);
   if (!checked.ok()) return checked.status();
-  auto page = DrainPages(conn, options().schema, skip, executor_);
+  auto page = DrainPages(conn, options().schema, skip, executor_, stage_own_writes_);
   if (!page.ok()) return page.status();
   auto& metrics = GlobalEngineMetrics();
   // Pages applied or charged: a waiter of this process looks again.
@@ -77,10 +78,14 @@ Result<bool> DrainWorker::Step(pg::Connection& conn) {
   switch (page->outcome) {
     case PageOutcome::kDrained:
       // Its target is another transform's input (the claim asked the
-      // catalog, so a chain defined a moment ago counts): the capture rows
-      // this drain committed wait for staging, which starts on them now
-      // (the commit notified the staging worker of other ports too).
-      if (page->read_by_others) {
+      // catalog, so a chain defined a moment ago counts). Its readers'
+      // pages were made in the drain's transaction; or else the capture
+      // rows it committed wait for staging, which starts on them now (the
+      // commit notified the staging worker of other ports too).
+      if (page->read_by_others && page->staged_own_writes > 0) {
+        metrics.stage_writes_staged.fetch_add(static_cast<uint64_t>(page->staged_own_writes),
+                                              std::memory_order_relaxed);
+      } else if (page->read_by_others) {
         NudgeRole("staging");
         metrics.stage_wakes.fetch_add(1, std::memory_order_relaxed);
       }

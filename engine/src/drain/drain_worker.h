@@ -8,6 +8,7 @@
 #include <set>
 
 #include "drain/charging.h"
+#include "drain/drain_page.h"
 #include "drain/self_check_runner.h"
 #include "drain/unit_executor.h"
 #include "workers/worker_loop.h"
@@ -16,7 +17,9 @@ namespace trellis::drain {
 
 class DrainWorker : public workers::WorkerLoop {
  public:
-  explicit DrainWorker(ConnectOptions options);
+  // `stage_own_writes`: stages a drain's writes to a target others read in
+  // its own transaction (DrainPages); empty leaves them to staging.
+  explicit DrainWorker(ConnectOptions options, StageOwnWritesFn stage_own_writes = {});
   ~DrainWorker() override;
 
   // Source rows per build range (a job: one transaction of a first build,
@@ -43,6 +46,7 @@ class DrainWorker : public workers::WorkerLoop {
   std::unique_ptr<ChargingHook> charging_;
   UnitExecutor executor_;
   SelfCheckRunner self_check_;
+  StageOwnWritesFn stage_own_writes_;
 };
 
 }  // namespace trellis::drain

@@ -4,6 +4,7 @@
 #include <map>
 
 #include "capture/feed.h"
+#include "capture/trigger_feed.h"
 #include "catalog/locks.h"
 #include "catalog/model.h"
 #include "catalog/states.h"
@@ -185,6 +186,57 @@ Result<StagedBatch> StageOnce(pg::Connection& conn, const std::string& schema,
 }
 
 }  // namespace
+
+Result<long> StageOwnWrites(pg::Connection& conn, const std::string& schema,
+                            const catalog::Transform& drained, int page_keys) {
+  // Cheap first: in logical mode the target's writes go to the slot and
+  // there are no capture rows here; a TRUNCATE among them is left to the
+  // staging worker's batch, which rebuilds the readers.
+  auto own = capture::OwnWritesToStage(conn, schema);
+  if (!own.ok()) return own.status();
+  if (!own.value()) return 0L;
+  TRELLIS_RETURN_IF_ERROR(conn.Exec("SAVEPOINT trellis_own_writes"));
+  auto staged = [&]() -> Result<long> {
+    // The fence, as a staging batch takes it: no define commits across the
+    // load of the transforms below and the pages made from it.
+    auto fenced = catalog::TryStagingFenceShared(conn, schema);
+    if (!fenced.ok()) return fenced.status();
+    if (!fenced.value()) return 0L;
+    auto all = catalog::LoadTransforms(conn, schema);
+    if (!all.ok()) return all.status();
+    std::vector<catalog::Transform> readers;
+    for (const auto& t : all.value()) {
+      const bool reads = std::any_of(t.inputs.begin(), t.inputs.end(), [&](const auto& input) {
+        return input.source.schema_name == drained.target_schema &&
+               input.source.table_name == drained.target_name;
+      });
+      if (reads) readers.push_back(t);
+    }
+    if (readers.empty()) return 0L;
+    const auto batch = capture::OwnWritesBatch(schema);
+    auto stage = StageSql(schema, *batch, readers, {}, plan::kWholeFloorVersions);
+    if (!stage.ok()) return stage.status();
+    pg::Params params = {std::to_string(page_keys), workers::WakeChannel(schema, "drain"),
+                         workers::WakeSender()};
+    for (auto& p : batch->Params()) params.push_back(std::move(p));
+    auto done = conn.QueryPrepared(stage.value(), params);
+    if (!done.ok()) return done.status();
+    sql::RowReader row(done.value(), 0);
+    const long consumed = row.Int64(0);
+    if (!row.status().ok()) return row.status();
+    return consumed;
+  }();
+  if (!staged.ok()) {
+    // Left to the staging worker, which stages them with the rest (and
+    // finds a reader they fail for); a broken connection fails the drain.
+    if (conn.broken()) return staged.status();
+    TRELLIS_RETURN_IF_ERROR(conn.Exec("ROLLBACK TO SAVEPOINT trellis_own_writes"));
+    TRELLIS_RETURN_IF_ERROR(conn.Exec("RELEASE SAVEPOINT trellis_own_writes"));
+    return 0L;
+  }
+  TRELLIS_RETURN_IF_ERROR(conn.Exec("RELEASE SAVEPOINT trellis_own_writes"));
+  return staged;
+}
 
 Result<StagedBatch> StageBatch(pg::Connection& conn, const std::string& schema, int batch_rows,
                                int page_keys, long whole_floor) {

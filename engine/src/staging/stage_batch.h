@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "catalog/model.h"
 #include "pg/connection.h"
 #include "plan/path_model.h"
 #include "trellis/status.h"
@@ -26,5 +27,20 @@ struct StagedBatch {
 // REQUIRES: no transaction open on `conn`.
 Result<StagedBatch> StageBatch(pg::Connection& conn, const std::string& schema, int batch_rows,
                                int page_keys, long whole_floor = plan::kWholeFloorVersions);
+
+// Stages, in the caller's transaction, the capture rows that transaction
+// wrote to `drained`'s target: a drain whose target another transform reads
+// makes that transform's pages in its own commit, instead of leaving the
+// rows to the next staging batch (a transaction, a wake-up and a load of
+// every plan later: spec/engine.md "Stages", "A stage's writes staged by its
+// drain"). Pages are made exactly as a staging batch makes them, for the
+// transforms that read the target. Nothing is staged (0) when a define
+// holds the staging fence, or when the statement fails (rolled back to a
+// savepoint): the rows stay for the staging worker, which also finds which
+// reader they fail for. Returns the rows consumed.
+// REQUIRES: inside a transaction; no savepoint open above it is rolled back
+// after this returns without the rows being lost with it.
+Result<long> StageOwnWrites(pg::Connection& conn, const std::string& schema,
+                            const catalog::Transform& drained, int page_keys);
 
 }  // namespace trellis::staging
