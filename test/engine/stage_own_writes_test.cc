@@ -40,6 +40,16 @@ std::unique_ptr<trellis::Session> DefineBuiltChain(EngineFixture& f,
   return s;
 }
 
+// One drain of the oldest claimable pages, staging its own writes as the
+// workers' drains do.
+trellis::drain::PageResult DrainOnce(EngineFixture& f) {
+  auto hook = trellis::drain::MakeChargingHook();
+  trellis::drain::UnitExecutor executor(*hook);
+  auto drained = trellis::drain::DrainPages(f.conn(), "trellis", {}, executor, kStageOwnWrites);
+  REQUIRE(drained.ok());
+  return drained.value();
+}
+
 std::string PagesOf(EngineFixture& f, const char* name) {
   return f.Scalar(
       std::string("SELECT count(*) FROM trellis.pages p JOIN trellis.transforms t ON t.id = "
@@ -59,23 +69,19 @@ TEST_CASE("a drain whose target another reads stages its writes for the reader i
   REQUIRE(PagesOf(f, "up") != "0");
   REQUIRE(PagesOf(f, "down") == "0");
 
-  auto hook = trellis::drain::MakeChargingHook();
-  trellis::drain::UnitExecutor executor(*hook);
-  auto drained = trellis::drain::DrainPages(f.conn(), "trellis", {}, executor, kStageOwnWrites);
-  REQUIRE(drained.ok());
-  CHECK(drained->outcome == trellis::drain::PageOutcome::kDrained);
-  CHECK(drained->read_by_others);
-  CHECK(drained->staged_own_writes > 0);
+  const auto drained = DrainOnce(f);
+  CHECK(drained.outcome == trellis::drain::PageOutcome::kDrained);
+  CHECK(drained.read_by_others);
+  CHECK(drained.staged_own_writes > 0);
   // Committed together: up's pages gone, down's made, no capture row left.
   CHECK(PagesOf(f, "up") == "0");
   CHECK(PagesOf(f, "down") != "0");
   CHECK(f.Scalar("SELECT count(*) FROM trellis.capture") == "0");
 
   for (;;) {
-    auto next = trellis::drain::DrainPages(f.conn(), "trellis", {}, executor, kStageOwnWrites);
-    REQUIRE(next.ok());
-    REQUIRE(next->outcome != trellis::drain::PageOutcome::kFailed);
-    if (next->outcome == trellis::drain::PageOutcome::kNone) break;
+    const auto next = DrainOnce(f);
+    REQUIRE(next.outcome != trellis::drain::PageOutcome::kFailed);
+    if (next.outcome == trellis::drain::PageOutcome::kNone) break;
   }
   CHECK(f.Differences("down", "SELECT id, price * 2 + 1 FROM items WHERE (price * 2) % 3 <> 0") ==
         0);
@@ -94,13 +100,10 @@ TEST_CASE("a drain's own staging that fails leaves its writes to the staging wor
   f.Sql("UPDATE items SET price = 500 WHERE id <= 5");
   trellis::test::StageStep(f.conn());
 
-  auto hook = trellis::drain::MakeChargingHook();
-  trellis::drain::UnitExecutor executor(*hook);
-  auto drained = trellis::drain::DrainPages(f.conn(), "trellis", {}, executor, kStageOwnWrites);
-  REQUIRE(drained.ok());
-  CHECK(drained->outcome == trellis::drain::PageOutcome::kDrained);
-  CHECK(drained->read_by_others);
-  CHECK(drained->staged_own_writes == 0);
+  const auto drained = DrainOnce(f);
+  CHECK(drained.outcome == trellis::drain::PageOutcome::kDrained);
+  CHECK(drained.read_by_others);
+  CHECK(drained.staged_own_writes == 0);
   // up's writes committed; their capture rows wait for the staging worker.
   CHECK(f.Scalar("SELECT count(*) FROM up WHERE p2 = 1000") == "5");
   CHECK(f.Scalar("SELECT count(*) > 0 FROM trellis.capture") == "t");
