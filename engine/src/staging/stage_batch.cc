@@ -214,7 +214,7 @@ Result<long> StageOwnWrites(pg::Connection& conn, const std::string& schema,
     }
     if (readers.empty()) return 0L;
     const auto batch = capture::OwnWritesBatch(schema);
-    auto stage = StageSql(schema, *batch, readers, {}, plan::kWholeFloorVersions);
+    auto stage = StageSql(schema, *batch, readers, {}, {}, plan::kWholeFloorVersions);
     if (!stage.ok()) return stage.status();
     pg::Params params = {std::to_string(page_keys), workers::WakeChannel(schema, "drain"),
                          workers::WakeSender()};

@@ -37,7 +37,7 @@ Result<StagedBatch> StageBatch(pg::Connection& conn, const std::string& schema, 
 // transforms that read the target. Nothing is staged (0) when a define
 // holds the staging fence, or when the statement fails (rolled back to a
 // savepoint): the rows stay for the staging worker, which also finds which
-// reader they fail for. Returns the rows consumed.
+// reader they fail for (a fold that fails among them, too). Returns the rows consumed.
 // REQUIRES: inside a transaction; no savepoint open above it is rolled back
 // after this returns without the rows being lost with it.
 Result<long> StageOwnWrites(pg::Connection& conn, const std::string& schema,
