@@ -30,8 +30,28 @@ defmodule Trellis.Test.Database do
   def open!(prefix \\ "t", opts \\ []) do
     url = create!(prefix, opts)
     pg = SimplePG.connect!(url)
-    ExUnit.Callbacks.on_exit(fn -> SimplePG.close(pg) end)
+
+    # Registered before the test's handles, so it runs after they stopped.
+    ExUnit.Callbacks.on_exit(fn ->
+      drop_idle_slots(pg)
+      SimplePG.close(pg)
+    end)
+
     %{url: url, pg: pg}
+  end
+
+  # A test database left with a replication slot (capture by logical
+  # decoding) keeps it, and the WAL it holds, for the rest of the suite:
+  # the cluster has room for 64 (trellis-testkit), about twice the logical
+  # leg's tests. A slot still in use is left alone.
+  defp drop_idle_slots(pg) do
+    SimplePG.query!(
+      pg,
+      "SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots " <>
+        "WHERE database = current_database() AND NOT active"
+    )
+  rescue
+    _ -> :ok
   end
 
   @doc """

@@ -50,12 +50,14 @@ const std::vector<std::string> kServerSettings = {
 };
 
 // Settings for capture by logical decoding (--logical): the WAL carries what
-// decoding needs, and there is room for the slots and WAL senders of several
-// engines and tests (the defaults, 10 each, are one busy test's worth).
+// decoding needs, and there is room for the slots and WAL senders of many
+// engines and tests: every test database that captured by logical decoding
+// keeps its slot unless the test drops it, and the suite's logical leg runs
+// about 30 (the defaults, 10 each, are one busy test's worth).
 const std::vector<std::string> kLogicalDecoding = {
     "wal_level=logical",
-    "max_replication_slots=20",
-    "max_wal_senders=20",
+    "max_replication_slots=64",
+    "max_wal_senders=64",
 };
 
 struct ConnCloser {

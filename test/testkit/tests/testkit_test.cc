@@ -195,8 +195,8 @@ TEST_CASE("wal_level is replica by default and logical with --logical or the env
   CHECK(ConnectOrFail(plain_url)->Scalar("SHOW wal_level") == "replica");
   std::unique_ptr<PgClient> flagged_client = ConnectOrFail(flagged_url);
   CHECK(flagged_client->Scalar("SHOW wal_level") == "logical");
-  CHECK(flagged_client->Scalar("SHOW max_replication_slots") == "20");
-  CHECK(flagged_client->Scalar("SHOW max_wal_senders") == "20");
+  CHECK(flagged_client->Scalar("SHOW max_replication_slots") == "64");
+  CHECK(flagged_client->Scalar("SHOW max_wal_senders") == "64");
   // A slot with the built-in output plugin can be made: what capture by
   // logical decoding needs of the server.
   CHECK(flagged_client->Scalar("SELECT slot_name FROM pg_create_logical_replication_slot("
