@@ -174,7 +174,8 @@ TEST_CASE("a batch whose fold fails for a row stages its row versions unfolded",
   // Nothing fails: folded.
   f.Sql("UPDATE sales SET amount = 1 WHERE id = 1");
   StageStep(*conn);
-  CHECK(f.Scalar("SELECT string_agg(DISTINCT folded::text, ',') FROM trellis.delta_rows") == "true");
+  CHECK(f.Scalar("SELECT string_agg(DISTINCT folded::text, ',') FROM trellis.delta_rows") ==
+        "true");
   f.Sql("DELETE FROM trellis.delta_rows; DELETE FROM trellis.pages");
   // The argument divides by zero for one new version: the fold (which
   // evaluates it at staging) fails, the group expressions do not, so the
