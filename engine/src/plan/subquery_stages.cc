@@ -43,11 +43,12 @@ std::vector<Part> PartsOf(const grammar::WhereSubquery& sq) {
   }
   switch (sq.use) {
     case SubqueryUse::kCompare:
-      return {Part{Holds::kAggregates, sq.correlations}};
+      return {Part{Holds::kAggregates, sq.correlations, std::nullopt}};
     case SubqueryUse::kNotIn:
-      return {Part{Holds::kCount, matched}, Part{Holds::kTotals, sq.correlations}};
+      return {Part{Holds::kCount, matched, std::nullopt},
+              Part{Holds::kTotals, sq.correlations, std::nullopt}};
     default:
-      return {Part{Holds::kCount, matched}};
+      return {Part{Holds::kCount, matched, std::nullopt}};
   }
 }
 
