@@ -227,3 +227,92 @@ TEST_CASE("a build's last step never waits long on its target while it holds the
   }
   CHECK(f.Differences("items_t", kQuery) == 0);
 }
+
+namespace {
+
+// Builds every range of `items_t`: what is left is the last step.
+void BuildRanges(EngineFixture& f, trellis::pg::Connection& conn) {
+  REQUIRE(BuildStep(conn));
+  while (f.Scalar("SELECT count(*) FROM trellis.jobs") != "0") REQUIRE(BuildStep(conn));
+  REQUIRE(f.Scalar("SELECT key_indexed FROM trellis.transforms") == "f");
+}
+
+}  // namespace
+
+TEST_CASE("a build's last step behind a define holding the transforms table is retried, not failed",
+          "[engine][backfill][locks]") {
+  EngineFixture f;
+  f.Sql(kItems);
+  auto s = f.OpenSession();
+  REQUIRE(s->Apply(kDefinition, true).ok());
+  auto conn = Connect(f);
+  BuildRanges(f, *conn);
+
+  // A define (or a drop) holds the table until it commits. The step used to
+  // make the key, then fail its catalog update on the lock timeout set for
+  // the key (55P03: a failed step, which the drain worker answered with a
+  // reconnect and a backoff).
+  auto definer = trellis::pg::Connection::Open(f.url(), "definer");
+  REQUIRE(definer.ok());
+  REQUIRE(definer.value()->Exec("BEGIN").ok());
+  REQUIRE(definer.value()->Exec("LOCK TABLE trellis.transforms IN SHARE ROW EXCLUSIVE MODE").ok());
+
+  auto step = std::async(std::launch::async, [&] { return TryBuildStep(*conn); });
+  const bool returned = step.wait_for(std::chrono::seconds(10)) == std::future_status::ready;
+  CHECK(returned);
+  if (!returned) REQUIRE(definer.value()->Exec("COMMIT").ok());
+  auto stepped = step.get();
+  if (!stepped.ok()) FAIL(stepped.status().message());
+  // A retry: the step says it did something (the worker asks again without
+  // sleeping), its transaction rolled back on a connection that stays.
+  CHECK(stepped.value());
+  CHECK_FALSE(conn->broken());
+  CHECK_FALSE(conn->in_transaction());
+  CHECK(f.Scalar("SELECT key_indexed FROM trellis.transforms") == "f");
+  CHECK(f.Scalar("SELECT count(*) FROM pg_constraint WHERE conrelid = 'items_t'::regclass") == "0");
+  // Nothing charged: no failure, no retry_at holding the next step back.
+  CHECK(f.Scalar("SELECT count(*) FROM trellis.drain_failures") == "0");
+  if (returned) REQUIRE(definer.value()->Exec("COMMIT").ok());
+
+  while (f.Scalar("SELECT key_indexed FROM trellis.transforms") == "f") REQUIRE(BuildStep(*conn));
+  CHECK(f.Differences("items_t", kQuery) == 0);
+}
+
+TEST_CASE("the last step's lock timeout holds for the key's statement only",
+          "[engine][backfill][locks]") {
+  EngineFixture f;
+  f.Sql(kItems);
+  auto s = f.OpenSession();
+  REQUIRE(s->Apply(kDefinition, true).ok());
+  auto conn = Connect(f);
+  BuildRanges(f, *conn);
+
+  // A row the step deletes after the key is made (a settled failure of the
+  // transform's pages), held by another transaction: the step waits for it
+  // as any statement waits, past the key's 200 ms.
+  f.Sql(
+      "INSERT INTO trellis.drain_failures (transform_id, unit_kind, failure_class, retry_at, "
+      "message, parts) SELECT id, 'pages', 'other', now(), 'm', '{}' FROM trellis.transforms");
+  auto holder = trellis::pg::Connection::Open(f.url(), "holder");
+  REQUIRE(holder.ok());
+  REQUIRE(holder.value()->Exec("BEGIN").ok());
+  REQUIRE(holder.value()->Exec("SELECT * FROM trellis.drain_failures FOR UPDATE").ok());
+
+  auto step = std::async(std::launch::async, [&] { return TryBuildStep(*conn); });
+  const bool waited = step.wait_for(std::chrono::milliseconds(1500)) == std::future_status::timeout;
+  CHECK(waited);
+  REQUIRE(holder.value()->Exec("COMMIT").ok());
+  auto stepped = step.get();
+  if (!stepped.ok()) FAIL(stepped.status().message());
+  CHECK(stepped.value());
+  // The step ended the build: the key made, the failure settled.
+  CHECK(f.Scalar("SELECT key_indexed FROM trellis.transforms") == "t");
+  CHECK(f.Scalar("SELECT count(*) FROM trellis.drain_failures") == "0");
+  // And no bound is left on the session after it.
+  CHECK(f.Scalar("SELECT count(*) FROM pg_constraint WHERE conrelid = 'items_t'::regclass "
+                 "AND contype = 'p'") == "1");
+  auto timeout = conn->Query("SHOW lock_timeout");
+  REQUIRE(timeout.ok());
+  CHECK(timeout->text(0, 0) == "0");
+  CHECK(f.Differences("items_t", kQuery) == 0);
+}

@@ -15,7 +15,8 @@
 namespace trellis::drain {
 namespace {
 
-// How long the build's last step waits for its target's lock (AdvanceBuild).
+// How long the build's last step waits for its target's lock and the
+// transforms table's (AdvanceBuild).
 constexpr const char* kKeyLockTimeout = "200ms";
 // The SQLSTATE of a lock not granted within lock_timeout.
 constexpr const char* kLockNotAvailable = "55P03";
@@ -132,15 +133,27 @@ Result<bool> AdvanceBuild(pg::Connection& conn, const std::string& schema, long 
     // The key takes the target's ACCESS EXCLUSIVE lock while this holds the
     // transform's row: it may wait for the target's readers (a staging
     // batch reading it for the transform over it, which waits in turn for
-    // this row to insert its pages: a deadlock) only briefly. A lock not
-    // granted in time fails as transient; the step is tried again.
-    TRELLIS_RETURN_IF_ERROR(
-        conn.Exec("SET LOCAL lock_timeout = '" + std::string(kKeyLockTimeout) + "'"));
-    StatementUnit add_key("add_key", plan.AddKeySql());
+    // this row to insert its pages: a deadlock) only briefly. So may the
+    // lock on the transforms table that FinishBuild's update needs, taken
+    // first: a define or drop holds the table (SHARE ROW EXCLUSIVE) until
+    // it commits, and waiting for it with the target locked would hold up
+    // the target's readers meanwhile. A lock not granted in time is the
+    // step's retry: rolled back (the row free) and tried again, no failed
+    // step and no backoff. The bound holds for those two statements only
+    // (StatementUnit): what follows waits as any statement does, since a
+    // bound left in force would fail it as a broken step (FinishBuild's
+    // update, behind a define, failed so 152 times in one run of the
+    // compiled transforms' tests, each a reconnect of the drain worker).
+    StatementUnit add_key(
+        "add_key", plan.AddKeySql(),
+        LockWait{
+            kKeyLockTimeout,
+            sql::WithSchema("LOCK TABLE {schema}.transforms IN ROW EXCLUSIVE MODE; ", schema)});
     auto keyed = executor.Run(conn, schema, t.value(), add_key, RunOptions{.retrying = true});
     if (!keyed.ok() && keyed.status().sqlstate == kLockNotAvailable) {
-      // The target is busy: the transaction rolls back as it goes (the row
-      // free), and the step is tried again: no failed step, no backoff.
+      // The target or the table is busy: the transaction rolls back as it
+      // goes (the row free), and the step is tried again: no failed step,
+      // no backoff.
       return true;
     }
     if (!keyed.ok()) return keyed.status();
