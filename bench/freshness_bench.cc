@@ -5,6 +5,8 @@
 // autocommit) and a deferred constraint trigger on the target, which fires
 // at the drain transaction's commit.
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 
 #include "bench_db.h"
 #include "freshness_run.h"
@@ -183,6 +185,12 @@ FreshnessRun MeasureFreshness(const test::ThrowawayCluster& cluster, const Confi
            ") g; CREATE INDEX ON fresh (v, written_at)");
     db.Sql("VACUUM ANALYZE fresh");
   }
+  if (const char* ms = std::getenv("FRESH_BENCH_LOG_MS")) {
+    // Diagnosis: the server logs every statement slower than this (the
+    // workers' sessions, opened from here on, included).
+    db.Sql(std::string("ALTER SYSTEM SET log_min_duration_statement = ") + ms);
+    db.Scalar("SELECT pg_reload_conf()");
+  }
   auto workers = db.StartWorkers();
   DefineShape(db, shape, groups);
   db.Sql(std::string(grouped ? kGroupSeenTrigger : kSeenTrigger) + ";" + kSeenConstraint);
@@ -204,6 +212,15 @@ FreshnessRun MeasureFreshness(const test::ThrowawayCluster& cluster, const Confi
   out.tail_seconds = db.TryAwaitConverged(kTailCapMs);
   workers->Stop();
 
+  if (const char* out_file = std::getenv("FRESH_BENCH_SERVER_LOG")) {
+    // The server's log so far, appended (the testkit removes its directory).
+    const std::string log =
+        db.Scalar("SELECT pg_read_file(current_setting('data_directory') || '/../postgres.log')");
+    if (std::FILE* f = std::fopen(out_file, "w")) {
+      std::fwrite(log.data(), 1, log.size(), f);
+      std::fclose(f);
+    }
+  }
   db.Sql(kLatencies);
   auto rows = db.conn().Query(kPercentiles);
   if (!rows.ok() || rows->size() != 1) throw BenchError("percentiles: " + rows.status().ToString());

@@ -82,3 +82,28 @@ COMMIT;)sql");
   CHECK(defined == HasColumn(loaded.value(), "label"));
   CHECK(HasColumn(loaded.value(), "price"));
 }
+
+TEST_CASE("loading every transform plans the parts once per connection", "[engine][catalog]") {
+  // Each staging batch loads every transform. With the ids as a parameter
+  // the server made a custom plan of the parts at every load (0.75 ms);
+  // without one, the plan is made once.
+  EngineFixture f;
+  f.Sql(kWidgets);
+  auto s = f.OpenSession();
+  REQUIRE(s->Apply("TRANSFORM t1 FROM widgets SELECT price AS price", true).ok());
+  REQUIRE(s->Apply("TRANSFORM t2 FROM widgets SELECT name AS label", true).ok());
+  auto loader = pg::Connection::Open(f.url(), "engine_test");
+  REQUIRE(loader.ok());
+  for (int i = 0; i < 3; ++i) {
+    auto all = catalog::LoadTransforms(*loader.value(), "trellis");
+    REQUIRE(all.ok());
+    CHECK(all->size() == 2);
+    CHECK(HasColumn(all->back(), "label"));
+  }
+  auto plans = loader.value()->Query(
+      "SELECT sum(custom_plans), sum(generic_plans) FROM pg_catalog.pg_prepared_statements "
+      "WHERE statement LIKE '%SELECT ''definition''%'");
+  REQUIRE(plans.ok());
+  CHECK(plans->text(0, 0) == "0");
+  CHECK(plans->text(0, 1) == "3");
+}

@@ -170,7 +170,8 @@ Status AddPart(const pg::Rows& rows, size_t r, Transform& t) {
   return row.status();
 }
 
-Status LoadParts(pg::Connection& conn, const std::string& schema, std::vector<Transform>& out) {
+Status LoadParts(pg::Connection& conn, const std::string& schema, std::vector<Transform>& out,
+                 bool every) {
   if (out.empty()) return Status::OK();
   // Only the loaded transforms' parts: a drain loads one transform per
   // transaction, and must not read the whole catalog to do it.
@@ -185,16 +186,25 @@ Status LoadParts(pg::Connection& conn, const std::string& schema, std::vector<Tr
   // for `= ANY($1)` it plans at every call, as a custom plan guesses the
   // array's length better (0.75 ms of planning, 0.17 ms of work, per drain:
   // bench/README.md "Round trips of a hop").
+  // Every transform (each staging batch, and each drain of a stage that
+  // stages its readers): no parameter at all, so the one plan is made once
+  // per connection, where the array's custom plan was made at every call.
   std::string text = sql::WithSchema(kSelectParts, schema);
-  std::string param = "{" + sql::Join(ids, ",") + "}";
-  if (ids.size() == 1) {
+  pg::Params params = {"{" + sql::Join(ids, ",") + "}"};
+  auto filter_by = [&](const std::string& filter) {
     for (auto at = text.find("= ANY($1::int[])"); at != std::string::npos;
          at = text.find("= ANY($1::int[])", at)) {
-      text.replace(at, 16, "= $1::int");
+      text.replace(at, 16, filter);
     }
-    param = ids.front();
+  };
+  if (every) {
+    filter_by("IS NOT NULL");
+    params.clear();
+  } else if (ids.size() == 1) {
+    filter_by("= $1::int");
+    params = {ids.front()};
   }
-  auto rows = conn.QueryPrepared(text, {param});
+  auto rows = conn.QueryPrepared(text, params);
   if (!rows.ok()) return rows.status();
   for (size_t r = 0; r < rows->size(); ++r) {
     sql::RowReader row(rows.value(), r);
@@ -240,7 +250,7 @@ Result<std::vector<Transform>> Load(pg::Connection& conn, const std::string& sch
     if (!t.ok()) return t.status();
     out.push_back(std::move(t.value()));
   }
-  TRELLIS_RETURN_IF_ERROR(LoadParts(conn, schema, out));
+  TRELLIS_RETURN_IF_ERROR(LoadParts(conn, schema, out, /*every=*/where.empty()));
   return out;
 }
 

