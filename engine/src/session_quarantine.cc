@@ -42,6 +42,11 @@ Result<Target> ResolveTarget(pg::Connection& conn, const std::string& schema,
   std::vector<std::string> parts;
   if (name.schema) parts.push_back(*name.schema);
   parts.push_back(name.name);
+  // A column in quarantine in a hidden stage is reported, and read back,
+  // under its owner's name (catalog::ResolveStageColumn).
+  auto stage = catalog::ResolveStageColumn(conn, schema, parts, /*lock=*/false);
+  if (!stage.ok()) return stage.status();
+  if (stage.value()) return std::move(*stage.value());
   return catalog::ResolveAddress(conn, schema, parts, /*lock=*/false);
 }
 
@@ -65,13 +70,18 @@ Result<std::vector<QuarantineEntry>> ReadEntries(pg::Connection& conn, const std
     params[0] = std::to_string(target->transform.id);
     params[1] = target->column;
   }
+  // A hidden stage's columns are listed under its owner's name, as the
+  // user knows the transform (catalog/composite.h); a transform's target
+  // takes in its stages'.
   auto rows = conn.Query(sql::WithSchema(R"sql(
-SELECT t.target_name, c.name, coalesce(c.paused_reason, ''),
-       (extract(epoch FROM c.paused_at) * 1000000)::bigint, t.id
+SELECT coalesce(o.target_name, t.target_name), c.name, coalesce(c.paused_reason, ''),
+       (extract(epoch FROM c.paused_at) * 1000000)::bigint, t.id, t.target_name
 FROM {schema}.transforms t JOIN {schema}.transform_columns c ON c.transform_id = t.id
+LEFT JOIN {schema}.transforms o ON o.id = t.owner_id
 WHERE c.state = 'paused' AND c.paused_kind = 'quarantine'
-  AND ($1::int IS NULL OR t.id = $1::int) AND ($2::text IS NULL OR c.name = $2::text)
-ORDER BY t.target_name, c.ordinal)sql",
+  AND ($1::int IS NULL OR t.id = $1::int OR ($2::text IS NULL AND t.owner_id = $1::int))
+  AND ($2::text IS NULL OR c.name = $2::text)
+ORDER BY 1, t.owner_id IS NOT NULL, t.stage_order, c.ordinal)sql",
                                          schema),
                          params);
   if (!rows.ok()) return rows.status();
@@ -85,6 +95,15 @@ ORDER BY t.target_name, c.ordinal)sql",
     e.reason = row.Text(2);
     e.since_us = row.OptionalInt64(3);
     const int id = row.Int(4);
+    // The reason names the stage's address (to sample, to RESUME): the
+    // owner's reaches the same column.
+    const std::string hidden = row.Text(5);
+    if (hidden != row.Text(0)) {
+      for (std::size_t at = e.reason.find(hidden); at != std::string::npos;
+           at = e.reason.find(hidden, at + row.Text(0).size())) {
+        e.reason.replace(at, hidden.size(), row.Text(0));
+      }
+    }
     if (!row.status().ok()) return row.status();
     auto t = catalog::LoadTransformById(conn, schema, id);
     if (!t.ok()) return t.status();
@@ -175,7 +194,9 @@ LIMIT $4::int + 1)sql",
       {std::to_string(resolved->transform.id), resolved->column, cursor, std::to_string(limit)});
   if (!rows.ok()) return rows.status();
   SamplePage page;
-  const std::string name = resolved->transform.name();
+  auto shown = catalog::ShownName(*conn_, options_.schema, resolved->transform);
+  if (!shown.ok()) return shown.status();
+  const std::string name = shown.value();
   for (size_t r = 0; r < rows->size() && static_cast<int64_t>(r) < limit; ++r) {
     sql::RowReader row(rows.value(), r);
     QuarantineSample s;

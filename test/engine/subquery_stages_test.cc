@@ -8,6 +8,7 @@
 #include "grammar/parser.h"
 #include "grammar/render.h"
 #include "parsed_statement.h"
+#include "plan/aggregate_stages_define.h"
 #include "plan/subquery_stages.h"
 
 namespace trellis::test {
@@ -363,6 +364,25 @@ TEST_CASE("a subquery in HAVING reads the grouping as a query in FROM, compared 
         "GROUP BY ps.k) AS trellis_grouped SELECT trellis_grouped.k AS k, trellis_grouped.n AS n "
         "WHERE trellis_grouped.trellis_having_1 > (SELECT max(x.v) FROM r x) AND NOT EXISTS "
         "(SELECT 1 FROM r WHERE r.closed)");
+}
+
+TEST_CASE("ALTER of a statement with a subquery in HAVING is refused naming the subquery",
+          "[plan][subquery][alter]") {
+  // The statement is read as a query in FROM and a WHERE over it; the
+  // refusal names what the user wrote, and the fix.
+  const Status refused = plan::RefuseAlterOfStages(
+      "big_parts",
+      "TRANSFORM big_parts FROM ps SELECT ps.k, sum(ps.v) AS value GROUP BY ps.k HAVING "
+      "sum(ps.v) > (SELECT sum(x.v) * 0.01 FROM ps x)");
+  CHECK(refused.code() == Code::kUnsupported);
+  CHECK_THAT(refused.message(), Contains("a subquery in HAVING"));
+  CHECK_THAT(refused.message(), Contains("DROP TRANSFORM big_parts and define it again"));
+  CHECK_THAT(refused.message(), !Contains("FROM or WITH"));
+  CHECK_THAT(refused.message(), !Contains("trellis_grouped"));
+  // A query the user wrote in FROM is still named as such.
+  const Status derived = plan::RefuseAlterOfStages(
+      "d", "TRANSFORM d FROM (FROM ps SELECT ps.k, ps.v) AS s SELECT s.k, s.v");
+  CHECK_THAT(derived.message(), Contains("its queries in FROM or WITH"));
 }
 
 TEST_CASE("each subquery form that cannot be compiled is refused by name with the fix",

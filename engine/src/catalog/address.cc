@@ -35,4 +35,42 @@ Result<ResolvedAddress> ResolveAddress(pg::Connection& conn, const std::string& 
   return Status::NotFound("no transform named " + sql::Join(shown, "."));
 }
 
+Result<std::optional<ResolvedAddress>> ResolveStageColumn(pg::Connection& conn,
+                                                          const std::string& schema,
+                                                          const std::vector<std::string>& parts,
+                                                          bool lock) {
+  if (parts.size() < 2) return std::optional<ResolvedAddress>();
+  const std::vector<std::string> owner_parts(parts.begin(), parts.end() - 1);
+  const std::string& column = parts.back();
+  auto owner = ResolveAddress(conn, schema, owner_parts, lock);
+  if (!owner.ok()) {
+    if (owner.status().code() == Code::kNotFound) return std::optional<ResolvedAddress>();
+    return owner.status();
+  }
+  if (owner->column) return std::optional<ResolvedAddress>();
+  // The first stage, in stage order, whose column of that name is in
+  // quarantine, unless the owner's own column is.
+  auto stage = conn.Query(sql::WithSchema(R"sql(
+SELECT s.target_name FROM {schema}.transforms s
+JOIN {schema}.transform_columns c ON c.transform_id = s.id
+WHERE s.owner_id = $1::int AND c.name = $2 AND c.state = 'paused'
+  AND c.paused_kind = 'quarantine'
+  AND NOT EXISTS (SELECT 1 FROM {schema}.transform_columns o
+                  WHERE o.transform_id = $1::int AND o.name = $2 AND o.state = 'paused'
+                    AND o.paused_kind = 'quarantine')
+ORDER BY s.stage_order LIMIT 1)sql",
+                                          schema),
+                          {std::to_string(owner->transform.id), column});
+  if (!stage.ok()) return stage.status();
+  if (stage->empty()) return std::optional<ResolvedAddress>();
+  auto t = LoadTransform(conn, schema, stage->text(0, 0), lock);
+  if (!t.ok()) return t.status();
+  return std::optional<ResolvedAddress>(ResolvedAddress{std::move(t.value()), column});
+}
+
+Result<std::string> ShownName(pg::Connection& conn, const std::string& schema, const Transform& t) {
+  if (!IsHiddenPart(t)) return t.name();
+  return OwnerName(conn, schema, t.name());
+}
+
 }  // namespace trellis::catalog

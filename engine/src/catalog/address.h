@@ -26,4 +26,20 @@ struct ResolvedAddress {
                                                      const std::vector<std::string>& parts,
                                                      bool lock);
 
+// A column address `owner.column` of a transform of stages whose column is
+// in quarantine in one of its hidden stages rather than in the owner (the
+// stage computes it: the grouping of a statement with a subquery in HAVING,
+// spec/grammar.md section 11): that stage and the column, so the quarantine
+// reads and RESUME reach it by the user's name. nullopt when `parts` is no
+// such address (the caller then resolves it as any address), or when the
+// owner's own column is the one in quarantine.
+[[nodiscard]] Result<std::optional<ResolvedAddress>> ResolveStageColumn(
+    pg::Connection& conn, const std::string& schema, const std::vector<std::string>& parts,
+    bool lock);
+
+// The name a transform's quarantine is reported under: its owner's for a
+// hidden stage (catalog/composite.h), else its own.
+[[nodiscard]] Result<std::string> ShownName(pg::Connection& conn, const std::string& schema,
+                                            const Transform& t);
+
 }  // namespace trellis::catalog

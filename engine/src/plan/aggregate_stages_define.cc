@@ -98,6 +98,19 @@ Status RefuseAlterOfStages(const std::string& name, const std::string& definitio
                 !stmt->HasDistinctAggregates() && !stmt->HasUnionAll() && !stmt->HasDerived())) {
     return Status::OK();
   }
+  if (!stmt->having_query.empty()) {
+    // Read as its grouping in FROM and a WHERE over it (the parser's
+    // having_query), so HasDerived() holds too: the refusal names what the
+    // user wrote, never the query in FROM the engine made of it.
+    return Status::Unsupported(
+        "ALTER TRANSFORM cannot change transform " + grammar::RenderName(name) +
+        ": a statement with a subquery in HAVING runs as stages compiled from its grouping and "
+        "the subquery, which ALTER does not recompile; DROP TRANSFORM " +
+        grammar::RenderName(name) +
+        " and define it again with the columns you want (or define the grouping as a "
+        "transform of its own, which ALTER can change, and compare its target to the "
+        "subquery in a second transform's WHERE)");
+  }
   const std::string from = stmt->HasDerived()      ? "its queries in FROM or WITH"
                            : stmt->HasUnionAll()   ? "its UNION ALL"
                            : stmt->HasSubqueries() ? "its subqueries in WHERE"

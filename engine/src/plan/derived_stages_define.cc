@@ -1,5 +1,7 @@
 #include "plan/derived_stages_define.h"
 
+#include <cctype>
+
 #include "capture/row_security.h"
 #include "catalog/composite.h"
 #include "catalog/parts.h"
@@ -43,7 +45,22 @@ Status AppendStages(pg::Connection& conn, const std::string& schema, const std::
   return Status::OK();
 }
 
+// Defines `stmt` (its WITH queries and query in FROM, then the statement
+// over them). `grouping_words`, when set, is what the query in FROM reads as
+// in a message: the grouping of a statement with a subquery in HAVING,
+// which the user wrote as no query in FROM (its alias is the parser's).
+Status DefineParts(pg::Connection& conn, const std::string& schema,
+                   const grammar::TransformStmt& stmt, const DefineSteps& steps,
+                   const std::optional<std::string>& grouping_words);
+
 }  // namespace
+
+// What the grouping of a statement with a subquery in HAVING reads as in a
+// message (spec/grammar.md section 11, "A subquery in HAVING"): the part of
+// the statement the user wrote, never the alias the parser gave it.
+const char* const kHavingGroupingWords =
+    "the statement's grouping (its FROM, WHERE, GROUP BY and SELECT list, which HAVING's "
+    "subquery compares)";
 
 Status DefineDerivedStages(pg::Connection& conn, const std::string& schema,
                            const grammar::TransformStmt& stmt, const DefineSteps& steps) {
@@ -52,18 +69,49 @@ Status DefineDerivedStages(pg::Connection& conn, const std::string& schema,
     // query in FROM, the subqueries in the WHERE over it) is defined, as
     // any statement is, under the user's name; the user's transform shows,
     // and dumps, the statement as written.
-    TRELLIS_RETURN_IF_ERROR(DefineCompiled(conn, schema, stmt.having_query.front(), steps));
+    const grammar::TransformStmt& read = stmt.having_query.front();
+    Status defined = DefineParts(conn, schema, read, steps, kHavingGroupingWords);
+    if (!defined.ok()) {
+      // Its subqueries' positions are in the text the parser made, not the
+      // user's: each is named as the subquery in HAVING it is.
+      std::string message = defined.message();
+      for (std::size_t k = 0; k < read.subqueries.size(); ++k) {
+        const std::string made =
+            "the subquery at position " + std::to_string(read.subqueries[k].position);
+        const std::string written = read.subqueries.size() == 1
+                                        ? "the subquery in HAVING"
+                                        : "subquery " + std::to_string(k + 1) + " in HAVING";
+        for (std::size_t at = message.find(made); at != std::string::npos;
+             at = message.find(made, at + 1)) {
+          const std::size_t after = at + made.size();
+          if (after < message.size() && std::isdigit(static_cast<unsigned char>(message[after]))) {
+            continue;  // another position that starts alike
+          }
+          message.replace(at, made.size(), written);
+        }
+      }
+      return WithMessage(defined, std::move(message));
+    }
     auto owner = catalog::LoadTransform(conn, schema, stmt.target.name);
     if (!owner.ok()) return owner.status();
     return catalog::RecordDefinition(conn, schema, owner->id, grammar::Render(stmt));
   }
+  return DefineParts(conn, schema, stmt, steps, std::nullopt);
+}
+
+namespace {
+
+Status DefineParts(pg::Connection& conn, const std::string& schema,
+                   const grammar::TransformStmt& stmt, const DefineSteps& steps,
+                   const std::optional<std::string>& grouping_words) {
   std::vector<grammar::QualifiedName> hidden;
   for (std::size_t k = 0; k < DerivedPartsNeeded(stmt); ++k) {
     auto name = HiddenName(conn, schema, kHiddenDerivedPrefix);
     if (!name.ok()) return name.status();
     hidden.push_back(std::move(name.value()));
   }
-  const DerivedStages compiled = CompileDerivedStages(stmt, hidden);
+  DerivedStages compiled = CompileDerivedStages(stmt, hidden);
+  if (grouping_words && !stmt.derived.empty()) compiled.words[stmt.with.size()] = *grouping_words;
 
   // Each query first, in order (a WITH query reads the ones before it),
   // compiled as any statement is: its own stages, then itself.
@@ -92,5 +140,7 @@ Status DefineDerivedStages(pg::Connection& conn, const std::string& schema,
   TRELLIS_RETURN_IF_ERROR(catalog::RecordDefinition(conn, schema, owner_id, grammar::Render(stmt)));
   return catalog::RecordStages(conn, schema, stage_ids, owner_id);
 }
+
+}  // namespace
 
 }  // namespace trellis::plan

@@ -103,9 +103,12 @@ std::string Covering(std::string_view sql, const std::string& schema, std::strin
 // that failed at least $3 times, and has work the wait is waiting for: a
 // build not finished, or a page at or below $1 (phase 2; NULL in phase 1,
 // which matches no page). Waiting on it would only wait out the timeout.
+// A hidden stage is named by its owner, the transform the user knows.
 constexpr std::string_view kBlockedBy = R"sql(
-SELECT t.target_name, f.unit_kind, f.sqlstate, f.message, f.attempts
+SELECT coalesce(o.target_name, t.target_name), f.unit_kind, f.sqlstate, f.message, f.attempts,
+       o.id IS NOT NULL
 FROM {schema}.drain_failures f JOIN {schema}.transforms t ON t.id = f.transform_id
+LEFT JOIN {schema}.transforms o ON o.id = t.owner_id
 WHERE {covered} AND f.attempts >= $3::int
   AND (t.status IN ({state:waiting_to_backfill}, {state:backfilling})
        OR EXISTS (SELECT 1 FROM {schema}.pages p WHERE p.transform_id = t.id AND p.id <= $1::bigint))
@@ -138,9 +141,11 @@ Status CheckBlocked(pg::Connection& conn, const std::string& schema,
   const std::string name = grammar::RenderTransformName(blocked->text(0, 0));
   const auto sqlstate = blocked->at(0, 2);
   Status error = Status::Database(
-      "transform " + name + " cannot converge: its " + blocked->text(0, 1) +
-      " work keeps failing (" + (sqlstate ? *sqlstate + ": " : std::string()) +
-      blocked->text(0, 3) + "; " + blocked->text(0, 4) +
+      "transform " + name + " cannot converge: " +
+      (blocked->text(0, 5) == "t" ? "the " + blocked->text(0, 1) + " work of one of its stages"
+                                  : "its " + blocked->text(0, 1) + " work") +
+      " keeps failing (" + (sqlstate ? *sqlstate + ": " : std::string()) + blocked->text(0, 3) +
+      "; " + blocked->text(0, 4) +
       " attempts so far) with nothing charged to a column or key, and is retried with backoff. "
       "Trellis.status/2 shows it as drain_failure; fix the cause, then await again");
   error.sqlstate = sqlstate;

@@ -221,9 +221,15 @@ Result<TransformStatus> ReadStatus(pg::Connection& conn, const std::string& sche
   // each stage folds into it.
   auto whole = catalog::LoadComposite(conn, schema, std::move(t.value()));
   if (!whole.ok()) return whole.status();
+  std::vector<std::pair<std::string, ColumnStatus>> stage_quarantine;
   for (const auto& stage : whole->stages) {
     auto part = StatusOf(conn, schema, &stage);
     if (!part.ok()) return part.status();
+    for (const auto& c : part->columns) {
+      if (c.paused_kind == std::optional<std::string>("quarantine")) {
+        stage_quarantine.emplace_back(stage.name(), c);
+      }
+    }
     auto building =
         conn.Query("SELECT " + catalog::StageBuildsForOwnerSql(schema, "g", "j") +
                        sql::WithSchema(" FROM {schema}.transforms g, {schema}.transforms j "
@@ -237,6 +243,29 @@ Result<TransformStatus> ReadStatus(pg::Connection& conn, const std::string& sche
     // Each stage folds in order; the owner's state is by then the worse of
     // itself and the stages before (a three-stage transform reads as one).
     FoldJoinPart(s.value(), std::move(part.value()), stage_target, pair_building);
+  }
+  // No hidden name reaches the user: a stage's column that a later stage
+  // reads is no upstream column of theirs, and one in quarantine (the
+  // grouping of a statement with a subquery in HAVING computes the user's
+  // columns) shows on the user's column of that name, its reason naming the
+  // user's transform (quarantined/1 lists it so too).
+  for (const auto& stage : whole->stages) {
+    std::erase_if(s->paused_upstream_columns,
+                  [&](const std::string& c) { return c.rfind(stage.name() + ".", 0) == 0; });
+  }
+  for (auto& [hidden, column] : stage_quarantine) {
+    for (auto& c : s->columns) {
+      if (c.name != column.name || c.state == "paused") continue;
+      c.state = column.state;
+      c.paused_kind = column.paused_kind;
+      c.paused_reason = column.paused_reason;
+      if (!c.paused_reason) continue;
+      std::string& reason = *c.paused_reason;
+      for (std::size_t at = reason.find(hidden); at != std::string::npos;
+           at = reason.find(hidden, at + whole->owner.name().size())) {
+        reason.replace(at, hidden.size(), whole->owner.name());
+      }
+    }
   }
   TRELLIS_RETURN_IF_ERROR(tx.value()->Commit());
   return s;

@@ -157,6 +157,21 @@ Result<ApplyResult> Resume(pg::Connection& conn, const std::string& schema,
     if (reading.column) continue;
     TRELLIS_RETURN_IF_ERROR(LockSourceFirst(conn, schema, reading.target.name, true));
   }
+  // A column in quarantine in a hidden stage (quarantined/1 lists it under
+  // the owner's name): RESUME of the owner's column resumes the stage's.
+  auto stage = catalog::ResolveStageColumn(conn, schema, stmt.address, /*lock=*/true);
+  if (!stage.ok()) return stage.status();
+  if (stage.value()) {
+    const Resolved& part = *stage.value();
+    auto was_paused = catalog::ResumeColumn(conn, schema, part.transform.id, *part.column);
+    if (!was_paused.ok()) return was_paused.status();
+    auto owner = catalog::OwnerName(conn, schema, part.transform.name());
+    if (!owner.ok()) return owner.status();
+    std::vector<std::string> resumed;
+    if (was_paused.value()) resumed.push_back(grammar::RenderAddress(owner.value(), part.column));
+    return Commit(tx.value(),
+                  ApplyResult{"resumed", grammar::RenderTransformName(owner.value()), resumed});
+  }
   auto r = ResolveAddress(conn, schema, stmt.address);
   if (!r.ok()) return r.status();
   const catalog::Transform& t = r->transform;

@@ -1,0 +1,166 @@
+defmodule Trellis.Compiled.HavingSubqueryLifecycleTest do
+  # A statement with a subquery in HAVING (TPC-H Q11's shape) runs as its
+  # grouping in a hidden stage, the subquery's one-row grouping and a
+  # projection comparing them; a user sees one transform, and every message
+  # about a part names the part of the statement it comes from (the
+  # grouping, the subquery in HAVING), never the hidden stages or the alias
+  # the parser gave the grouping: refusals at define, ALTER refused with the
+  # fix, a failing grouped column in quarantine under the user's
+  # transform and column (quarantined/1, status/2, sample_quarantined/3,
+  # RESUME), source index gaps. Issue 26.
+  use ExUnit.Case, async: true
+
+  alias Trellis.Test.{Database, SimplePG}
+  import Trellis.Test.Targets
+  import Trellis.Test.Eventually, only: [eventually: 1]
+
+  @moduletag :port
+  @moduletag timeout: 180_000
+
+  @statement "TRANSFORM big_parts FROM ps SELECT ps.k, sum(ps.v) AS value, " <>
+               "sum(100 / ps.q) AS per GROUP BY ps.k " <>
+               "HAVING sum(ps.v) > (SELECT sum(x.v) * 0.01 FROM ps x)"
+  @query "SELECT k, sum(v), sum(100 / q) FROM ps GROUP BY k " <>
+           "HAVING sum(v) > (SELECT sum(x.v) * 0.01 FROM ps x)"
+
+  setup do
+    %{url: url, pg: pg} = Database.open!("having_subquery_lifecycle")
+
+    SimplePG.query!(pg, """
+    CREATE TABLE ps (id int PRIMARY KEY, k int, v int, q int);
+    INSERT INTO ps SELECT g, g % 30, g % 17, 1 + g % 5 FROM generate_series(1, 600) g;
+    """)
+
+    :ok = Trellis.migrate(Trellis.connect!(url: url))
+    trellis = Trellis.connect!(url: url, staging: true, drain_threads: 1)
+    %{trellis: trellis, pg: pg}
+  end
+
+  defp refute_hidden(message) do
+    refute message =~ "__trellis", message
+    refute message =~ "trellis_grouped", message
+    refute message =~ "trellis_having", message
+  end
+
+  test "refusals name the grouping or the subquery in HAVING; ALTER names the subquery and the fix",
+       %{trellis: t, pg: pg} do
+    having = "HAVING sum(ps.v) > (SELECT sum(x.v) * 0.01 FROM ps x)"
+    grouping = "(in the statement's grouping (its FROM, WHERE, GROUP BY and SELECT list"
+
+    refusals = [
+      {"TRANSFORM bad FROM ps SELECT ps.k, sum(ps.nope) AS value GROUP BY ps.k " <> having,
+       ["column ps.nope does not exist", grouping]},
+      {"TRANSFORM bad FROM ps SELECT ps.k, sum(ps.v) + random() AS value GROUP BY ps.k " <>
+         having, ["volatile function random()", grouping]},
+      {"TRANSFORM bad FROM ps SELECT ps.k, sum(ps.v) AS value GROUP BY ps.k " <>
+         "HAVING sum(ps.v) > (SELECT sum(x.nope) * 0.01 FROM ps x)",
+       ["column x.nope does not exist (in the subquery in HAVING)"]}
+    ]
+
+    for {statement, parts} <- refusals do
+      assert {:error, %Trellis.Error{code: :validation, message: message}} =
+               Trellis.define(t, statement)
+
+      for part <- parts, do: assert(message =~ part, message)
+      refute_hidden(message)
+    end
+
+    assert_nothing_created(pg)
+
+    assert {:ok, {:transform_defined, "big_parts"}} = Trellis.define(t, @statement)
+    converge!(t)
+    assert differences(pg, "SELECT k, value, per FROM big_parts", @query) == "0"
+
+    for alter <- [
+          "ALTER TRANSFORM big_parts ADD COLUMN max(ps.v) AS top",
+          "ALTER TRANSFORM big_parts DROP COLUMN per"
+        ] do
+      assert {:error, %Trellis.Error{code: :unsupported, message: message}} =
+               Trellis.apply(t, alter)
+
+      assert message =~ "a statement with a subquery in HAVING", message
+      assert message =~ "DROP TRANSFORM big_parts and define it again", message
+      refute message =~ "FROM or WITH", message
+      refute_hidden(message)
+    end
+
+    {:ok, status} = Trellis.status(t, "big_parts")
+
+    for gap <- status.source_index_gaps do
+      refute_hidden(gap.table <> " " <> gap.fix)
+    end
+  end
+
+  test "a grouped column failing for a row is in quarantine under the user's transform and column",
+       %{trellis: t, pg: pg} do
+    assert {:ok, {:transform_defined, "big_parts"}} = Trellis.define(t, @statement)
+    converge!(t)
+
+    SimplePG.query!(pg, "UPDATE ps SET q = 0 WHERE id = 7")
+    converge!(t)
+
+    assert {:ok, [entry]} = Trellis.quarantined(t)
+    assert %Trellis.QuarantineEntry{target: "big_parts.per", transform: "big_parts"} = entry
+    assert entry.column == "per" and entry.rows == 1
+    assert entry.reason =~ "division by zero", entry.reason
+    assert entry.reason =~ "\"big_parts.per\"", entry.reason
+    assert entry.reason =~ "RESUME TRANSFORM big_parts.per", entry.reason
+    refute_hidden(entry.reason)
+
+    # Read back by the names it is listed under.
+    assert {:ok, [%Trellis.QuarantineEntry{target: "big_parts.per"}]} =
+             Trellis.quarantine_status(t, "big_parts.per")
+
+    assert {:ok, [%Trellis.QuarantineEntry{target: "big_parts.per"}]} =
+             Trellis.quarantine_status(t, "big_parts")
+
+    assert {:ok, %Trellis.SamplePage{samples: [sample]}} =
+             Trellis.sample_quarantined(t, "big_parts.per")
+
+    assert sample.target == "big_parts.per"
+    assert sample.key == ["7"]
+
+    # status/2 shows the user's column in quarantine, and no hidden column.
+    {:ok, status} = Trellis.status(t, "big_parts")
+    per = Enum.find(status.columns, &(&1.name == "per"))
+    assert %Trellis.ColumnStatus{state: :paused, paused_kind: :quarantine} = per
+    refute_hidden(per.paused_reason)
+    assert Enum.find(status.columns, &(&1.name == "value")).state == :live
+    refute_hidden(Enum.join(status.paused_upstream_columns, " "))
+
+    # The fix is a write: the row leaves the quarantine by itself.
+    SimplePG.query!(pg, "UPDATE ps SET q = 2 WHERE id = 7")
+    converge!(t)
+    assert {:ok, []} = Trellis.quarantined(t)
+    assert differences(pg, "SELECT k, value, per FROM big_parts", @query) == "0"
+
+    # RESUME of the user's column reaches the stage's (it says so).
+    SimplePG.query!(pg, "UPDATE ps SET q = 0 WHERE id = 8")
+    converge!(t)
+    assert {:ok, [%Trellis.QuarantineEntry{target: "big_parts.per"}]} = Trellis.quarantined(t)
+
+    assert {:ok, {:resumed, ["big_parts.per"]}} =
+             Trellis.apply(t, "RESUME TRANSFORM big_parts.per")
+
+    # Rebuilt with the row still failing: a wait that gives up names the
+    # user's transform, not the stage whose work fails.
+    case Trellis.await_converged(t, Trellis.watermark_token!(t), timeout_ms: 60_000) do
+      :ok ->
+        :ok
+
+      {:error, %Trellis.Error{message: message}} ->
+        assert message =~ "transform big_parts cannot converge", message
+        refute_hidden(message)
+    end
+
+    # Fixed, the failing work succeeds at its next retry (after a backoff).
+    SimplePG.query!(pg, "UPDATE ps SET q = 3 WHERE id = 8")
+
+    assert eventually(fn ->
+             Trellis.await_converged(t, Trellis.watermark_token!(t), timeout_ms: 60_000) == :ok
+           end)
+
+    assert {:ok, []} = Trellis.quarantined(t)
+    assert differences(pg, "SELECT k, value, per FROM big_parts", @query) == "0"
+  end
+end
