@@ -11,8 +11,7 @@ defmodule Trellis.Compiled.DifferentialTest do
   # Seeded: the seed is printed and replayed with TRELLIS_SEED=<n>.
   use ExUnit.Case, async: false
 
-  alias Trellis.Test.{Handles, JoinWorkload}
-  import Trellis.Test.Targets
+  alias Trellis.Test.{CompiledRounds, JoinWorkload}
 
   @moduletag :port
   @moduletag timeout: 600_000
@@ -49,45 +48,23 @@ defmodule Trellis.Compiled.DifferentialTest do
 
   setup do: JoinWorkload.seeded_database!("compiled_differential", "compiled stages differential")
 
-  defp define_every!(handle), do: define_compiled!(handle, @transforms)
-
-  defp assert_equal(handle, pg, seed),
-    do: assert_compiled_equal(handle, pg, @transforms, seed)
-
   test "4 writers over all three tables, 2400 random writes, a fleet of two handles",
        %{url: url, pg: pg, seed: seed} do
-    {a, b} = Handles.fleet!(url, [staging: true, drain_threads: 2], drain_threads: 2)
-    define_every!(a)
-    assert_equal(a, pg, seed)
-
-    # The join's transform runs as three stages, the others as two.
-    stages =
-      Trellis.Test.SimplePG.query!(pg, """
-      SELECT u.target_name, count(s.id) FROM trellis.transforms u
-      LEFT JOIN trellis.transforms s ON s.owner_id = u.id
-      WHERE u.owner_id IS NULL GROUP BY 1 ORDER BY 1
-      """)
-
-    assert stages == [
-             ["busy_customers", "1"],
-             ["customer_means", "1"],
-             ["order_ratio", "1"],
-             ["region_means", "2"]
-           ]
-
-    JoinWorkload.write_round!(url, seed)
-    assert_equal(b, pg, seed)
-
-    assert_all_live!(b, @transforms)
-
-    Trellis.shutdown(a)
-    Trellis.shutdown(b)
+    CompiledRounds.fleet_round!(url, pg, seed, @transforms,
+      defined: fn _a ->
+        # The join's transform runs as three stages, the others as two.
+        assert CompiledRounds.stage_counts(pg) == [
+                 ["busy_customers", "1"],
+                 ["customer_means", "1"],
+                 ["order_ratio", "1"],
+                 ["region_means", "2"]
+               ]
+      end
+    )
   end
 
   test "killing the port that stages while the stages drain loses and repeats nothing",
        %{url: url, pg: pg, seed: seed} do
-    b = JoinWorkload.staging_crash_round!(url, pg, seed, &define_every!/1)
-    assert_equal(b, pg, seed)
-    Trellis.shutdown(b)
+    CompiledRounds.crash_round!(url, pg, seed, @transforms)
   end
 end

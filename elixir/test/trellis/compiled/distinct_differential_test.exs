@@ -12,7 +12,7 @@ defmodule Trellis.Compiled.DistinctDifferentialTest do
   # Seeded: replay with TRELLIS_SEED=<n>.
   use ExUnit.Case, async: false
 
-  alias Trellis.Test.{Handles, JoinWorkload, SimplePG}
+  alias Trellis.Test.{CompiledRounds, JoinWorkload, SimplePG}
   import Trellis.Test.Targets
 
   @moduletag :port
@@ -57,51 +57,37 @@ defmodule Trellis.Compiled.DistinctDifferentialTest do
 
   setup do: JoinWorkload.seeded_database!("distinct_differential", "DISTINCT differential")
 
-  defp define_every!(handle), do: define_compiled!(handle, @transforms)
-
-  defp assert_equal(handle, pg, seed),
-    do: assert_compiled_equal(handle, pg, @transforms, seed)
-
   test "4 writers, NULLs in every compared column, a fleet of two handles",
        %{url: url, pg: pg, seed: seed} do
-    {a, b} = Handles.fleet!(url, [staging: true, drain_threads: 2], drain_threads: 2)
-    define_every!(a)
-    assert_equal(a, pg, seed)
+    CompiledRounds.fleet_round!(url, pg, seed, @transforms,
+      defined: fn a ->
+        # Each shows the statement as written, and no hidden name.
+        {:ok, definitions} = Trellis.definitions(a)
 
-    # Each shows the statement as written, and no hidden name.
-    {:ok, definitions} = Trellis.definitions(a)
+        for {name, statement, _, _} <- @transforms do
+          %Trellis.Definition{statement: shown} = Enum.find(definitions, &(&1.name == name))
+          assert shown =~ "(DISTINCT ", "#{name} shows #{shown}"
+          refute shown =~ "__trellis", "#{name} shows #{shown}"
+          # From the first DISTINCT call on, the statement reads as written.
+          [first | _] = Regex.run(~r/(count|sum|avg)\(DISTINCT .*$/, statement)
+          assert String.ends_with?(shown, first), "#{name} shows #{shown}"
+        end
+      end,
+      written: fn b ->
+        # Groups of only NULL contacts exist, with 0 distinct contacts, as in SQL.
+        SimplePG.query!(pg, "UPDATE orders SET contact = NULL WHERE customer_id = 5")
+        assert_compiled_equal(b, pg, @transforms, seed)
 
-    for {name, statement, _, _} <- @transforms do
-      %Trellis.Definition{statement: shown} = Enum.find(definitions, &(&1.name == name))
-      assert shown =~ "(DISTINCT ", "#{name} shows #{shown}"
-      refute shown =~ "__trellis", "#{name} shows #{shown}"
-      # From the first DISTINCT call on, the statement reads as written.
-      [first | _] = Regex.run(~r/(count|sum|avg)\(DISTINCT .*$/, statement)
-      assert String.ends_with?(shown, first), "#{name} shows #{shown}"
-    end
-
-    JoinWorkload.write_round!(url, seed)
-    assert_equal(b, pg, seed)
-
-    # Groups of only NULL contacts exist, with 0 distinct contacts, as in SQL.
-    SimplePG.query!(pg, "UPDATE orders SET contact = NULL WHERE customer_id = 5")
-    assert_equal(b, pg, seed)
-
-    assert SimplePG.scalar!(
-             pg,
-             "SELECT contacts FROM contacts_per_customer WHERE customer_id = 5"
-           ) in ["0", nil]
-
-    assert_all_live!(b, @transforms)
-
-    Trellis.shutdown(a)
-    Trellis.shutdown(b)
+        assert SimplePG.scalar!(
+                 pg,
+                 "SELECT contacts FROM contacts_per_customer WHERE customer_id = 5"
+               ) in ["0", nil]
+      end
+    )
   end
 
   test "killing the port that stages while the stages drain loses and repeats nothing",
        %{url: url, pg: pg, seed: seed} do
-    b = JoinWorkload.staging_crash_round!(url, pg, seed, &define_every!/1)
-    assert_equal(b, pg, seed)
-    Trellis.shutdown(b)
+    CompiledRounds.crash_round!(url, pg, seed, @transforms)
   end
 end

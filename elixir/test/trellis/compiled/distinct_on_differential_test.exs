@@ -12,7 +12,7 @@ defmodule Trellis.Compiled.DistinctOnDifferentialTest do
   # TRELLIS_SEED=<n>.
   use ExUnit.Case, async: false
 
-  alias Trellis.Test.{Handles, JoinWorkload, SimplePG}
+  alias Trellis.Test.{CompiledRounds, Handles, JoinWorkload, SimplePG}
   import Trellis.Test.Targets
 
   @moduletag :port
@@ -120,13 +120,6 @@ defmodule Trellis.Compiled.DistinctOnDifferentialTest do
 
   test "killing the port that stages while the keys drain loses and repeats nothing",
        %{url: url, pg: pg, seed: seed} do
-    b =
-      JoinWorkload.staging_crash_round!(url, pg, seed, fn a ->
-        define_every!(a)
-        keep_off_rebuilds!(pg)
-      end)
-
-    assert_equal(b, pg, seed)
-    Trellis.shutdown(b)
+    CompiledRounds.crash_round!(url, pg, seed, @transforms, keep_off_rebuilds: true)
   end
 end

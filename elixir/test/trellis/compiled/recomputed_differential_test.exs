@@ -14,7 +14,7 @@ defmodule Trellis.Compiled.RecomputedDifferentialTest do
   # TRELLIS_SEED=<n>.
   use ExUnit.Case, async: false
 
-  alias Trellis.Test.{Handles, JoinWorkload, SimplePG}
+  alias Trellis.Test.{CompiledRounds, Handles, JoinWorkload, SimplePG}
   import Trellis.Test.Targets
 
   @moduletag :port
@@ -110,9 +110,7 @@ defmodule Trellis.Compiled.RecomputedDifferentialTest do
 
   test "killing the port that stages while the groups drain loses and repeats nothing",
        %{url: url, pg: pg, seed: seed} do
-    b = JoinWorkload.staging_crash_round!(url, pg, seed, &define_every!/1)
-    assert_equal(b, pg, seed)
-    Trellis.shutdown(b)
+    CompiledRounds.crash_round!(url, pg, seed, @transforms)
   end
 
   test "refused by name with the fix, creating nothing", %{url: url, pg: pg} do

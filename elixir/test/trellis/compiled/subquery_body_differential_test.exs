@@ -12,7 +12,7 @@ defmodule Trellis.Compiled.SubqueryBodyDifferentialTest do
   # Seeded: replay with TRELLIS_SEED=<n>.
   use ExUnit.Case, async: false
 
-  alias Trellis.Test.{Handles, JoinWorkload, SimplePG}
+  alias Trellis.Test.{CompiledRounds, JoinWorkload, SimplePG}
   import Trellis.Test.Targets
 
   @moduletag :port
@@ -70,49 +70,35 @@ defmodule Trellis.Compiled.SubqueryBodyDifferentialTest do
 
   setup do: JoinWorkload.seeded_database!("subquery_body_differential", "subquery bodies")
 
-  defp define_every!(handle), do: define_compiled!(handle, @transforms)
-
-  defp assert_equal(handle, pg, seed),
-    do: assert_compiled_equal(handle, pg, @transforms, seed)
-
   test "4 writers over every table, a fleet of two handles", %{url: url, pg: pg, seed: seed} do
-    {a, b} = Handles.fleet!(url, [staging: true, drain_threads: 2], drain_threads: 2)
-    define_every!(a)
-    assert_equal(a, pg, seed)
+    CompiledRounds.fleet_round!(url, pg, seed, @transforms,
+      defined: fn a ->
+        # Each shows the statement as written, and nothing of its stages.
+        assert_shown_as_written!(a, @transforms)
 
-    # Each shows the statement as written, and nothing of its stages.
-    assert_shown_as_written!(a, @transforms)
+        # The subquery's own query is a stage of the user's transform.
+        owned =
+          SimplePG.scalar!(pg, """
+          SELECT count(*) FROM trellis.transforms s JOIN trellis.transforms u ON s.owner_id = u.id
+          WHERE u.target_name = 'steady_buyers'
+          """)
 
-    # The subquery's own query is a stage of the user's transform.
-    owned =
-      SimplePG.scalar!(pg, """
-      SELECT count(*) FROM trellis.transforms s JOIN trellis.transforms u ON s.owner_id = u.id
-      WHERE u.target_name = 'steady_buyers'
-      """)
+        assert String.to_integer(owned) >= 4
+      end,
+      live: fn a ->
+        # PAUSE and DROP take every stage with it.
+        for {name, _, _, _} <- @transforms do
+          {:ok, _} = Trellis.apply(a, "PAUSE TRANSFORM #{name}")
+          {:ok, _} = Trellis.apply(a, "DROP TRANSFORM #{name}")
+        end
 
-    assert String.to_integer(owned) >= 4
-
-    JoinWorkload.write_round!(url, seed)
-    assert_equal(b, pg, seed)
-
-    assert_all_live!(b, @transforms)
-
-    # PAUSE and DROP take every stage with it.
-    for {name, _, _, _} <- @transforms do
-      {:ok, _} = Trellis.apply(a, "PAUSE TRANSFORM #{name}")
-      {:ok, _} = Trellis.apply(a, "DROP TRANSFORM #{name}")
-    end
-
-    assert SimplePG.scalar!(pg, "SELECT count(*) FROM trellis.transforms") == "0"
-
-    Trellis.shutdown(a)
-    Trellis.shutdown(b)
+        assert SimplePG.scalar!(pg, "SELECT count(*) FROM trellis.transforms") == "0"
+      end
+    )
   end
 
   test "killing the port that stages while the stages drain loses and repeats nothing",
        %{url: url, pg: pg, seed: seed} do
-    b = JoinWorkload.staging_crash_round!(url, pg, seed, &define_every!/1)
-    assert_equal(b, pg, seed)
-    Trellis.shutdown(b)
+    CompiledRounds.crash_round!(url, pg, seed, @transforms)
   end
 end

@@ -14,7 +14,7 @@ defmodule Trellis.Compiled.SubqueryDifferentialTest do
   # run of the user's SQL. Seeded: replay with TRELLIS_SEED=<n>.
   use ExUnit.Case, async: false
 
-  alias Trellis.Test.{Handles, JoinWorkload, SimplePG}
+  alias Trellis.Test.{CompiledRounds, JoinWorkload}
   import Trellis.Test.Targets
 
   @moduletag :port
@@ -99,57 +99,35 @@ defmodule Trellis.Compiled.SubqueryDifferentialTest do
 
   setup do: JoinWorkload.seeded_database!("subquery_differential", "subqueries differential")
 
-  defp define_every!(handle), do: define_compiled!(handle, @transforms)
-
-  defp assert_equal(handle, pg, seed),
-    do: assert_compiled_equal(handle, pg, @transforms, seed)
-
   test "4 writers over the outer and the subqueries' tables, a fleet of two handles",
        %{url: url, pg: pg, seed: seed} do
-    {a, b} = Handles.fleet!(url, [staging: true, drain_threads: 2], drain_threads: 2)
-    define_every!(a)
-    assert_equal(a, pg, seed)
+    CompiledRounds.fleet_round!(url, pg, seed, @transforms,
+      defined: fn a ->
+        # A stage per subquery; the grouped statement's join is one more.
+        assert CompiledRounds.stage_counts(pg) == [
+                 ["above_average", "2"],
+                 ["above_mean", "1"],
+                 ["big_buyers", "1"],
+                 ["calm_customers", "2"],
+                 ["contacted_orders", "1"],
+                 ["few_orders", "1"],
+                 ["outside_regions", "3"],
+                 ["plain_region_orders", "1"],
+                 ["quiet_customers", "1"],
+                 ["region_buyers", "2"],
+                 ["stray_orders", "3"],
+                 ["unblocked_orders", "2"],
+                 ["vat_customers", "1"]
+               ]
 
-    # A stage per subquery; the grouped statement's join is one more.
-    stages =
-      SimplePG.query!(pg, """
-      SELECT u.target_name, count(s.id) FROM trellis.transforms u
-      LEFT JOIN trellis.transforms s ON s.owner_id = u.id
-      WHERE u.owner_id IS NULL GROUP BY 1 ORDER BY 1
-      """)
-
-    assert stages == [
-             ["above_average", "2"],
-             ["above_mean", "1"],
-             ["big_buyers", "1"],
-             ["calm_customers", "2"],
-             ["contacted_orders", "1"],
-             ["few_orders", "1"],
-             ["outside_regions", "3"],
-             ["plain_region_orders", "1"],
-             ["quiet_customers", "1"],
-             ["region_buyers", "2"],
-             ["stray_orders", "3"],
-             ["unblocked_orders", "2"],
-             ["vat_customers", "1"]
-           ]
-
-    # Each shows the statement as written.
-    assert_shown_as_written!(a, @transforms)
-
-    JoinWorkload.write_round!(url, seed)
-    assert_equal(b, pg, seed)
-
-    assert_all_live!(b, @transforms)
-
-    Trellis.shutdown(a)
-    Trellis.shutdown(b)
+        # Each shows the statement as written.
+        assert_shown_as_written!(a, @transforms)
+      end
+    )
   end
 
   test "killing the port that stages while the stages drain loses and repeats nothing",
        %{url: url, pg: pg, seed: seed} do
-    b = JoinWorkload.staging_crash_round!(url, pg, seed, &define_every!/1)
-    assert_equal(b, pg, seed)
-    Trellis.shutdown(b)
+    CompiledRounds.crash_round!(url, pg, seed, @transforms)
   end
 end

@@ -12,7 +12,7 @@ defmodule Trellis.Compiled.SubqueryDiffersDifferentialTest do
   # fresh run of the user's SQL. Seeded: replay with TRELLIS_SEED=<n>.
   use ExUnit.Case, async: false
 
-  alias Trellis.Test.{Handles, JoinWorkload}
+  alias Trellis.Test.{CompiledRounds, JoinWorkload}
   import Trellis.Test.Targets
 
   @moduletag :port
@@ -71,29 +71,14 @@ defmodule Trellis.Compiled.SubqueryDiffersDifferentialTest do
 
   setup do: JoinWorkload.seeded_database!("subquery_differs_differential", "subqueries by <>")
 
-  defp define_every!(handle), do: define_compiled!(handle, @transforms)
-
-  defp assert_equal(handle, pg, seed),
-    do: assert_compiled_equal(handle, pg, @transforms, seed)
-
   test "4 writers over every table, a fleet of two handles", %{url: url, pg: pg, seed: seed} do
-    {a, b} = Handles.fleet!(url, [staging: true, drain_threads: 2], drain_threads: 2)
-    define_every!(a)
-    assert_equal(a, pg, seed)
-    assert_shown_as_written!(a, @transforms)
-
-    JoinWorkload.write_round!(url, seed)
-    assert_equal(b, pg, seed)
-    assert_all_live!(b, @transforms)
-
-    Trellis.shutdown(a)
-    Trellis.shutdown(b)
+    CompiledRounds.fleet_round!(url, pg, seed, @transforms,
+      defined: &assert_shown_as_written!(&1, @transforms)
+    )
   end
 
   test "killing the port that stages while the stages drain loses and repeats nothing",
        %{url: url, pg: pg, seed: seed} do
-    b = JoinWorkload.staging_crash_round!(url, pg, seed, &define_every!/1)
-    assert_equal(b, pg, seed)
-    Trellis.shutdown(b)
+    CompiledRounds.crash_round!(url, pg, seed, @transforms)
   end
 end

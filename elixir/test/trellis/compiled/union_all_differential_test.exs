@@ -13,8 +13,6 @@ defmodule Trellis.Compiled.UnionAllDifferentialTest do
   use ExUnit.Case, async: false
 
   alias Trellis.Test.{CompiledRounds, JoinWorkload}
-  import Trellis.Test.Targets
-
   @moduletag :port
   @moduletag timeout: 600_000
 
@@ -43,11 +41,6 @@ defmodule Trellis.Compiled.UnionAllDifferentialTest do
 
   setup do: JoinWorkload.seeded_database!("union_all_differential", "union all differential")
 
-  defp define_every!(handle), do: define_compiled!(handle, @transforms)
-
-  defp assert_equal(handle, pg, seed),
-    do: assert_compiled_equal(handle, pg, @transforms, seed)
-
   test "4 writers over 3 tables, NULLs, rows moving in and out of every branch",
        %{url: url, pg: pg, seed: seed} do
     CompiledRounds.writers_round!(url, pg, seed, @transforms,
@@ -58,13 +51,6 @@ defmodule Trellis.Compiled.UnionAllDifferentialTest do
 
   test "killing the port that stages while the branches drain loses and repeats nothing",
        %{url: url, pg: pg, seed: seed} do
-    b =
-      JoinWorkload.staging_crash_round!(url, pg, seed, fn a ->
-        define_every!(a)
-        keep_off_rebuilds!(pg)
-      end)
-
-    assert_equal(b, pg, seed)
-    Trellis.shutdown(b)
+    CompiledRounds.crash_round!(url, pg, seed, @transforms, keep_off_rebuilds: true)
   end
 end
