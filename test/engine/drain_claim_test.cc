@@ -5,6 +5,7 @@
 // staged before catalog step 16, whose count is unknown, still drain.
 #include <catch2/catch.hpp>
 
+#include <limits>
 #include <map>
 #include <string>
 
@@ -15,6 +16,7 @@
 #include "drain/unit_executor.h"
 #include "engine_fixture.h"
 #include "pipeline_steps.h"
+#include "staging/stage_batch.h"
 
 namespace trellis::test {
 namespace {
@@ -75,14 +77,19 @@ long SumDeltaRows(const std::map<long, long>& pages, const std::vector<long>& id
   return sum;
 }
 
-// Updates `rows` orders from id `first` on in one statement (2 delta rows
-// each: the old version and the new), moving each to the next status when
-// `move`, then stages that statement: one page of the three groups.
+// Updates `rows` orders from id `first` on, each in a transaction of its
+// own (2 delta rows each, the old version and the new: staging folds a
+// writer's changes to a group per sign, so only writers multiply delta
+// rows of three groups), moving each to the next status when `move`, then
+// stages them in one batch: one page of the three groups.
 void StageUpdate(EngineFixture& f, pg::Connection& conn, long first, long rows, bool move) {
-  f.Sql(std::string("UPDATE orders SET amount = amount + 7") +
-        (move ? ", status = (status + 1) % 3" : "") + " WHERE id BETWEEN " + std::to_string(first) +
-        " AND " + std::to_string(first + rows - 1));
-  StageStep(conn);
+  f.Sql("DO $$ BEGIN FOR i IN " + std::to_string(first) + " .. " +
+        std::to_string(first + rows - 1) + " LOOP UPDATE orders SET amount = amount + 7" +
+        (move ? ", status = (status + 1) % 3" : "") + " WHERE id = i; COMMIT; END LOOP; END $$");
+  // One batch for all of them (a capture row per writer now).
+  auto staged =
+      staging::StageBatch(conn, "trellis", 1000000, 1000, std::numeric_limits<long>::max());
+  REQUIRE(staged.ok());
 }
 
 }  // namespace

@@ -42,9 +42,10 @@ WHERE __trellis_s.source_id = {source_id} AND __trellis_s.op <> 'T')sql";
 // passes the WHERE and the aggregate arguments (evaluated only when it
 // does), then folded by the plan's delta fragments into one row per
 // (group, writer, sign). `sign` in `{ch}` is the version's sign when it
-// passes the WHERE and NULL when not, so the fragments (sums of signs and
-// filtered sums of arguments: aggregates/rules.h) count only what the drain
-// would have counted; a row whose versions all fail the WHERE is left out.
+// passes the WHERE and NULL when not, and an argument is NULL when its
+// version fails the WHERE, so the fragments (sums of signs, filtered sums
+// of arguments, the min or max of arguments: aggregates/rules.h) count only
+// what the drain would have counted; a row whose versions all fail the WHERE is left out.
 // The stored sign is the version's, NULL for a capture row whose relation
 // is not `member` (its group is recomputed, as in kStageDeltaRows).
 constexpr std::string_view kStageFoldedDeltaRows =
@@ -243,7 +244,7 @@ bool FoldsDeltas(const DeltaInputs& in) {
   const auto columns = FoldedColumns(in);
   return !columns.empty() &&
          std::all_of(columns.begin(), columns.end(),
-                     [](const aggregates::StateColumn& c) { return c.additive; });
+                     [](const aggregates::StateColumn& c) { return !c.combine_template.empty(); });
 }
 
 std::string StageFoldedDeltaRowsSql(const DeltaInputs& in) {
@@ -319,9 +320,9 @@ std::vector<PagesStatement> ApplyDeltaRowsSql(const DeltaInputs& in) {
       agg::ApplyDeltasSql(in.shape, "(" + agg::FoldChangesSql(in.shape, changes) + ")"), ""};
   if (!FoldsDeltas(in)) return {std::move(unfolded)};
 
-  // Folded rows add up per group (element by element for a count per
-  // display scale, the one additive column that is not a number) and are
-  // applied first. Rows staged unfolded (before catalog step 25, or in a
+  // Folded rows combine per group, each column by its own combiner (a sum,
+  // element by element for a count per display scale, a min or max for an
+  // extreme), and are applied first. Rows staged unfolded (before catalog step 25, or in a
   // batch whose fold failed: stage_batch.cc) are applied after, by the
   // statement that applied every row before folding, asked for only when
   // the pages hold one: deltas of a group add up in any order. (One
@@ -329,7 +330,7 @@ std::vector<PagesStatement> ApplyDeltaRowsSql(const DeltaInputs& in) {
   // three times as long to plan as to run for a small batch.)
   unfolded.needed = Render(kUnfoldedNeeded, {{"schema", sql::Ident(in.schema)}});
   const std::string ch = std::string(agg::kChangeAlias);
-  std::vector<std::string> names, decoded, keys, sums;
+  std::vector<std::string> names, decoded, keys, combined;
   for (const auto& k : in.shape.keys) {
     names.push_back(sql::Literal(k.column));
     decoded.push_back("__trellis_fr." + sql::Ident(k.column));
@@ -339,16 +340,7 @@ std::vector<PagesStatement> ApplyDeltaRowsSql(const DeltaInputs& in) {
     const std::string column = sql::Ident(c.name);
     names.push_back(sql::Literal(c.name));
     decoded.push_back("__trellis_fr." + column);
-    if (c.zero_template.empty()) {
-      sums.push_back("sum(" + ch + "." + column + ") AS " + column);
-    } else {
-      std::vector<std::string> elements;
-      for (int i = 1; i <= agg::kScaleBuckets + 1; ++i) {
-        elements.push_back("coalesce(sum(" + ch + "." + column + "[" + std::to_string(i) +
-                           "]), 0)");
-      }
-      sums.push_back("ARRAY[" + sql::Join(elements, ", ") + "]::bigint[] AS " + column);
-    }
+    combined.push_back(c.Combine(ch + "." + column) + " AS " + column);
   }
   const std::string folded =
       Render(kFoldedChanges,
@@ -361,7 +353,7 @@ std::vector<PagesStatement> ApplyDeltaRowsSql(const DeltaInputs& in) {
                                                : "__trellis_dr.key || __trellis_dr.row_values"},
               {"folded_width", std::to_string(FoldedWidth(in))}});
   std::vector<std::string> select = keys;
-  select.insert(select.end(), sums.begin(), sums.end());
+  select.insert(select.end(), combined.begin(), combined.end());
   const std::string grouping =
       in.shape.keys.empty() ? "HAVING count(*) > 0" : "GROUP BY " + sql::Join(keys, ", ");
   const std::string deltas =

@@ -37,11 +37,13 @@ struct DeltaInputs {
 std::string StageDeltaRowsSql(const DeltaInputs& in);
 
 // True when the plan's deltas fold at staging: every state column folded
-// from changes (a count, a running sum, a count per display scale) is
-// additive, so a group's changes by one writer add up to one row. A min or
-// max is not (a deleted extreme needs the group's rows): a plan with one
-// stages row versions (StageDeltaRowsSql), as does a quarantined column's
-// (the plan takes no deltas then).
+// from changes has a combiner (aggregates::StateColumn::combine_template: a
+// sum for a count, a running sum or a count per display scale; a min or max
+// for an extreme, whose delta is the most extreme changed value), so a
+// group's changes by one writer and sign fold to one row, and the rows of
+// a group combine to the delta of all their changes. A plan without a
+// column folded from changes stages row versions (StageDeltaRowsSql), as
+// does a quarantined column's (the plan takes no deltas then).
 bool FoldsDeltas(const DeltaInputs& in);
 
 // Staging of a plan that FoldsDeltas: what StageDeltaRowsSql yields, with
@@ -78,10 +80,10 @@ std::string RecordSnapshotSql(const DeltaInputs& in, const std::string& keys_sql
 // skipped when its writer is visible in a snapshot a recompute recorded for
 // its group (or for every group), and when its group is held
 // (drain/held_keys.h: held groups are recomputed instead).
-// A plan that FoldsDeltas has two: its folded rows added up per group and
-// applied, then, only when the pages hold any (`needed`), the rows staged
-// unfolded (before catalog step 25, or by a batch whose fold failed),
-// applied as before.
+// A plan that FoldsDeltas has two: its folded rows combined per group
+// (each column by its combiner) and applied, then, only when the pages hold any (`needed`), the
+// rows staged unfolded (before catalog step 25, or by a batch whose fold failed), applied as
+// before.
 std::vector<PagesStatement> ApplyDeltaRowsSql(const DeltaInputs& in);
 
 // The SQL condition, over a page key `key_sql` (text[]) of page `page_id`,

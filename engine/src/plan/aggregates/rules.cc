@@ -94,6 +94,7 @@ StateColumn Counter(const AggregateInput& input, std::string name, std::string r
                             : "coalesce(sum({ch}.sign) FILTER (WHERE " + filter + "), 0)::bigint",
              "{t}.{c} + {d}.{c}", "{d}.{c}");
   counter.additive = true;
+  counter.combine_template = "sum({x})";
   return counter;
 }
 
@@ -124,6 +125,7 @@ StateColumn RunningSum(const AggregateInput& input) {
                                kept_change + "), 0)",
                            "{t}.{c} + {d}.{c}", "{d}.{c}");
   sum.additive = true;
+  sum.combine_template = "sum({x})";
   return sum;
 }
 
@@ -156,6 +158,11 @@ StateColumn ScaleCounts(const AggregateInput& input) {
              "ARRAY[" + sql::Join(recompute, ", ") + "]::bigint[]",
              "ARRAY[" + sql::Join(delta, ", ") + "]::bigint[]", MergedScales(), "{d}.{c}");
   counts.additive = true;
+  std::vector<std::string> combined;
+  for (int i = 1; i <= kScaleBuckets + 1; ++i) {
+    combined.push_back("coalesce(sum({x}[" + std::to_string(i) + "]), 0)");
+  }
+  counts.combine_template = "ARRAY[" + sql::Join(combined, ", ") + "]::bigint[]";
   counts.zero_template = "0 = ALL (" + MergedScales() + ")";
   counts.delta_zero_template = "0 = ALL ({d}.{c})";
   return counts;
@@ -188,6 +195,13 @@ std::string StateColumn::Insert(std::string_view recomputed) const {
 }
 std::string StateColumn::RecomputeWhen() const {
   return recompute_when_template.empty() ? "" : Render(recompute_when_template, slots);
+}
+
+std::string StateColumn::Combine(std::string_view folded) const {
+  if (combine_template.empty()) return "";
+  Slots with = slots;
+  with["x"] = std::string(folded);
+  return Render(combine_template, with);
 }
 
 std::string StateColumn::IsZero() const {
@@ -285,6 +299,11 @@ AggregateRule ExtremeRule(const AggregateInput& input) {
       Column(input, input.column, fn + "({arg})", fn + "({ch_arg})",
              "CASE WHEN " + when + " THEN {recomputed} ELSE {t}.{v} END", "{recomputed}");
   column.recompute_when_template = when;
+  // The most extreme of several folds' most extreme values is the most
+  // extreme of all their changes (min ignores a NULL, as the fragment
+  // does), so `when` says the same over folded rows as over the row
+  // versions they hold (spec/engine.md "Deltas", "Folded delta rows").
+  column.combine_template = fn + "({x})";
   column.extreme = true;
   return AggregateRule{Upkeep::kExtreme, {std::move(column)}};
 }

@@ -64,6 +64,16 @@ struct StateColumn {
   // A min or max: one index entry answers its recompute when an index leads
   // with the group's columns and then its argument (FlaggedGroupsSql).
   bool extreme = false;
+  // How deltas of this column folded apart combine into the delta of all
+  // their changes: an aggregate over `{x}`, the column in several folded
+  // rows of one group (`sum({x})` for a count or running sum, element by
+  // element for a count per display scale, `min({x})` / `max({x})` for a
+  // min / max, whose delta is the most extreme changed value). It must
+  // satisfy Delta(A and B) = Combine(Delta(A), Delta(B)) for any split of
+  // a group's change rows into A and B: folded delta rows (plan/group_deltas.h) rely on
+  // it. Empty for a column with no delta fragment; a plan folds its deltas
+  // at staging only when every column with one has a combiner.
+  std::string combine_template;
   // For an additive column that is not one number (a count per display
   // scale): SQL over `t` and `d`, true when the column plus the delta is
   // all zeros, and over `d`, true when the delta is. Empty: `= 0`.
@@ -78,6 +88,9 @@ struct StateColumn {
   std::string Update(std::string_view recomputed) const;
   std::string Insert(std::string_view recomputed) const;
   std::string RecomputeWhen() const;  // "" when the column is never recomputed
+  // The combiner over `folded` (SQL: the column of folded rows); "" when
+  // the column's deltas do not fold.
+  std::string Combine(std::string_view folded) const;
   // For an additive column: SQL true when the target's value plus the
   // delta's is zero, and when the delta's is (a group all of whose additive
   // columns reach zero is deleted; one whose deltas are all zero is not new).
