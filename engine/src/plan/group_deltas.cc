@@ -9,22 +9,15 @@
 namespace trellis::plan {
 namespace {
 
-// Each captured row version of the source as its routed values, with its
-// sign; the sign is NULL (the group is recomputed, no delta) when the
-// capture row's relation is not known to be under the source
-// (`consumed.member`, capture/relations.h CapturedUnderSourceSql). A
+// The row versions of capture row `__trellis_s`, each as its routed values
+// with its sign, for kStageDeltaRows and kStageFoldedDeltaRows alike. A
 // capture row's `routing` is a 2-D array, one row per version (an UPDATE's
 // old versions first, then as many new ones: capture/functions.cc), read
 // with unnest and folded back by the capture row's own width (its width and
 // version count come with it: capture/routing.h says why); a row narrower
 // than the highest routed position predates this reader and yields nothing
 // (capture/routing.h).
-constexpr std::string_view kStageDeltaRows =
-    R"sql(SELECT {transform_id} AS transform_id, {key} AS key,
-       CASE WHEN __trellis_s.member THEN __trellis_v.sign END AS sign,
-       __trellis_s.xid, __trellis_v.row_values, false AS folded
-FROM consumed AS __trellis_s,
-LATERAL (
+constexpr std::string_view kRowVersions = R"sql(LATERAL (
   SELECT (CASE WHEN __trellis_s.op = 'I' THEN 1
                WHEN __trellis_s.op = 'D' THEN -1
                WHEN (u.ord - 1) / __trellis_s.width
@@ -34,7 +27,18 @@ LATERAL (
   FROM pg_catalog.unnest(__trellis_s.routing) WITH ORDINALITY AS u(v, ord)
   WHERE __trellis_s.width >= {highest}
   GROUP BY (u.ord - 1) / __trellis_s.width
-) AS __trellis_v{group}
+) AS __trellis_v)sql";
+
+// Each captured row version of the source (kRowVersions) as its routed
+// values, with its sign; the sign is NULL (the group is recomputed, no
+// delta) when the capture row's relation is not known to be under the
+// source (`consumed.member`, capture/relations.h CapturedUnderSourceSql).
+constexpr std::string_view kStageDeltaRows =
+    R"sql(SELECT {transform_id} AS transform_id, {key} AS key,
+       CASE WHEN __trellis_s.member THEN __trellis_v.sign END AS sign,
+       __trellis_s.xid, __trellis_v.row_values, false AS folded
+FROM consumed AS __trellis_s,
+{versions}{group}
 WHERE __trellis_s.source_id = {source_id} AND __trellis_s.op <> 'T')sql";
 
 // Staging of a plan whose deltas fold (FoldsDeltas): the same row versions
@@ -58,17 +62,7 @@ FROM (
          __trellis_g.__trellis_kept,
          CASE WHEN __trellis_g.__trellis_kept THEN __trellis_v.sign END AS sign{args}
   FROM consumed AS __trellis_s,
-  LATERAL (
-    SELECT (CASE WHEN __trellis_s.op = 'I' THEN 1
-                 WHEN __trellis_s.op = 'D' THEN -1
-                 WHEN (u.ord - 1) / __trellis_s.width
-                      < __trellis_s.versions / 2 THEN -1
-                 ELSE 1 END)::smallint AS sign,
-           ARRAY[{values}]::text[] AS row_values
-    FROM pg_catalog.unnest(__trellis_s.routing) WITH ORDINALITY AS u(v, ord)
-    WHERE __trellis_s.width >= {highest}
-    GROUP BY (u.ord - 1) / __trellis_s.width
-  ) AS __trellis_v,
+  {versions},
   LATERAL (SELECT {key} AS __trellis_key, {kept} AS __trellis_kept{items}
            FROM {rebuilt} AS {alias}) AS __trellis_g
   WHERE __trellis_s.source_id = {source_id} AND __trellis_s.op <> 'T'
@@ -218,13 +212,18 @@ long FoldedWidth(const DeltaInputs& in) {
   return FoldsDeltas(in) ? static_cast<long>(FoldedColumns(in).size()) : -1;
 }
 
+// kRowVersions for `in`.
+std::string RowVersionsSql(const DeltaInputs& in) {
+  return Render(kRowVersions,
+                {{"values", RoutedValues(in)}, {"highest", std::to_string(HighestPosition(in))}});
+}
+
 }  // namespace
 
 std::string StageDeltaRowsSql(const DeltaInputs& in) {
   Slots slots{{"transform_id", std::to_string(in.transform_id)},
               {"source_id", std::to_string(in.source_id)},
-              {"values", RoutedValues(in)},
-              {"highest", std::to_string(HighestPosition(in))}};
+              {"versions", RowVersionsSql(in)}};
   if (in.shape.keys.empty()) {
     // Without GROUP BY every version is of the one group.
     slots["key"] = "ARRAY['true']::text[]";
@@ -268,8 +267,7 @@ std::string StageFoldedDeltaRowsSql(const DeltaInputs& in) {
   }
   return Render(kStageFoldedDeltaRows, {{"transform_id", std::to_string(in.transform_id)},
                                         {"source_id", std::to_string(in.source_id)},
-                                        {"values", RoutedValues(in)},
-                                        {"highest", std::to_string(HighestPosition(in))},
+                                        {"versions", RowVersionsSql(in)},
                                         {"ch", std::string(aggregates::kChangeAlias)},
                                         {"folded", sql::Join(folded, ", ")},
                                         {"args", args},
