@@ -107,3 +107,27 @@ TEST_CASE("loading every transform plans the parts once per connection", "[engin
   CHECK(plans->text(0, 0) == "0");
   CHECK(plans->text(0, 1) == "3");
 }
+
+TEST_CASE("a table's readers are loaded without the rest of the catalog", "[engine][catalog]") {
+  EngineFixture f;
+  f.Sql(kWidgets);
+  auto s = f.OpenSession();
+  REQUIRE(s->Apply("TRANSFORM prices FROM widgets SELECT price AS price", true).ok());
+  REQUIRE(s->Apply("TRANSFORM labels FROM widgets SELECT name AS label", true).ok());
+  REQUIRE(s->Apply("TRANSFORM dear FROM prices SELECT price AS price WHERE price > 10", true).ok());
+  auto conn = pg::Connection::Open(f.url(), "engine_test");
+  REQUIRE(conn.ok());
+  auto names = [&](const std::string& table) {
+    auto readers = catalog::LoadReadersOf(*conn.value(), "trellis", "public", table);
+    REQUIRE(readers.ok());
+    std::vector<std::string> out;
+    for (const auto& t : readers.value()) {
+      CHECK_FALSE(t.columns.empty());  // loaded whole, parts included
+      out.push_back(t.target_name);
+    }
+    return out;
+  };
+  CHECK(names("widgets") == std::vector<std::string>{"prices", "labels"});
+  CHECK(names("prices") == std::vector<std::string>{"dear"});
+  CHECK(names("dear").empty());
+}

@@ -277,4 +277,16 @@ Result<Transform> LoadTransformById(pg::Connection& conn, const std::string& sch
   return std::move(all->front());
 }
 
+Result<std::vector<Transform>> LoadReadersOf(pg::Connection& conn, const std::string& schema,
+                                             const std::string& table_schema,
+                                             const std::string& table_name) {
+  return Load(conn, schema,
+              sql::WithSchema(R"sql(
+WHERE t.id IN (SELECT i.transform_id FROM {schema}.transform_inputs i
+               JOIN {schema}.sources s ON s.id = i.source_id
+               WHERE s.schema_name = $1 AND s.table_name = $2))sql",
+                              schema),
+              {table_schema, table_name}, /*lock=*/false);
+}
+
 }  // namespace trellis::catalog

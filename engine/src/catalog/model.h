@@ -150,5 +150,12 @@ struct Transform {
                                               const std::string& name, bool lock = false);
 [[nodiscard]] Result<Transform> LoadTransformById(pg::Connection& conn, const std::string& schema,
                                                   int id, bool lock = false);
+// Loads the transforms that read table `table_schema`.`table_name` (an
+// input of theirs is that table), ordered by id: a stage's readers, without
+// reading every transform of the catalog.
+[[nodiscard]] Result<std::vector<Transform>> LoadReadersOf(pg::Connection& conn,
+                                                           const std::string& schema,
+                                                           const std::string& table_schema,
+                                                           const std::string& table_name);
 
 }  // namespace trellis::catalog

@@ -202,19 +202,13 @@ Result<long> StageOwnWrites(pg::Connection& conn, const std::string& schema,
     auto fenced = catalog::TryStagingFenceShared(conn, schema);
     if (!fenced.ok()) return fenced.status();
     if (!fenced.value()) return 0L;
-    auto all = catalog::LoadTransforms(conn, schema);
-    if (!all.ok()) return all.status();
-    std::vector<catalog::Transform> readers;
-    for (const auto& t : all.value()) {
-      const bool reads = std::any_of(t.inputs.begin(), t.inputs.end(), [&](const auto& input) {
-        return input.source.schema_name == drained.target_schema &&
-               input.source.table_name == drained.target_name;
-      });
-      if (reads) readers.push_back(t);
-    }
-    if (readers.empty()) return 0L;
+    // Only the readers: a drain of a stage must not read the whole catalog
+    // (a fleet's hundreds of transforms) at every hop.
+    auto readers = catalog::LoadReadersOf(conn, schema, drained.target_schema, drained.target_name);
+    if (!readers.ok()) return readers.status();
+    if (readers->empty()) return 0L;
     const auto batch = capture::OwnWritesBatch(schema);
-    auto stage = StageSql(schema, *batch, readers, {}, {}, plan::kWholeFloorVersions);
+    auto stage = StageSql(schema, *batch, *readers, {}, {}, plan::kWholeFloorVersions);
     if (!stage.ok()) return stage.status();
     pg::Params params = {std::to_string(page_keys), workers::WakeChannel(schema, "drain"),
                          workers::WakeSender()};
