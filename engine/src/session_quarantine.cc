@@ -97,13 +97,7 @@ ORDER BY 1, t.owner_id IS NOT NULL, t.stage_order, c.ordinal)sql",
     const int id = row.Int(4);
     // The reason names the stage's address (to sample, to RESUME): the
     // owner's reaches the same column.
-    const std::string hidden = row.Text(5);
-    if (hidden != row.Text(0)) {
-      for (std::size_t at = e.reason.find(hidden); at != std::string::npos;
-           at = e.reason.find(hidden, at + row.Text(0).size())) {
-        e.reason.replace(at, hidden.size(), row.Text(0));
-      }
-    }
+    e.reason = catalog::NamedByOwner(std::move(e.reason), row.Text(5), row.Text(0));
     if (!row.status().ok()) return row.status();
     auto t = catalog::LoadTransformById(conn, schema, id);
     if (!t.ok()) return t.status();

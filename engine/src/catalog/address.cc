@@ -73,4 +73,13 @@ Result<std::string> ShownName(pg::Connection& conn, const std::string& schema, c
   return OwnerName(conn, schema, t.name());
 }
 
+std::string NamedByOwner(std::string text, const std::string& stage, const std::string& owner) {
+  if (stage.empty() || stage == owner) return text;
+  for (std::size_t at = text.find(stage); at != std::string::npos;
+       at = text.find(stage, at + owner.size())) {
+    text.replace(at, stage.size(), owner);
+  }
+  return text;
+}
+
 }  // namespace trellis::catalog

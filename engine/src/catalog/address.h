@@ -42,4 +42,10 @@ struct ResolvedAddress {
 [[nodiscard]] Result<std::string> ShownName(pg::Connection& conn, const std::string& schema,
                                             const Transform& t);
 
+// `text` (a paused column's reason, which names the column's address) with
+// every mention of hidden stage `stage` made its owner's name `owner`: the
+// owner's address reaches the same column (ResolveStageColumn).
+[[nodiscard]] std::string NamedByOwner(std::string text, const std::string& stage,
+                                       const std::string& owner);
+
 }  // namespace trellis::catalog

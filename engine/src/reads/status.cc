@@ -9,6 +9,7 @@
 #include "capture/row_security.h"
 #include "capture/slot_health.h"
 #include "capture/wal_stream.h"
+#include "catalog/address.h"
 #include "catalog/chains.h"
 #include "catalog/composite.h"
 #include "catalog/jobs.h"
@@ -259,11 +260,8 @@ Result<TransformStatus> ReadStatus(pg::Connection& conn, const std::string& sche
       c.state = column.state;
       c.paused_kind = column.paused_kind;
       c.paused_reason = column.paused_reason;
-      if (!c.paused_reason) continue;
-      std::string& reason = *c.paused_reason;
-      for (std::size_t at = reason.find(hidden); at != std::string::npos;
-           at = reason.find(hidden, at + whole->owner.name().size())) {
-        reason.replace(at, hidden.size(), whole->owner.name());
+      if (c.paused_reason) {
+        c.paused_reason = catalog::NamedByOwner(*c.paused_reason, hidden, whole->owner.name());
       }
     }
   }
