@@ -14,6 +14,7 @@
 #include <atomic>
 #include <chrono>
 #include <functional>
+#include <future>
 #include <thread>
 
 #include "capture/feed.h"
@@ -731,6 +732,60 @@ TEST_CASE(
   INFO(why);
   CHECK(why.find("synchronous_standby_names") != std::string::npos);
   CHECK(SlotHolder(db, slot) == "");
+}
+
+TEST_CASE(
+    "a define that must set a source's replica identity never waits for the table under the "
+    "catalog's locks",
+    "[logical][locks]") {
+  LogicalDb db;
+  // t_copy routes t by its key: the default identity is enough so far.
+  CHECK(db.Scalar("SELECT relreplident FROM pg_class WHERE oid = 't'::regclass") == "d");
+
+  // A drain of t_copy has read t and is about to update its row in
+  // trellis.transforms (the table lock it needs is ROW EXCLUSIVE).
+  auto drain = db.Open();
+  REQUIRE(drain->Exec("BEGIN").ok());
+  REQUIRE(drain->Exec("SELECT count(*) FROM t").ok());
+
+  // A GROUP BY v routes t by v, which needs REPLICA IDENTITY FULL.
+  auto other = Session::Open(db.options());
+  REQUIRE(other.ok());
+  auto defined = std::async(std::launch::async, [&] {
+    return other.value()->Apply("TRANSFORM t_by_v FROM t SELECT v, count(*) AS n GROUP BY v", true);
+  });
+  bool waits_for_t = false;
+  for (int i = 0; i < 500 && !waits_for_t; ++i) {
+    if (defined.wait_for(std::chrono::milliseconds(10)) == std::future_status::ready) break;
+    waits_for_t = db.Scalar(
+                      "SELECT count(*) FROM pg_locks WHERE NOT granted AND relation = "
+                      "'t'::regclass") != "0";
+  }
+  CHECK(waits_for_t);
+  // Who holds and waits for what, for a failure's message.
+  INFO(
+      db.Scalar("SELECT string_agg(format('%s %s %s %s', pid, coalesce(relation::regclass::text, "
+                "locktype), mode, granted), E'\\n') FROM pg_locks WHERE pid <> pg_backend_pid()"));
+  // The define waits for t holding no lock on the catalog's transforms
+  // table. Before, it held that table (SHARE ROW EXCLUSIVE) while it waited
+  // for t to set the identity, and this closed the cycle: PostgreSQL
+  // cancelled one of the two after deadlock_timeout (40P01 to a define in
+  // the CI run of 2026-12-03, subquery_differs_differential_test).
+  // The drain looks for a cycle first (deadlock_timeout 1 s for the
+  // define), so a cycle cancels the drain's statement here, not a define
+  // that Apply would run again.
+  REQUIRE(drain->ExecScript("SET LOCAL lock_timeout = '10s'; SET LOCAL deadlock_timeout = '10ms'")
+              .ok());
+  const Status updated = drain->Exec("LOCK TABLE trellis.transforms IN ROW EXCLUSIVE MODE");
+  INFO(updated.ToString());
+  CHECK(updated.ok());
+  REQUIRE(drain->Exec(updated.ok() ? "COMMIT" : "ROLLBACK").ok());
+
+  auto result = defined.get();
+  INFO((result.ok() ? "" : result.status().ToString()));
+  REQUIRE(result.ok());
+  CHECK(db.Scalar("SELECT relreplident FROM pg_class WHERE oid = 't'::regclass") == "f");
+  CHECK(db.Scalar("SELECT count(*) FROM trellis.transforms WHERE target_name = 't_by_v'") == "1");
 }
 
 }  // namespace

@@ -85,6 +85,79 @@ WHERE c.oid = $1::oid)sql",
   return conn.Exec("ALTER PUBLICATION " + sql::Ident(publication) + " ADD TABLE " + name);
 }
 
+namespace {
+
+// Whether a relation under `relid` (an SQL oid expression; itself included) is
+// a table whose identity PublishRelation would set to FULL, by the same
+// rule: an owned table whose identity is not FULL and does not hold every
+// column of `columns` (an SQL text[] expression). Without `columns`, any
+// owned table whose identity is not FULL: what some define could need.
+std::string NeedsFullIdentitySql(const std::string& relid,
+                                 const std::optional<std::string>& columns) {
+  // pg_inherits rather than pg_partition_tree, which lists no plain
+  // table and no inheritance child.
+  std::string sql = R"sql(EXISTS (
+  WITH RECURSIVE tree (relid) AS (
+    SELECT )sql" + relid +
+                    R"sql(
+    UNION SELECT i.inhrelid FROM pg_catalog.pg_inherits i JOIN tree ON i.inhparent = tree.relid)
+  SELECT FROM tree t
+  JOIN pg_catalog.pg_class c ON c.oid = t.relid
+  CROSS JOIN LATERAL (
+    SELECT ARRAY(SELECT a.attname::text FROM pg_catalog.pg_index i
+                 JOIN pg_catalog.pg_attribute a
+                   ON a.attrelid = i.indrelid AND a.attnum = ANY (i.indkey)
+                 WHERE i.indrelid = c.oid
+                   AND ((c.relreplident = 'd' AND i.indisprimary)
+                     OR (c.relreplident = 'i' AND i.indisreplident))) AS columns) ident
+  WHERE c.relkind = 'r' AND c.relreplident <> 'f'
+    AND pg_catalog.pg_has_role(c.relowner, 'USAGE'))sql";
+  if (columns) {
+    sql += "\n    AND (cardinality(ident.columns) = 0 OR NOT (" + *columns + " <@ ident.columns))";
+  }
+  return sql + ")";
+}
+
+}  // namespace
+
+Status ClaimIdentityChange(pg::Connection& conn, const std::string& schema,
+                           const std::string& relid,
+                           const std::vector<std::string>& routing_columns) {
+  auto publication = LogicalPublication(conn, schema);
+  if (!publication.ok()) return publication.status();
+  if (!publication.value()) return Status::OK();
+  // The layout the source will have: what its readers route by now (none
+  // for a table no transform reads yet: its key, which its identity holds)
+  // and the columns this define adds.
+  const std::string wanted = sql::WithSchema(
+      "(coalesce((SELECT s.routing_columns FROM {schema}.sources s WHERE s.relid = $1::oid), "
+      "'{}') || $2::text[])",
+      schema);
+  auto lock = conn.Query(
+      "SELECT format('LOCK TABLE %s IN ACCESS EXCLUSIVE MODE NOWAIT', "
+      "$1::oid::regclass) WHERE " +
+          NeedsFullIdentitySql("$1::oid", wanted),
+      {relid, sql::ArrayLiteral(routing_columns)});
+  if (!lock.ok()) return lock.status();
+  if (lock->empty()) return Status::OK();
+  return conn.Exec(lock->text(0, 0));
+}
+
+Status LockForIdentityChanges(pg::Connection& conn, const std::vector<std::string>& relids) {
+  if (relids.empty()) return Status::OK();
+  // In ascending oid order, as every other taker of several tables' locks.
+  auto locks = conn.Query(
+      "SELECT format('LOCK TABLE %s IN ACCESS EXCLUSIVE MODE', r.oid::regclass) "
+      "FROM pg_catalog.pg_class r WHERE r.oid = ANY ($1::oid[]) AND " +
+          NeedsFullIdentitySql("r.oid", std::nullopt) + " ORDER BY r.oid",
+      {sql::ArrayLiteral(relids)});
+  if (!locks.ok()) return locks.status();
+  for (size_t r = 0; r < locks->size(); ++r) {
+    TRELLIS_RETURN_IF_ERROR(conn.Exec(locks->text(r, 0)));
+  }
+  return Status::OK();
+}
+
 Status PublishSource(pg::Connection& conn, const std::string& schema,
                      const std::string& publication, const catalog::Source& source) {
   // The table first: publishing it publishes its partitions with it.

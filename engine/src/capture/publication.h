@@ -36,6 +36,30 @@ Result<std::optional<std::string>> LogicalPublication(pg::Connection& conn,
 Status PublishRelation(pg::Connection& conn, const std::string& publication,
                        const std::vector<std::string>& routing_columns, const std::string& relid);
 
+// Takes, without waiting, the ACCESS EXCLUSIVE lock that PublishRelation's
+// ALTER TABLE ... REPLICA IDENTITY FULL needs on `relid` (a source's table)
+// and the relations under it, when one of them will need it: in logical
+// mode, an owned table whose identity does not hold every column of the
+// source's routing layout grown by `routing_columns`. A define calls it
+// under its catalog locks, where waiting could close a cycle with a drain
+// that read the table and then waits for the `transforms` table the define
+// holds (40P01 to the define, seen in CI on 2026-12-03). A table in use
+// fails with SQLSTATE 55P03; the define then starts over, taking the lock
+// first (LockForIdentityChanges). Nothing to do in trigger mode.
+// REQUIRES: inside a transaction.
+Status ClaimIdentityChange(pg::Connection& conn, const std::string& schema,
+                           const std::string& relid,
+                           const std::vector<std::string>& routing_columns);
+
+// Waits for the ACCESS EXCLUSIVE lock of each table in `relids` whose
+// replica identity, or a partition's, is not FULL yet and which the role
+// owns: the tables whose claim failed in a define's earlier attempt (and
+// the others it had resolved), taken before the define's first catalog
+// lock, as spec/engine.md "Lock order" puts user tables first. Relations
+// gone meanwhile are skipped.
+// REQUIRES: inside a transaction.
+Status LockForIdentityChanges(pg::Connection& conn, const std::vector<std::string>& relids);
+
 // PublishRelation for the source's table and every relation captured
 // under it (after its routing layout grew, or a switch to logical capture).
 // REQUIRES: inside a transaction.

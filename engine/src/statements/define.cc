@@ -1,5 +1,8 @@
 #include "statements/define.h"
 
+#include <algorithm>
+
+#include "capture/publication.h"
 #include "capture/row_security.h"
 #include "capture/sources.h"
 #include "catalog/chains.h"
@@ -210,10 +213,20 @@ Result<int> DefineOver(pg::Connection& conn, const std::string& schema,
   return id;
 }
 
-Result<std::string> Define(pg::Connection& conn, const std::string& schema,
-                           const grammar::TransformStmt& stmt) {
+namespace {
+
+// The SQLSTATE of a lock not granted without waiting (NOWAIT).
+constexpr const char* kLockNotAvailable = "55P03";
+
+// One attempt of Define in a transaction of its own: first the locks of
+// `lock_first`, then every part. Appends the inputs of each part it
+// reached to `reached`.
+Status DefineOnce(pg::Connection& conn, const std::string& schema,
+                  const grammar::TransformStmt& stmt, const std::vector<std::string>& lock_first,
+                  std::vector<std::string>& reached) {
   auto tx = pg::Transaction::Begin(conn);
   if (!tx.ok()) return tx.status();
+  TRELLIS_RETURN_IF_ERROR(capture::LockForIdentityChanges(conn, lock_first));
   TRELLIS_RETURN_IF_ERROR(catalog::CheckMigrated(conn, schema));
   // The plan room says which catalog transforms the statement is (one, or a
   // grouped join's two parts); each is defined here, by DefineOver.
@@ -223,13 +236,40 @@ Result<std::string> Define(pg::Connection& conn, const std::string& schema,
       },
       [&](const grammar::TransformStmt& part) { return ResolveInputs(conn, schema, part); },
       [&](const grammar::TransformStmt& part, const std::vector<capture::ResolvedTable>& inputs) {
+        for (const auto& input : inputs) reached.push_back(input.oid);
         return DefineOver(conn, schema, part, inputs);
       }};
   TRELLIS_RETURN_IF_ERROR(capture::RefuseRowSecurity(conn, stmt));
   TRELLIS_RETURN_IF_ERROR(plan::DefineStatement(conn, schema, stmt, steps));
   TRELLIS_RETURN_IF_ERROR(GrantTargetReaders(conn, schema, stmt));
-  TRELLIS_RETURN_IF_ERROR(tx.value()->Commit());
-  return grammar::RenderQualified(stmt.target);
+  return tx.value()->Commit();
+}
+
+}  // namespace
+
+Result<std::string> Define(pg::Connection& conn, const std::string& schema,
+                           const grammar::TransformStmt& stmt) {
+  // Logical capture may need a source's replica identity set (an ACCESS
+  // EXCLUSIVE lock) once the define holds the catalog; there it never
+  // waits (capture::ClaimIdentityChange). A table in use makes the define
+  // start over with the lock of every table its parts had reached taken
+  // first, before any catalog lock. Each attempt that fails so has reached
+  // a table not locked first (the claim's table was resolved, and a table
+  // locked first is claimed at once), so the attempts end.
+  std::vector<std::string> lock_first;
+  while (true) {
+    std::vector<std::string> reached;
+    Status defined = DefineOnce(conn, schema, stmt, lock_first, reached);
+    if (defined.ok()) return grammar::RenderQualified(stmt.target);
+    if (defined.sqlstate != std::optional<std::string>(kLockNotAvailable)) return defined;
+    const size_t before = lock_first.size();
+    for (auto& oid : reached) {
+      if (std::find(lock_first.begin(), lock_first.end(), oid) == lock_first.end()) {
+        lock_first.push_back(std::move(oid));
+      }
+    }
+    if (lock_first.size() == before) return defined;
+  }
 }
 
 }  // namespace trellis::statements

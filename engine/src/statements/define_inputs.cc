@@ -1,5 +1,6 @@
 #include "statements/define_inputs.h"
 
+#include "capture/publication.h"
 #include "capture/routing.h"
 #include "catalog/chains.h"
 #include "grammar/render.h"
@@ -99,6 +100,11 @@ Status CaptureInputs(pg::Connection& conn, const std::string& schema, const plan
   auto routed = plan.RoutedColumns(conn);
   if (!routed.ok()) return routed.status();
   for (size_t i = 0; i < t.inputs.size(); ++i) {
+    // Logical capture may set the table's replica identity below, which
+    // must not wait under the catalog locks held by now (publication.h).
+    const std::vector<std::string> adds =
+        i < routed->size() ? (*routed)[i] : std::vector<std::string>{};
+    TRELLIS_RETURN_IF_ERROR(capture::ClaimIdentityChange(conn, schema, tables[i].oid, adds));
     auto source = capture::EnsureSource(conn, schema, tables[i]);
     if (!source.ok()) return source.status();
     t.inputs[i].source.id = source->id;
