@@ -90,6 +90,22 @@ std::string OidArray(const std::set<uint32_t>& oids) {
 
 }  // namespace
 
+Result<std::string> CollateClauseOf(pg::Connection& conn, const std::string& relation,
+                                    const std::string& column) {
+  auto named = conn.Query(R"sql(
+SELECT n.nspname, c.collname
+FROM pg_catalog.pg_attribute a
+JOIN pg_catalog.pg_type t ON t.oid = a.atttypid
+JOIN pg_catalog.pg_collation c ON c.oid = a.attcollation
+JOIN pg_catalog.pg_namespace n ON n.oid = c.collnamespace
+WHERE a.attrelid = $1::regclass AND a.attname = $2::name AND NOT a.attisdropped
+  AND a.attcollation <> t.typcollation)sql",
+                          {relation, column});
+  if (!named.ok()) return named.status();
+  if (named->empty()) return std::string();
+  return " COLLATE " + sql::Qualified(named->text(0, 0), named->text(0, 1));
+}
+
 Status DefinitionError(const std::string& transform_name, const Status& db_error) {
   if (db_error.code() != Code::kDatabase) return db_error;
   Status out = Status::Validation("transform " + sql::Ident(transform_name) +

@@ -29,6 +29,18 @@ Result<std::vector<std::string>> CheckExpressions(pg::Connection& conn,
 // a plan's CheckDefinition and a row kind's CheckColumn take. `conn` must outlive it.
 ExpressionCheck ExpressionCheckFor(pg::Connection& conn, std::string transform_name);
 
+// The COLLATE clause (" COLLATE schema.name", both names quoted) that gives
+// a new column the collation column `column` of `relation` (regclass text)
+// has, or "" when that is its type's own collation (what ADD COLUMN and
+// ALTER COLUMN TYPE give without a clause) or the type has none. CREATE
+// TABLE AS gives a column its expression's collation, ADD COLUMN name type
+// the type's: ALTER TRANSFORM types a column it adds or changes by a
+// zero-row table made from the new expression, and this clause makes the
+// column the one a define would have made (spec/engine.md "Folded delta
+// rows").
+Result<std::string> CollateClauseOf(pg::Connection& conn, const std::string& relation,
+                                    const std::string& column);
+
 // Rewrites a database error raised while checking a definition into a
 // validation error that names the transform.
 Status DefinitionError(const std::string& transform_name, const Status& db_error);

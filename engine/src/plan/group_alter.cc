@@ -132,9 +132,10 @@ std::vector<catalog::Column> ColumnsOf(const catalog::Transform& draft, const st
 }
 
 // Adds the target columns of aggregate `name` that the target lacks, typed
-// as PostgreSQL types their recomputes, changes the visible column's type
-// (emptying it for the rebuild) when it differs, and records them in the
-// catalog at the draft's ordinals.
+// (and collated) as PostgreSQL makes the columns of its recomputes in a
+// CREATE TABLE AS, as a define would have them, changes a column's type or
+// collation (emptying it for the rebuild) when it differs, and records them
+// in the catalog at the draft's ordinals.
 Status AddStateColumns(pg::Connection& conn, const std::string& schema, const catalog::Transform& t,
                        const Checked& checked, const std::string& name) {
   agg::GroupShape only = static_cast<const GroupPlan&>(*checked.plan).shape();
@@ -143,29 +144,31 @@ Status AddStateColumns(pg::Connection& conn, const std::string& schema, const ca
   const std::vector<catalog::Column> columns = ColumnsOf(checked.draft, name);
   std::vector<std::string> names;
   for (const auto& c : columns) names.push_back(c.name);
+  const std::string fresh = "pg_temp.trellis_new_state";
   TRELLIS_RETURN_IF_ERROR(conn.Exec("CREATE TEMPORARY TABLE trellis_new_state AS " +
                                     agg::FreshGroupsSql(only, "") + "\nWITH NO DATA"));
   auto typed = conn.Query(R"sql(
 SELECT n.attname, format_type(n.atttypid, n.atttypmod), o.attname IS NOT NULL,
-       o.atttypid = n.atttypid AND o.atttypmod = n.atttypmod
+       o.atttypid = n.atttypid AND o.atttypmod = n.atttypmod AND o.attcollation = n.attcollation
 FROM pg_attribute n
 LEFT JOIN pg_attribute o ON o.attrelid = $2::regclass AND o.attname = n.attname
   AND NOT o.attisdropped
-WHERE n.attrelid = 'pg_temp.trellis_new_state'::regclass AND n.attnum > 0
+WHERE n.attrelid = $3::regclass AND n.attnum > 0
   AND n.attname = ANY($1::text[]) ORDER BY n.attnum)sql",
-                          {sql::ArrayLiteral(names), Target(t)});
+                          {sql::ArrayLiteral(names), Target(t), fresh});
   if (!typed.ok()) return typed.status();
-  TRELLIS_RETURN_IF_ERROR(conn.Exec("DROP TABLE pg_temp.trellis_new_state"));
   std::vector<std::string> changes;
   for (size_t r = 0; r < typed->size(); ++r) {
     const std::string column = sql::Ident(typed->text(r, 0));
-    const std::string type = typed->text(r, 1);
-    if (typed->text(r, 2) != "t") {
-      changes.push_back("ADD COLUMN " + column + " " + type);
-    } else if (typed->text(r, 3) != "t") {
-      changes.push_back("ALTER COLUMN " + column + " TYPE " + type + " USING NULL");
-    }
+    const bool adds = typed->text(r, 2) != "t";
+    if (!adds && typed->text(r, 3) == "t") continue;
+    auto collate = CollateClauseOf(conn, fresh, typed->text(r, 0));
+    if (!collate.ok()) return collate.status();
+    const std::string type = typed->text(r, 1) + collate.value();
+    changes.push_back(adds ? "ADD COLUMN " + column + " " + type
+                           : "ALTER COLUMN " + column + " TYPE " + type + " USING NULL");
   }
+  TRELLIS_RETURN_IF_ERROR(conn.Exec("DROP TABLE pg_temp.trellis_new_state"));
   if (!changes.empty()) {
     TRELLIS_RETURN_IF_ERROR(conn.Exec("ALTER TABLE " + Target(t) + " " + sql::Join(changes, ", ")));
   }

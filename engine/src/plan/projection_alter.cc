@@ -42,6 +42,18 @@ Status StoreDefinition(pg::Connection& conn, const std::string& schema, int id,
   return catalog::RecordDefinition(conn, schema, id, grammar::Render(*stmt));
 }
 
+// The COLLATE clause (CollateClauseOf) of the column CREATE TABLE AS would
+// make of `expr` over `from`, as a define makes the target: typed by a
+// zero-row table, which runs nothing.
+Result<std::string> CollateClauseOfExpression(pg::Connection& conn, const std::string& from,
+                                              const std::string& expr) {
+  TRELLIS_RETURN_IF_ERROR(conn.Exec("CREATE TEMPORARY TABLE trellis_new_column AS SELECT (" + expr +
+                                    ") AS c FROM " + from + " WITH NO DATA"));
+  auto collate = CollateClauseOf(conn, "pg_temp.trellis_new_column", "c");
+  TRELLIS_RETURN_IF_ERROR(conn.Exec("DROP TABLE pg_temp.trellis_new_column"));
+  return collate;
+}
+
 }  // namespace
 
 Status ProjectionPlan::AddColumn(pg::Connection& conn, const std::string& schema,
@@ -55,8 +67,10 @@ Status ProjectionPlan::AddColumn(pg::Connection& conn, const std::string& schema
   }
   auto type = CheckColumn(conn, ExpressionCheckFor(conn, t.name()), column);
   if (!type.ok()) return type.status();
+  auto collate = CollateClauseOfExpression(conn, FromClause(), column.expr);
+  if (!collate.ok()) return collate.status();
   TRELLIS_RETURN_IF_ERROR(conn.Exec("ALTER TABLE " + TargetTable(t) + " ADD COLUMN " +
-                                    sql::Ident(name) + " " + type.value()));
+                                    sql::Ident(name) + " " + type.value() + collate.value()));
   TRELLIS_RETURN_IF_ERROR(conn.Exec(sql::WithSchema(R"sql(
 INSERT INTO {schema}.transform_columns (transform_id, ordinal, name, expr, sql_type)
 SELECT $1::int, coalesce(max(ordinal), 0) + 1, $2, $3, $4
@@ -105,10 +119,15 @@ Status ProjectionPlan::AlterColumn(pg::Connection& conn, const std::string& sche
   }
   auto type = CheckColumn(conn, ExpressionCheckFor(conn, t.name()), column);
   if (!type.ok()) return type.status();
-  if (type.value() != existing->sql_type) {
+  auto collate = CollateClauseOfExpression(conn, FromClause(), column.expr);
+  if (!collate.ok()) return collate.status();
+  auto had = CollateClauseOf(conn, TargetTable(t), name);
+  if (!had.ok()) return had.status();
+  if (type.value() != existing->sql_type || collate.value() != had.value()) {
     // The old values cannot be trusted in the new type; the rebuild refills them.
     TRELLIS_RETURN_IF_ERROR(conn.Exec("ALTER TABLE " + TargetTable(t) + " ALTER COLUMN " +
-                                      sql::Ident(name) + " TYPE " + type.value() + " USING NULL"));
+                                      sql::Ident(name) + " TYPE " + type.value() + collate.value() +
+                                      " USING NULL"));
   }
   TRELLIS_RETURN_IF_ERROR(
       catalog::RecordColumnExpression(conn, schema, t.id, name, column.expr, type.value()));
