@@ -125,6 +125,15 @@ TEST_CASE("ALTER ADD COLUMN gives a min and a max their argument's collation, as
   StageAndDrain(*conn);
   CHECK(SelectDifferences(f, target, query) == 0);
   CHECK(SelectDifferences(f, "SELECT g, n, top_plain, low, high FROM fresh_extremes", query) == 0);
+
+  // A column an earlier engine's ALTER left in the database's collation is
+  // mended by ALTER COLUMN to the same expression (spec/engine.md).
+  f.Sql("ALTER TABLE word_extremes ALTER COLUMN low TYPE text COLLATE pg_catalog.\"default\"");
+  REQUIRE(Collation(f, "word_extremes", "low") != collation);
+  REQUIRE(s->Apply("ALTER TRANSFORM word_extremes ALTER COLUMN low AS min(w)", false).ok());
+  Converge(f, *s);
+  CHECK(Collation(f, "word_extremes", "low") == collation);
+  CHECK(SelectDifferences(f, target, query) == 0);
 }
 
 TEST_CASE("ALTER ADD and ALTER COLUMN of a projection collate as a define does",
