@@ -4,7 +4,9 @@
 #include <chrono>
 #include <thread>
 
+#include "catalog/address.h"
 #include "catalog/migrations.h"
+#include "catalog/model.h"
 #include "engine_fixture.h"
 #include "sql/quote.h"
 #include "trellis/states.h"
@@ -331,4 +333,52 @@ TEST_CASE("catalog v15 records a grouped join's hidden join as the group's stage
   REQUIRE(definitions.ok());
   REQUIRE(definitions->size() == 3);
   CHECK((*definitions)[0].name == "by_region");
+}
+
+TEST_CASE("a log line names a hidden stage by its user's transform, its stage and catalog name",
+          "[engine][catalog]") {
+  using trellis::catalog::LogNameFor;
+  using trellis::catalog::LogNameOf;
+  // A transform the user defined is its own name, rendered as statements
+  // take it back.
+  CHECK(LogNameFor("plain", "", 1).label == "plain");
+  CHECK(LogNameFor("plain", "", 1).address == "plain");
+  CHECK(LogNameFor("Mixed Case", "", 1).label == "\"Mixed Case\"");
+  // A stage is its owner's: addressed by the owner's name, labelled with
+  // its stage and catalog name.
+  const auto stage = LogNameFor("__trellis_join_7", "By Region", 1);
+  CHECK(stage.address == "\"By Region\"");
+  CHECK(stage.label == "\"By Region\" (its stage 1, catalog name __trellis_join_7)");
+
+  EngineFixture f;
+  f.Sql(
+      "CREATE TABLE customers (id int PRIMARY KEY, region text); "
+      "CREATE TABLE orders (id int PRIMARY KEY, customer_id int, amount int)");
+  auto s = f.OpenSession();
+  REQUIRE(s->Apply("TRANSFORM by_region FROM orders JOIN customers ON orders.customer_id = "
+                   "customers.id SELECT customers.region, sum(orders.amount) AS total "
+                   "GROUP BY customers.region",
+                   true)
+              .ok());
+  REQUIRE(s->Apply("TRANSFORM plain FROM orders SELECT amount AS amount", true).ok());
+  const std::string hidden =
+      f.Scalar("SELECT target_name FROM trellis.transforms WHERE owner_id IS NOT NULL");
+  auto join = trellis::catalog::LoadTransform(f.conn(), "trellis", hidden);
+  REQUIRE(join.ok());
+  const std::string expected = "by_region (its stage 1, catalog name " + hidden + ")";
+  CHECK(LogNameOf(f.conn(), "trellis", join.value()).label == expected);
+  CHECK(LogNameOf(f.conn(), "trellis", join.value()).address == "by_region");
+  CHECK(LogNameOf(f.conn(), "trellis", join->id, hidden).label == expected);
+  CHECK(LogNameOf(f.conn(), "trellis", join->id, hidden).address == "by_region");
+  auto plain = trellis::catalog::LoadTransform(f.conn(), "trellis", "plain");
+  REQUIRE(plain.ok());
+  CHECK(LogNameOf(f.conn(), "trellis", plain.value()).label == "plain");
+  auto group = trellis::catalog::LoadTransform(f.conn(), "trellis", "by_region");
+  REQUIRE(group.ok());
+  CHECK(LogNameOf(f.conn(), "trellis", group.value()).label == "by_region");
+  CHECK(LogNameOf(f.conn(), "trellis", group->id, "by_region").label == "by_region");
+  // An owner that cannot be read (an id no row has): the name as given,
+  // and the connection still usable.
+  CHECK(LogNameOf(f.conn(), "trellis", 999999, hidden).label == hidden);
+  CHECK(f.Scalar("SELECT 1") == "1");
 }

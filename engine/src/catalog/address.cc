@@ -1,5 +1,8 @@
 #include "catalog/address.h"
 
+#include <optional>
+#include <utility>
+
 #include "catalog/parts.h"
 #include "grammar/address.h"
 #include "grammar/render.h"
@@ -80,6 +83,48 @@ std::string NamedByOwner(std::string text, const std::string& stage, const std::
     text.replace(at, stage.size(), owner);
   }
   return text;
+}
+
+LogName LogNameFor(const std::string& name, const std::string& owner, int stage_order) {
+  if (owner.empty() || owner == name) {
+    const std::string shown = grammar::RenderTransformName(name);
+    return LogName{shown, shown};
+  }
+  const std::string shown = grammar::RenderTransformName(owner);
+  return LogName{shown, shown + " (its stage " + std::to_string(stage_order) + ", catalog name " +
+                            grammar::RenderName(name) + ")"};
+}
+
+namespace {
+
+// The name and stage order of the owner of transform `id`; nullopt for a
+// transform that has none, or when they cannot be read.
+std::optional<std::pair<std::string, int>> OwnerOf(pg::Connection& conn, const std::string& schema,
+                                                   int id) {
+  auto rows = conn.Query(sql::WithSchema(R"sql(
+SELECT o.target_name, s.stage_order FROM {schema}.transforms s
+JOIN {schema}.transforms o ON o.id = s.owner_id WHERE s.id = $1::int)sql",
+                                         schema),
+                         {std::to_string(id)});
+  if (!rows.ok() || rows->empty()) return std::nullopt;
+  return std::make_pair(rows->text(0, 0), std::stoi(rows->text(0, 1)));
+}
+
+}  // namespace
+
+LogName LogNameOf(pg::Connection& conn, const std::string& schema, const Transform& t) {
+  if (!IsHiddenPart(t)) return LogNameFor(t.name(), "", t.stage_order);
+  auto owner = OwnerOf(conn, schema, t.id);
+  if (!owner) return LogNameFor(t.name(), "", t.stage_order);
+  return LogNameFor(t.name(), owner->first, t.stage_order);
+}
+
+LogName LogNameOf(pg::Connection& conn, const std::string& schema, int transform_id,
+                  const std::string& name) {
+  if (name.rfind("__trellis_", 0) != 0) return LogNameFor(name, "", 1);
+  auto owner = OwnerOf(conn, schema, transform_id);
+  if (!owner) return LogNameFor(name, "", 1);
+  return LogNameFor(name, owner->first, owner->second);
 }
 
 }  // namespace trellis::catalog

@@ -1,5 +1,6 @@
 #include "drain/charging.h"
 
+#include "catalog/address.h"
 #include "drain/held_keys.h"
 #include "drain/quarantine.h"
 #include "log/component_log.h"
@@ -36,10 +37,12 @@ Status DrainFailureRecorder::Charge(pg::Connection& conn, const std::string& sch
   static const auto logger = log::Component("trellis::drain");
   // The host names the instance; the message itself only at debug level,
   // where a data error's quoted row value may appear.
+  // Named as the user knows it: a hidden stage's failure is its owner's.
+  const catalog::LogName name =
+      catalog::LogNameOf(conn, schema, failure.transform_id, failure.transform_name);
   logger->warn("{} of transform {} failed ({}), retried with backoff: {}", failure.unit_kind,
-               failure.transform_name, FailureClassName(failure.failure_class),
-               log::SafeForLog(failure.error));
-  logger->debug("{} of transform {} failed at {}: {}", failure.unit_kind, failure.transform_name,
+               name.label, FailureClassName(failure.failure_class), log::SafeForLog(failure.error));
+  logger->debug("{} of transform {} failed at {}: {}", failure.unit_kind, name.label,
                 failure.parts.empty() ? std::string() : failure.parts.front(),
                 failure.error.message());
   ChargingMetrics::Get().DrainFailed(failure.transform_name);

@@ -1,5 +1,6 @@
 #include "drain/held_keys.h"
 
+#include "catalog/address.h"
 #include "catalog/states.h"
 #include "grammar/address.h"
 #include "grammar/render.h"
@@ -28,21 +29,24 @@ SELECT (SELECT attempts FROM held),
                       schema),
       {std::to_string(t.id), key, error.sqlstate, error.message(), std::to_string(kMaxHeldKeys)});
   if (!held.ok()) return held.status();
-  const std::string name = grammar::RenderTransformName(t.name());
   if (held->text(0, 0) == "1") ChargingMetrics::Get().KeyHeld(t.name());
+  // Named as the user knows it: a hidden stage's key is released by its
+  // owner's name (Session::ReleaseKey).
+  const catalog::LogName logged = catalog::LogNameOf(conn, schema, t);
+  const std::string& name = logged.address;
   // The error's text may quote a row value: only its code at warning level.
   logger->warn(
       "transform {} holds key {}: its row cannot be written ({}); the target row stays as it "
-      "was. Fix the cause, then Trellis.release_key/4 recomputes it",
-      name, key, log::SafeForLog(error));
-  logger->debug("transform {} key {} is held: {}", name, key, error.message());
+      "was. Fix the cause, then Trellis.release_key(handle, \"{}\", key) recomputes it",
+      logged.label, key, log::SafeForLog(error), name);
+  logger->debug("transform {} key {} is held: {}", logged.label, key, error.message());
   // The first count includes the new hold, which another transaction may
   // not see yet; a few holds over the bound do not matter.
   if (std::stol(held->text(0, 1)) < kMaxHeldKeys) return Status::OK();
   logger->warn(
       "transform {} holds {} keys: its definition or target fails for most rows; it is "
       "paused (kind failure) until RESUME TRANSFORM {}",
-      name, kMaxHeldKeys, name);
+      logged.label, kMaxHeldKeys, name);
   return catalog::Pause(conn, schema, t.id, PauseKind::kFailure,
                         "it holds " + std::to_string(kMaxHeldKeys) +
                             " keys whose rows cannot be written (the last: " + key + ", " +

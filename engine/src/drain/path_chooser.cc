@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "catalog/address.h"
 #include "drain/page_unit.h"
 #include "drain/rebuild_unit.h"
 #include "log/component_log.h"
@@ -265,7 +266,8 @@ Status RecordBatch(pg::Connection& conn, const std::string& schema, const plan::
     GlobalEngineMetrics().rebuild_fallbacks.fetch_add(1, std::memory_order_relaxed);
     // The rebuild's own error is the first the executor met; when every
     // key then applied alone, none is left to report.
-    logger->info("transform {}: a rebuild failed, its batch went by its keys{}", plan.name(),
+    logger->info("transform {}: a rebuild failed, its batch went by its keys{}",
+                 catalog::LogNameOf(conn, schema, plan.transform_id(), plan.name()).label,
                  result.error.ok() ? "" : ": " + log::SafeForLog(result.error));
     TRELLIS_RETURN_IF_ERROR(conn.Exec(RecordFailureSql(schema), {tid}));
     // The batch is recorded as its pages' path, its time with the failed
@@ -292,8 +294,9 @@ Status RecordBatch(pg::Connection& conn, const std::string& schema, const plan::
           : std::max(us - kBatchOverheadUs * FixedFactor(h), 0.1 * growing) / growing;
   BatchCounter(taken).fetch_add(1, std::memory_order_relaxed);
   if (batch.facts.previous != taken) {
-    logger->info("transform {}: batches go by {} now ({})", plan.name(), plan::BatchPathName(taken),
-                 reason);
+    logger->info("transform {}: batches go by {} now ({})",
+                 catalog::LogNameOf(conn, schema, plan.transform_id(), plan.name()).label,
+                 plan::BatchPathName(taken), reason);
   }
   // Prepared: every drain records its batch, and parsing this statement
   // cost more than running it (0.26 against 0.12 ms, server log).

@@ -1,8 +1,10 @@
 #include "drain/quarantine.h"
 
 #include <map>
+#include <optional>
 #include <set>
 
+#include "catalog/address.h"
 #include "catalog/states.h"
 #include "drain/failure_class.h"
 #include "drain/page_unit.h"
@@ -107,18 +109,25 @@ Status PauseCharged(pg::Connection& conn, const std::string& schema, const catal
                     const std::set<std::string>& known) {
   static const auto logger = log::Component("trellis::drain");
   const std::string name = grammar::RenderTransformName(t.name());
+  std::optional<catalog::LogName> logged;  // looked up once, and only to log
   for (const auto& [column, error] : charges) {
     const std::string address = name + "." + grammar::RenderName(column);
     if (!known.count(column)) {
       ChargingMetrics::Get().RowQuarantined(t.name());
+      // Named as the user knows it: a hidden stage's column is reached by
+      // its owner's address (catalog::ResolveStageColumn).
+      if (!logged) logged = catalog::LogNameOf(conn, schema, t);
+      const std::string shown = logged->address + "." + grammar::RenderName(column);
       // The error's text may quote a row value: only its code at warning.
       logger->warn(
           "transform {} column {}: its value fails for key {} ({}); the row's other values are "
           "written and this one is NULL. Read the failing rows with "
           "Trellis.sample_quarantined(handle, \"{}\"); a write that fixes or deletes a row brings "
           "its value back (after a fix that is no write, RESUME TRANSFORM {} rebuilds the column)",
-          name, grammar::RenderName(column), key.key, log::SafeForLog(error), address, address);
-      logger->debug("transform {} column {} key {}: {}", name, column, key.key, error.message());
+          logged->label, grammar::RenderName(column), key.key, log::SafeForLog(error), shown,
+          shown);
+      logger->debug("transform {} column {} key {}: {}", logged->label, column, key.key,
+                    error.message());
     }
     auto paused = catalog::QuarantineColumn(
         conn, schema, t.id, column,
@@ -290,14 +299,15 @@ Status HealQuarantinedKeys(pg::Connection& conn, const std::string& schema,
   static const auto logger = log::Component("trellis::drain");
   auto bound = plan::Bind(t, schema);
   if (!bound.ok()) return bound.status();
-  const std::string name = grammar::RenderTransformName(t.name());
+  std::optional<catalog::LogName> logged;  // looked up once, and only to log
   std::set<std::string> healed;
   for (const std::string& key : keys) {
     auto columns = HealKey(conn, schema, t, *bound.value(), key);
     if (!columns.ok()) return columns.status();
     for (const auto& column : columns.value()) {
-      logger->info("transform {} column {}: key {} computes again; its value is written", name,
-                   grammar::RenderName(column), key);
+      if (!logged) logged = catalog::LogNameOf(conn, schema, t);
+      logger->info("transform {} column {}: key {} computes again; its value is written",
+                   logged->label, grammar::RenderName(column), key);
       healed.insert(column);
     }
   }
@@ -308,7 +318,8 @@ Status HealQuarantinedKeys(pg::Connection& conn, const std::string& schema,
     logger->warn(
         "transform {} column {}: no row fails any more (the last ones were fixed or deleted); "
         "the column is live again",
-        name, grammar::RenderName(column));
+        logged ? logged->label : catalog::LogNameOf(conn, schema, t).label,
+        grammar::RenderName(column));
   }
   return Status::OK();
 }

@@ -2,6 +2,7 @@
 
 #include <array>
 
+#include "catalog/address.h"
 #include "catalog/states.h"
 #include "grammar/render.h"
 #include "log/component_log.h"
@@ -28,8 +29,8 @@ bool IsSchemaChange(const Status& error) {
 Status PauseForSchemaChange(pg::Connection& conn, const std::string& schema,
                             const catalog::Transform& t, const Status& error) {
   static const auto logger = log::Component("trellis::drain");
-  logger->warn("transform {} paused: its source or target no longer matches it ({})", t.name(),
-               error.message());
+  logger->warn("transform {} paused: its source or target no longer matches it ({})",
+               catalog::LogNameOf(conn, schema, t).label, error.message());
   const std::string name = grammar::RenderName(t.name());
   return catalog::Pause(
       conn, schema, t.id, PauseKind::kSchemaChange,

@@ -1,5 +1,6 @@
 #include "staging/failing_readers.h"
 
+#include "catalog/address.h"
 #include "catalog/states.h"
 #include "grammar/address.h"
 #include "log/component_log.h"
@@ -82,7 +83,7 @@ Status RebuildFailingReaders(pg::Connection& conn, const std::string& schema,
     logger->warn(
         "transform {}: a group expression fails for a captured row; the transform is rebuilt "
         "instead, and its status shows the rebuild's failure until the row is fixed",
-        grammar::RenderTransformName(t.name()));
+        catalog::LogNameOf(conn, schema, t).label);
     TRELLIS_RETURN_IF_ERROR(catalog::RequestRebuild(conn, schema, t.id, std::nullopt));
   }
   return Status::OK();

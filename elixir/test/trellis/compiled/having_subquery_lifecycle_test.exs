@@ -13,6 +13,7 @@ defmodule Trellis.Compiled.HavingSubqueryLifecycleTest do
   alias Trellis.Test.{Database, SimplePG}
   import Trellis.Test.Targets
   import Trellis.Test.Eventually, only: [eventually: 1]
+  import ExUnit.CaptureLog
 
   @moduletag :port
   @moduletag timeout: 180_000
@@ -34,6 +35,20 @@ defmodule Trellis.Compiled.HavingSubqueryLifecycleTest do
     :ok = Trellis.migrate(Trellis.connect!(url: url))
     trellis = Trellis.connect!(url: url, staging: true, drain_threads: 1)
     %{trellis: trellis, pg: pg}
+  end
+
+  # The hidden stage that groups `ps` by `k` (the statement's grouping) and
+  # its stage order.
+  defp grouping_stage!(pg) do
+    [[stage, order]] =
+      SimplePG.query!(pg, """
+      SELECT s.target_name, s.stage_order FROM trellis.transforms s
+      JOIN trellis.transforms u ON u.id = s.owner_id
+      JOIN trellis.transform_columns c ON c.transform_id = s.id AND c.name = 'per'
+      WHERE u.target_name = 'big_parts' AND s.kind = 'group_by'
+      """)
+
+    {stage, order}
   end
 
   defp refute_hidden(message) do
@@ -96,8 +111,23 @@ defmodule Trellis.Compiled.HavingSubqueryLifecycleTest do
     assert {:ok, {:transform_defined, "big_parts"}} = Trellis.define(t, @statement)
     converge!(t)
 
-    SimplePG.query!(pg, "UPDATE ps SET q = 0 WHERE id = 7")
-    converge!(t)
+    log =
+      capture_log(fn ->
+        SimplePG.query!(pg, "UPDATE ps SET q = 0 WHERE id = 7")
+        converge!(t)
+      end)
+
+    # The port's log line names the user's transform, the stage, and the
+    # addresses the user passes back.
+    {stage, order} = grouping_stage!(pg)
+
+    assert log =~ "transform big_parts (its stage #{order}, catalog name #{stage}) column per: ",
+           log
+
+    assert log =~ ~s|Trellis.sample_quarantined(handle, "big_parts.per")|, log
+    assert log =~ "RESUME TRANSFORM big_parts.per rebuilds the column", log
+    refute log =~ "transform #{stage} ", log
+    refute log =~ "#{stage}.per", log
 
     assert {:ok, [entry]} = Trellis.quarantined(t)
     assert %Trellis.QuarantineEntry{target: "big_parts.per", transform: "big_parts"} = entry
