@@ -725,6 +725,11 @@ defmodule Trellis do
   A new write to a held key recomputes it like any other write: when that
   succeeds, the key is released without a call.
 
+  A statement compiled into stages (a subquery in HAVING, say) can hold a
+  key in one of its hidden stages; it is released by the same call with
+  the statement's transform name (the stage's key, a group's key for its
+  grouping), and counted in that transform's `:held_keys`.
+
   `opts` takes no option yet; it is there so later ones need no new arity.
 
   ## Example

@@ -3,6 +3,7 @@
 // (drain/charging.h); these read what it recorded, and release a held key
 // by recomputing it through the same unit executor.
 #include "catalog/address.h"
+#include "catalog/composite.h"
 #include "catalog/migrations.h"
 #include "catalog/model.h"
 #include "drain/charging.h"
@@ -125,6 +126,39 @@ std::string CanonicalKeySql(const plan::TransformPlan& p) {
                          sql::KeyText(sql::KeyValues("$1::text[]", plan::KeyTypes(p.unit_key()))));
 }
 
+// The part of `owner` whose held key `key` is: the owner when it holds it or
+// has no stages; else the first of its hidden stages, in stage order, that
+// holds it (a statement compiled into stages, spec/engine.md "Stages"): a
+// stage's held key is its user's transform's, released by that name, since
+// the stage itself cannot be addressed. Each stage reads `key` as its own
+// unit key, under a savepoint (a key of other types is no key of it); the
+// owner when none holds it, so the caller's errors stay the owner's.
+Result<catalog::Transform> HoldingPart(pg::Connection& conn, const std::string& schema,
+                                       catalog::Transform owner,
+                                       const std::vector<std::optional<std::string>>& key) {
+  auto whole = catalog::LoadComposite(conn, schema, owner);
+  if (!whole.ok()) return whole.status();
+  if (whole->stages.empty()) return owner;
+  std::vector<catalog::Transform> parts{whole->owner};
+  for (auto& stage : whole->stages) parts.push_back(std::move(stage));
+  for (auto& part : parts) {
+    auto bound = plan::Bind(part, schema);
+    if (!bound.ok()) return bound.status();
+    if (bound.value()->unit_key().size() != key.size()) continue;
+    TRELLIS_RETURN_IF_ERROR(conn.Exec("SAVEPOINT trellis_release"));
+    auto canonical = conn.Query(CanonicalKeySql(*bound.value()), {sql::KeyLiteral(key)});
+    if (!canonical.ok()) {
+      TRELLIS_RETURN_IF_ERROR(conn.Exec("ROLLBACK TO SAVEPOINT trellis_release"));
+      continue;
+    }
+    TRELLIS_RETURN_IF_ERROR(conn.Exec("RELEASE SAVEPOINT trellis_release"));
+    auto held = drain::IsHeld(conn, schema, part.id, canonical->text(0, 0));
+    if (!held.ok()) return held.status();
+    if (held.value()) return std::move(part);
+  }
+  return owner;
+}
+
 }  // namespace
 
 Result<std::vector<QuarantineEntry>> Session::Quarantined(
@@ -221,9 +255,13 @@ Status Session::ReleaseKey(const std::string& transform,
   auto tx = pg::Transaction::Begin(*conn_);
   if (!tx.ok()) return tx.status();
   TRELLIS_RETURN_IF_ERROR(CheckMigrated());
-  auto t = reads::LoadNamedTransform(*conn_, options_.schema, transform);
+  auto named = reads::LoadNamedTransform(*conn_, options_.schema, transform);
+  if (!named.ok()) return named.status();
+  // Every message names the user's transform, also for a key one of its
+  // hidden stages holds.
+  const std::string name = grammar::RenderTransformName(named->name());
+  auto t = HoldingPart(*conn_, options_.schema, std::move(named.value()), key);
   if (!t.ok()) return t.status();
-  const std::string name = grammar::RenderTransformName(t->name());
   // Keys are held by unit key (plan/transform_plan.h).
   auto first = plan::Bind(t.value(), options_.schema);
   if (!first.ok()) return first.status();

@@ -193,4 +193,56 @@ defmodule Trellis.Compiled.HavingSubqueryLifecycleTest do
     assert {:ok, []} = Trellis.quarantined(t)
     assert differences(pg, "SELECT k, value, per FROM big_parts", @query) == "0"
   end
+
+  test "a key the statement's grouping holds is logged, counted and released by the user's " <>
+         "transform's name",
+       %{trellis: t, pg: pg} do
+    assert {:ok, {:transform_defined, "big_parts"}} = Trellis.define(t, @statement)
+    converge!(t)
+    {stage, order} = grouping_stage!(pg)
+
+    # The grouping's target refuses group 7's row whatever its values: no
+    # column explains it, so the stage holds the key.
+    SimplePG.query!(
+      pg,
+      "ALTER TABLE trellis.#{stage} ADD CONSTRAINT no_7 CHECK (k <> 7) NOT VALID"
+    )
+
+    log =
+      capture_log(fn ->
+        SimplePG.query!(pg, "UPDATE ps SET v = v + 1 WHERE k = 7")
+        converge!(t)
+      end)
+
+    assert log =~ "transform big_parts (its stage #{order}, catalog name #{stage}) holds key {7}",
+           log
+
+    assert log =~ ~s|Trellis.release_key(handle, "big_parts", key)|, log
+    refute log =~ "transform #{stage} ", log
+
+    assert %Trellis.Status{held_keys: 1} = Trellis.status!(t, "big_parts")
+
+    # Released by the user's transform's name; still failing, it stays held
+    # and the error names the user's transform.
+    assert {:error, %Trellis.Error{code: :database, message: message}} =
+             Trellis.release_key(t, "big_parts", [7])
+
+    # PostgreSQL's own error names the table whose constraint refused the
+    # row (the stage's, here); everything Trellis says names the user's.
+    assert message =~ "stays held" and message =~ "no_7", message
+    assert message =~ "key {7} of transform big_parts failed again", message
+    refute message =~ "transform __trellis", message
+
+    assert {:error, %Trellis.Error{code: :not_found, message: message}} =
+             Trellis.release_key(t, "big_parts", [8])
+
+    assert message =~ "transform big_parts holds no key", message
+    refute_hidden(message)
+
+    SimplePG.query!(pg, "ALTER TABLE trellis.#{stage} DROP CONSTRAINT no_7")
+    assert :ok = Trellis.release_key(t, "big_parts", ["7"])
+    assert %Trellis.Status{held_keys: 0} = Trellis.status!(t, "big_parts")
+    converge!(t)
+    assert differences(pg, "SELECT k, value, per FROM big_parts", @query) == "0"
+  end
 end
