@@ -76,5 +76,21 @@ TEST_CASE("a paused join pauses the pair with the join's reason") {
   CHECK(group.paused_reason == "capture of customers was disabled");
 }
 
+TEST_CASE("a paused stage's reason names the user's transform, never the stage") {
+  TransformStatus group = Part("live");
+  group.name = "big_parts";
+  TransformStatus join = Part("paused");
+  join.name = "__trellis_join_7";
+  join.paused_kind = "failure";
+  join.paused_reason =
+      "it holds 1000 keys whose rows cannot be written; fix the cause, then RESUME TRANSFORM "
+      "__trellis_join_7 rebuilds it";
+  FoldJoinPart(group, join, kJoinTarget, false);
+  CHECK(group.status == "paused");
+  CHECK(group.paused_reason ==
+        "it holds 1000 keys whose rows cannot be written; fix the cause, then RESUME TRANSFORM "
+        "big_parts rebuilds it");
+}
+
 }  // namespace
 }  // namespace trellis::reads

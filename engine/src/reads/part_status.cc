@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "catalog/address.h"
+
 namespace trellis::reads {
 namespace {
 
@@ -29,7 +31,12 @@ void FoldJoinPart(TransformStatus& group, TransformStatus join, const std::strin
     group.status = state;
     if (state == join.status && !group.paused_kind) {
       group.paused_kind = join.paused_kind;
+      // The stage's reason names the stage's statements (RESUME TRANSFORM
+      // __trellis_...), which refuse it: the owner's name reaches it.
       group.paused_reason = join.paused_reason;
+      if (group.paused_reason && !join.name.empty() && !group.name.empty()) {
+        group.paused_reason = catalog::NamedByOwner(*group.paused_reason, join.name, group.name);
+      }
       group.paused_at_us = join.paused_at_us;
     }
     if (state == "backfilling") {
