@@ -436,10 +436,14 @@ struct OwnedStreams {
   ~OwnedStreams() { ReleaseWalStreams(); }
 };
 
-// Stages until `want` rows were taken or 5 s passed; returns the rows.
+// Stages until `want` rows were taken or 60 s passed; returns the rows.
 long StageUntil(LogicalDb& db, pg::Connection& stager, long want) {
+  // Bounded by time, not by tries: decoding a backlog of 100,000-row
+  // transactions on a loaded machine took longer than 250 tries of 20 ms
+  // (a run at load 12 found the last one a moment after giving up).
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
   long taken = 0;
-  for (int i = 0; i < 250 && taken < want; ++i) {
+  while (taken < want && std::chrono::steady_clock::now() < deadline) {
     taken += db.Stage(stager);
     if (taken < want) std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
