@@ -170,17 +170,28 @@ Status AddPart(const pg::Rows& rows, size_t r, Transform& t) {
   return row.status();
 }
 
-Status LoadParts(pg::Connection& conn, const std::string& schema, std::vector<Transform>& out,
-                 bool every) {
-  if (out.empty()) return Status::OK();
+// A statement and its parameters.
+struct SqlWithParams {
+  std::string text;
+  pg::Params params;
+};
+
+// The parts statement with each `= ANY($1::int[])` of kSelectParts (a
+// transform id column's filter) replaced by `filter`.
+std::string PartsText(const std::string& schema, const std::string& filter) {
+  std::string text = sql::WithSchema(kSelectParts, schema);
+  for (auto at = text.find("= ANY($1::int[])"); at != std::string::npos;
+       at = text.find("= ANY($1::int[])", at)) {
+    text.replace(at, 16, filter);
+  }
+  return text;
+}
+
+// The statement loading the parts of the transforms `ids` (of every
+// transform when `every`).
+SqlWithParams PartsQuery(const std::string& schema, const std::vector<int>& ids, bool every) {
   // Only the loaded transforms' parts: a drain loads one transform per
   // transaction, and must not read the whole catalog to do it.
-  std::map<int, Transform*> by_id;
-  std::vector<std::string> ids;
-  for (auto& t : out) {
-    by_id[t.id] = &t;
-    ids.push_back(std::to_string(t.id));
-  }
   // One transform (every drain claim) by `= $1`: its generic plan is the
   // one every call would get, so the server plans it once per connection;
   // for `= ANY($1)` it plans at every call, as a custom plan guesses the
@@ -189,29 +200,24 @@ Status LoadParts(pg::Connection& conn, const std::string& schema, std::vector<Tr
   // Every transform (each staging batch, and each drain of a stage that
   // stages its readers): no parameter at all, so the one plan is made once
   // per connection, where the array's custom plan was made at every call.
-  std::string text = sql::WithSchema(kSelectParts, schema);
-  pg::Params params = {"{" + sql::Join(ids, ",") + "}"};
-  auto filter_by = [&](const std::string& filter) {
-    for (auto at = text.find("= ANY($1::int[])"); at != std::string::npos;
-         at = text.find("= ANY($1::int[])", at)) {
-      text.replace(at, 16, filter);
-    }
-  };
-  if (every) {
-    filter_by("IS NOT NULL");
-    params.clear();
-  } else if (ids.size() == 1) {
-    filter_by("= $1::int");
-    params = {ids.front()};
-  }
-  auto rows = conn.QueryPrepared(text, params);
-  if (!rows.ok()) return rows.status();
-  for (size_t r = 0; r < rows->size(); ++r) {
-    sql::RowReader row(rows.value(), r);
+  if (every) return {PartsText(schema, "IS NOT NULL"), {}};
+  std::vector<std::string> texts;
+  for (int id : ids) texts.push_back(std::to_string(id));
+  if (ids.size() == 1) return {PartsText(schema, "= $1::int"), {texts.front()}};
+  return {PartsText(schema, "= ANY($1::int[])"), {"{" + sql::Join(texts, ",") + "}"}};
+}
+
+// Adds the parts in `rows` (PartsQuery's) to the transforms in `out`
+// they belong to.
+Status AddParts(const pg::Rows& rows, std::vector<Transform>& out) {
+  std::map<int, Transform*> by_id;
+  for (auto& t : out) by_id[t.id] = &t;
+  for (size_t r = 0; r < rows.size(); ++r) {
+    sql::RowReader row(rows, r);
     auto it = by_id.find(row.Int(1));
     if (!row.status().ok()) return row.status();
     if (it == by_id.end()) continue;
-    TRELLIS_RETURN_IF_ERROR(AddPart(rows.value(), r, *it->second));
+    TRELLIS_RETURN_IF_ERROR(AddPart(rows, r, *it->second));
   }
   // A transform whose parts are all gone was dropped between the two
   // statements (each reads its own snapshot): it is left out, as a load
@@ -230,8 +236,8 @@ Status LoadParts(pg::Connection& conn, const std::string& schema, std::vector<Tr
   return Status::OK();
 }
 
-Result<std::vector<Transform>> Load(pg::Connection& conn, const std::string& schema,
-                                    const std::string& where, const pg::Params& params, bool lock) {
+// The statement loading the transforms rows `where` selects.
+std::string TransformsText(const std::string& schema, const std::string& where, bool lock) {
   std::string text = sql::WithSchema(kSelectTransforms, schema) + where + " ORDER BY t.id";
   // NO KEY UPDATE: statements on one transform still wait for each other,
   // but not for the foreign-key checks (FOR KEY SHARE) of the workers'
@@ -240,17 +246,52 @@ Result<std::vector<Transform>> Load(pg::Connection& conn, const std::string& sch
   // statement holding one row and asking for the other (spec/engine.md
   // "Lock order").
   if (lock) text += " FOR NO KEY UPDATE OF t";
-  // Prepared, as the parts below: the workers load transforms in every
-  // staging batch and drain, and the text varies only with `where`.
-  auto rows = conn.QueryPrepared(text, params);
-  if (!rows.ok()) return rows.status();
+  return text;
+}
+
+Result<std::vector<Transform>> RowsToTransforms(const pg::Rows& rows) {
   std::vector<Transform> out;
-  for (size_t r = 0; r < rows->size(); ++r) {
-    auto t = RowToTransform(rows.value(), r);
+  for (size_t r = 0; r < rows.size(); ++r) {
+    auto t = RowToTransform(rows, r);
     if (!t.ok()) return t.status();
     out.push_back(std::move(t.value()));
   }
-  TRELLIS_RETURN_IF_ERROR(LoadParts(conn, schema, out, /*every=*/where.empty()));
+  return out;
+}
+
+Result<std::vector<Transform>> Load(pg::Connection& conn, const std::string& schema,
+                                    const std::string& where, const pg::Params& params, bool lock) {
+  // Prepared, as the parts below: the workers load transforms in every
+  // staging batch and drain, and the text varies only with `where`.
+  auto rows = conn.QueryPrepared(TransformsText(schema, where, lock), params);
+  if (!rows.ok()) return rows.status();
+  auto out = RowsToTransforms(rows.value());
+  if (!out.ok() || out->empty()) return out;
+  std::vector<int> ids;
+  for (const auto& t : out.value()) ids.push_back(t.id);
+  const SqlWithParams query = PartsQuery(schema, ids, /*every=*/where.empty());
+  auto parts = conn.QueryPrepared(query.text, query.params);
+  if (!parts.ok()) return parts.status();
+  TRELLIS_RETURN_IF_ERROR(AddParts(parts.value(), out.value()));
+  return out;
+}
+
+// Load in one round trip, where the transforms are known by a condition
+// both statements can apply before either answers: `where` selects their
+// rows, `parts_filter` their ids in the parts statement (in place of
+// `= ANY($1::int[])`), over the same `params`. Each statement still reads
+// its own snapshot, as Load's two.
+Result<std::vector<Transform>> LoadInOneTrip(pg::Connection& conn, const std::string& schema,
+                                             const std::string& where,
+                                             const std::string& parts_filter,
+                                             const pg::Params& params, bool lock) {
+  const std::string text = TransformsText(schema, where, lock);
+  const std::string parts = PartsText(schema, parts_filter);
+  auto ran = conn.QueryPipelined({{text, params}, {parts, params}});
+  if (!ran.ok()) return ran.status();
+  auto out = RowsToTransforms(ran->front());
+  if (!out.ok() || out->empty()) return out;
+  TRELLIS_RETURN_IF_ERROR(AddParts(ran->back(), out.value()));
   return out;
 }
 
@@ -271,7 +312,10 @@ Result<Transform> LoadTransform(pg::Connection& conn, const std::string& schema,
 
 Result<Transform> LoadTransformById(pg::Connection& conn, const std::string& schema, int id,
                                     bool lock) {
-  auto all = Load(conn, schema, " WHERE t.id = $1", {std::to_string(id)}, lock);
+  // The id is known before the row is read: a drain loads its transform so
+  // at every claim.
+  auto all =
+      LoadInOneTrip(conn, schema, " WHERE t.id = $1::int", "= $1::int", {std::to_string(id)}, lock);
   if (!all.ok()) return all.status();
   if (all->empty()) return Status::NotFound("no transform with id " + std::to_string(id));
   return std::move(all->front());
@@ -280,13 +324,14 @@ Result<Transform> LoadTransformById(pg::Connection& conn, const std::string& sch
 Result<std::vector<Transform>> LoadReadersOf(pg::Connection& conn, const std::string& schema,
                                              const std::string& table_schema,
                                              const std::string& table_name) {
-  return Load(conn, schema,
-              sql::WithSchema(R"sql(
-WHERE t.id IN (SELECT i.transform_id FROM {schema}.transform_inputs i
-               JOIN {schema}.sources s ON s.id = i.source_id
-               WHERE s.schema_name = $1 AND s.table_name = $2))sql",
-                              schema),
-              {table_schema, table_name}, /*lock=*/false);
+  // A drain of a stage loads them at every hop: one round trip.
+  const std::string readers = sql::WithSchema(R"sql(IN (
+  SELECT i.transform_id FROM {schema}.transform_inputs i
+  JOIN {schema}.sources s ON s.id = i.source_id
+  WHERE s.schema_name = $1 AND s.table_name = $2))sql",
+                                              schema);
+  return LoadInOneTrip(conn, schema, " WHERE t.id " + readers, readers, {table_schema, table_name},
+                       /*lock=*/false);
 }
 
 }  // namespace trellis::catalog

@@ -83,39 +83,54 @@ Result<long> PagesUnit::Apply(pg::Connection& conn) {
   // planned each batch anew: a grouping's delta statement, hundreds of
   // expressions, took 20-38 ms to plan and 6-10 ms to run for a 100-row
   // batch (bench/README.md, "Page statements planned once"). Local to the
-  // unit's savepoint and restored after it.
-  auto mode = conn.QueryPrepared(
-      "SELECT pg_catalog.current_setting('plan_cache_mode'), "
-      "pg_catalog.set_config('plan_cache_mode', 'force_generic_plan', true)");
-  if (!mode.ok()) return mode.status();
-  const std::string before = mode->text(0, 0);
-  auto touched = ApplyStatements(conn);
-  if (!touched.ok()) return touched.status();
-  auto restored =
-      conn.QueryPrepared("SELECT pg_catalog.set_config('plan_cache_mode', $1, true)", {before});
-  if (!restored.ok()) return restored.status();
-  return touched;
-}
-
-Result<long> PagesUnit::ApplyStatements(pg::Connection& conn) {
-  // A recompute reports (written, deleted); a delta statement its row count.
+  // unit's savepoint and restored after it. The setting, the statements
+  // and the restore go in one round trip (a pipeline), broken only where
+  // a statement's `needed` query must be answered before it is sent.
+  static constexpr const char* kGenericPlans =
+      "SELECT pg_catalog.set_config('trellis.plan_cache_mode', "
+      "pg_catalog.current_setting('plan_cache_mode'), true), "
+      "pg_catalog.set_config('plan_cache_mode', 'force_generic_plan', true)";
+  static constexpr const char* kRestore =
+      "SELECT pg_catalog.set_config('plan_cache_mode', "
+      "pg_catalog.current_setting('trellis.plan_cache_mode'), true)";
+  const pg::Params ids = {page_ids_};
+  std::vector<pg::PipelinedStatement> queued = {{kGenericPlans, {}}};
+  std::vector<bool> counted = {false};  // whose rows count as touched
   long touched = 0;
+  // Sends what is queued; returns the last statement's rows.
+  auto send = [&]() -> Result<pg::Rows> {
+    auto ran = conn.QueryPipelined(queued);
+    if (!ran.ok()) return ran.status();
+    for (size_t i = 0; i < queued.size(); ++i) {
+      if (!counted[i]) continue;
+      // A recompute reports (written, deleted); a delta statement its row count.
+      if (ran->at(i).empty()) {
+        touched += ran->at(i).affected;
+        continue;
+      }
+      auto rows = Touched(ran->at(i));
+      if (!rows.ok()) return rows.status();
+      touched += rows.value();
+    }
+    queued.clear();
+    counted.clear();
+    return std::move(ran->back());
+  };
   for (const plan::PagesStatement& statement : statements_) {
     if (!statement.needed.empty()) {
-      auto needed = conn.QueryPrepared(statement.needed, {page_ids_});
+      queued.push_back({statement.needed, ids});
+      counted.push_back(false);
+      auto needed = send();
       if (!needed.ok()) return needed.status();
       if (needed->text(0, 0) != "t") continue;
     }
-    auto applied = conn.QueryPrepared(statement.sql, {page_ids_});
-    if (!applied.ok()) return applied.status();
-    if (applied->empty()) {
-      touched += applied->affected;
-      continue;
-    }
-    auto counted = Touched(applied.value());
-    if (!counted.ok()) return counted.status();
-    touched += counted.value();
+    queued.push_back({statement.sql, ids});
+    counted.push_back(true);
   }
+  queued.push_back({kRestore, {}});
+  counted.push_back(false);
+  auto restored = send();
+  if (!restored.ok()) return restored.status();
   return touched;
 }
 

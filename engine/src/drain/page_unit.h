@@ -35,8 +35,6 @@ class PagesUnit final : public Unit {
   std::vector<std::string> QuarantinedKeys() const override { return quarantined_; }
 
  private:
-  Result<long> ApplyStatements(pg::Connection& conn);
-
   const plan::TransformPlan& plan_;
   std::string schema_;
   std::string page_ids_;

@@ -254,49 +254,80 @@ Status Connection::ExecScript(std::string_view sql) {
   return Status::OK();
 }
 
-Result<Rows> Connection::BeginAndQuery(std::string_view sql, const Params& params) {
-  // Prepared before the pipeline (once per connection and text): the
+Result<std::vector<Rows>> Connection::QueryPipelined(
+    const std::vector<PipelinedStatement>& statements) {
+  // Prepared before the pipeline (once per connection and text): a hot
   // statement is then neither parsed nor, once the server settles on a
-  // generic plan, planned at each transaction (the drain's claim spent
-  // 2.6 ms of its 3 doing both; bench/README.md "Round trips of a hop").
-  auto name = Prepare(sql, static_cast<int>(params.size()));
-  if (!name.ok()) return name.status();
-  NoteOutgoing(name.value() ? std::string_view() : sql, params);
-  std::string text(sql);
-  std::vector<const char*> values;
-  values.reserve(params.size());
-  for (const auto& p : params) values.push_back(p ? p->c_str() : nullptr);
+  // generic plan, planned at each call (the drain's claim spent 2.6 ms of
+  // its 3 doing both; bench/README.md "Round trips of a hop").
+  std::vector<std::optional<std::string>> names;
+  names.reserve(statements.size());
+  for (const auto& statement : statements) {
+    if (!statement.prepared) {
+      names.emplace_back();
+      NoteOutgoing(statement.sql, statement.params);
+      continue;
+    }
+    auto name = Prepare(statement.sql, static_cast<int>(statement.params.size()));
+    if (!name.ok()) return name.status();
+    NoteOutgoing(name.value() ? std::string_view() : statement.sql, statement.params);
+    names.push_back(std::move(name.value()));
+  }
   if (!PQenterPipelineMode(conn_)) return StatusFromResult(conn_, nullptr);
-  const int n = static_cast<int>(params.size());
-  const bool sent = PQsendQueryParams(conn_, "BEGIN", 0, nullptr, nullptr, nullptr, nullptr, 0) &&
-                    (name.value() ? PQsendQueryPrepared(conn_, name.value()->c_str(), n,
-                                                        values.data(), nullptr, nullptr, 0)
-                                  : PQsendQueryParams(conn_, text.c_str(), n, nullptr,
-                                                      values.data(), nullptr, nullptr, 0)) &&
-                    PQpipelineSync(conn_);
+  bool sent = true;
+  std::vector<const char*> values;
+  for (size_t i = 0; i < statements.size() && sent; ++i) {
+    const PipelinedStatement& statement = statements[i];
+    values.clear();
+    for (const auto& p : statement.params) values.push_back(p ? p->c_str() : nullptr);
+    const int n = static_cast<int>(statement.params.size());
+    // libpq copies the text and values into its output buffer here.
+    const std::string text(statement.sql);
+    sent = names[i] ? PQsendQueryPrepared(conn_, names[i]->c_str(), n, values.data(), nullptr,
+                                          nullptr, 0)
+                    : PQsendQueryParams(conn_, text.c_str(), n, nullptr, values.data(), nullptr,
+                                        nullptr, 0);
+  }
+  sent = sent && PQpipelineSync(conn_);
   // Each statement's result is followed by a NULL; then comes the sync's.
+  // A statement after a failure comes back PGRES_PIPELINE_ABORTED.
   auto next = [this] { return ResultPtr(PQgetResult(conn_)); };
-  Result<Rows> begun = Status::Connection("the pipeline was not sent");
-  Result<Rows> rows = begun;
+  std::vector<Rows> out;
+  Status failed = Status::OK();
   if (sent) {
-    begun = Collect(conn_, next(), largest_message_);
-    if (!broken()) (void)next();
-    rows = Collect(conn_, next(), largest_message_);
-    if (!broken()) (void)next();
+    for (size_t i = 0; i < statements.size() && !broken(); ++i) {
+      auto rows = Collect(conn_, next(), largest_message_);
+      if (!broken()) (void)next();
+      if (!failed.ok()) continue;
+      if (rows.ok()) {
+        out.push_back(std::move(rows.value()));
+      } else {
+        failed = rows.status();
+      }
+    }
     while (!broken()) {
       ResultPtr sync = next();
       if (!sync || PQresultStatus(sync.get()) == PGRES_PIPELINE_SYNC) break;
     }
   } else {
-    begun = StatusFromResult(conn_, nullptr);
+    failed = StatusFromResult(conn_, nullptr);
   }
   if (!PQexitPipelineMode(conn_) && !broken()) {
     // Results are left unread: this session's protocol state is unknown.
     return Status::Connection("a pipelined statement left results unread: " +
                               std::string(PQerrorMessage(conn_)));
   }
-  if (!begun.ok()) return begun.status();
-  return rows;
+  if (!failed.ok()) return failed;
+  if (out.size() != statements.size()) {
+    return Status::Connection("the connection broke while a pipeline's results were read");
+  }
+  return out;
+}
+
+Result<Rows> Connection::BeginAndQuery(std::string_view sql, const Params& params) {
+  auto ran = QueryPipelined({{"BEGIN", {}, /*prepared=*/false}, {sql, params}});
+  if (!ran.ok()) return ran.status();
+  return std::move(ran->back());
 }
 
 void Connection::RequestCancel() {

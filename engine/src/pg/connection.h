@@ -37,6 +37,15 @@ struct Rows {
   std::string text(size_t r, size_t c) const { return rows[r][c].value_or(""); }
 };
 
+// One statement of a pipeline (Connection::QueryPipelined).
+struct PipelinedStatement {
+  std::string_view sql;
+  Params params;
+  // Prepared once per connection, as QueryPrepared's statements are; false
+  // sends it unnamed (BEGIN, a text that differs at every call).
+  bool prepared = true;
+};
+
 // One open connection. Not thread-safe, except RequestCancel(), which any
 // thread may call while another runs a statement.
 class Connection {
@@ -60,6 +69,18 @@ class Connection {
   Result<Rows> QueryPrepared(std::string_view sql, const Params& params = {});
   // Runs several statements separated by ';' (simple protocol, no params).
   Status ExecScript(std::string_view sql);
+  // Sends `statements` together in one round trip (a libpq pipeline) and
+  // returns each one's rows, in order. Each is its own statement, with the
+  // snapshot it would have had sent alone (READ COMMITTED: taken when it
+  // starts). The first failure ends it: the server skips the statements
+  // after it, and that failure is returned. In a transaction, the
+  // transaction is aborted, as it would have been; outside one, the
+  // statements run as one implicit transaction, which the failure undoes
+  // whole. For the drain's hot path, where
+  // each round trip is latency on every write (bench/README.md "Round
+  // trips of a pipelined hop").
+  Result<std::vector<Rows>> QueryPipelined(const std::vector<PipelinedStatement>& statements);
+
   // BEGIN, then `sql`, sent together in one round trip (a libpq pipeline):
   // the first statement of a hot transaction costs no trip of its own. `sql`
   // is prepared as QueryPrepared's are: a hot statement's fixed text. Each
