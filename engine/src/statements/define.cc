@@ -216,7 +216,7 @@ Result<int> DefineOver(pg::Connection& conn, const std::string& schema,
 namespace {
 
 // The SQLSTATE of a lock not granted without waiting (NOWAIT).
-constexpr const char* kLockNotAvailable = "55P03";
+constexpr const char* kLockBusy = "55P03";
 
 // One attempt of Define in a transaction of its own: first the locks of
 // `lock_first`, then every part. Appends the inputs of each part it
@@ -261,7 +261,7 @@ Result<std::string> Define(pg::Connection& conn, const std::string& schema,
     std::vector<std::string> reached;
     Status defined = DefineOnce(conn, schema, stmt, lock_first, reached);
     if (defined.ok()) return grammar::RenderQualified(stmt.target);
-    if (defined.sqlstate != std::optional<std::string>(kLockNotAvailable)) return defined;
+    if (defined.sqlstate != std::optional<std::string>(kLockBusy)) return defined;
     const size_t before = lock_first.size();
     for (auto& oid : reached) {
       if (std::find(lock_first.begin(), lock_first.end(), oid) == lock_first.end()) {
