@@ -24,19 +24,31 @@ Result<std::optional<std::string>> LogicalPublication(pg::Connection& conn,
   return std::optional<std::string>(rows->text(0, 0));
 }
 
+namespace {
+
+// The columns relation `c`'s replica identity sends the old values of (an
+// SQL text[]): its primary key's under the default identity, its identity
+// index's under USING INDEX, none under NOTHING (FULL sends every column;
+// the callers test that apart).
+constexpr const char* kIdentityColumnsSql = R"sql(ARRAY(
+  SELECT a.attname::text FROM pg_catalog.pg_index i
+  JOIN pg_catalog.pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = ANY (i.indkey)
+  WHERE i.indrelid = c.oid
+    AND ((c.relreplident = 'd' AND i.indisprimary)
+      OR (c.relreplident = 'i' AND i.indisreplident))))sql";
+
+}  // namespace
+
 Status PublishRelation(pg::Connection& conn, const std::string& publication,
                        const std::vector<std::string>& routing_columns, const std::string& relid) {
   // A partition of a published partitioned table is published with it, so
   // membership is asked of pg_publication_tables as well as of the
   // relation's own entry.
-  auto rows = conn.Query(R"sql(
+  auto rows = conn.Query(std::string(R"sql(
 SELECT c.relreplident::text, pg_catalog.pg_has_role(c.relowner, 'USAGE'),
        format('%I.%I', n.nspname, c.relname), c.relkind::text,
-       ARRAY(SELECT a.attname::text FROM pg_catalog.pg_index i
-             JOIN pg_catalog.pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = ANY (i.indkey)
-             WHERE i.indrelid = c.oid
-               AND ((c.relreplident = 'd' AND i.indisprimary)
-                 OR (c.relreplident = 'i' AND i.indisreplident))),
+       )sql") + kIdentityColumnsSql +
+                             R"sql(,
        EXISTS (SELECT FROM pg_catalog.pg_publication_rel r
                JOIN pg_catalog.pg_publication p ON p.oid = r.prpubid
                WHERE p.pubname = $2 AND r.prrelid = c.oid)
@@ -103,13 +115,8 @@ std::string NeedsFullIdentitySql(const std::string& relid,
     UNION SELECT i.inhrelid FROM pg_catalog.pg_inherits i JOIN tree ON i.inhparent = tree.relid)
   SELECT FROM tree t
   JOIN pg_catalog.pg_class c ON c.oid = t.relid
-  CROSS JOIN LATERAL (
-    SELECT ARRAY(SELECT a.attname::text FROM pg_catalog.pg_index i
-                 JOIN pg_catalog.pg_attribute a
-                   ON a.attrelid = i.indrelid AND a.attnum = ANY (i.indkey)
-                 WHERE i.indrelid = c.oid
-                   AND ((c.relreplident = 'd' AND i.indisprimary)
-                     OR (c.relreplident = 'i' AND i.indisreplident))) AS columns) ident
+  CROSS JOIN LATERAL (SELECT )sql" +
+                    kIdentityColumnsSql + R"sql( AS columns) ident
   WHERE c.relkind = 'r' AND c.relreplident <> 'f'
     AND pg_catalog.pg_has_role(c.relowner, 'USAGE'))sql";
   if (columns) {

@@ -5,6 +5,7 @@
 
 #include "catalog/parts.h"
 #include "grammar/address.h"
+#include "grammar/ast.h"
 #include "grammar/render.h"
 #include "sql/quote.h"
 
@@ -121,7 +122,7 @@ LogName LogNameOf(pg::Connection& conn, const std::string& schema, const Transfo
 
 LogName LogNameOf(pg::Connection& conn, const std::string& schema, int transform_id,
                   const std::string& name) {
-  if (name.rfind("__trellis_", 0) != 0) return LogNameFor(name, "", 1);
+  if (!name.starts_with(grammar::kReservedPrefix)) return LogNameFor(name, "", 1);
   auto owner = OwnerOf(conn, schema, transform_id);
   if (!owner) return LogNameFor(name, "", 1);
   return LogNameFor(name, owner->first, owner->second);

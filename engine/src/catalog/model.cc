@@ -170,14 +170,14 @@ Status AddPart(const pg::Rows& rows, size_t r, Transform& t) {
   return row.status();
 }
 
-// A statement and its parameters.
-struct SqlWithParams {
-  std::string text;
-  pg::Params params;
-};
-
 // The parts statement with each `= ANY($1::int[])` of kSelectParts (a
-// transform id column's filter) replaced by `filter`.
+// transform id column's filter) replaced by `filter`. Only the loaded
+// transforms' parts: a drain loads one transform per transaction, and must
+// not read the whole catalog to do it. A filter without an array parameter
+// (`= $1::int`, a subquery, IS NOT NULL) has a generic plan as good as any
+// custom one, so the server plans it once per connection, where `= ANY($1)`
+// was planned at every call (0.75 ms of planning, 0.17 ms of work, per
+// drain: bench/README.md "Round trips of a hop").
 std::string PartsText(const std::string& schema, const std::string& filter) {
   std::string text = sql::WithSchema(kSelectParts, schema);
   for (auto at = text.find("= ANY($1::int[])"); at != std::string::npos;
@@ -187,28 +187,8 @@ std::string PartsText(const std::string& schema, const std::string& filter) {
   return text;
 }
 
-// The statement loading the parts of the transforms `ids` (of every
-// transform when `every`).
-SqlWithParams PartsQuery(const std::string& schema, const std::vector<int>& ids, bool every) {
-  // Only the loaded transforms' parts: a drain loads one transform per
-  // transaction, and must not read the whole catalog to do it.
-  // One transform (every drain claim) by `= $1`: its generic plan is the
-  // one every call would get, so the server plans it once per connection;
-  // for `= ANY($1)` it plans at every call, as a custom plan guesses the
-  // array's length better (0.75 ms of planning, 0.17 ms of work, per drain:
-  // bench/README.md "Round trips of a hop").
-  // Every transform (each staging batch, and each drain of a stage that
-  // stages its readers): no parameter at all, so the one plan is made once
-  // per connection, where the array's custom plan was made at every call.
-  if (every) return {PartsText(schema, "IS NOT NULL"), {}};
-  std::vector<std::string> texts;
-  for (int id : ids) texts.push_back(std::to_string(id));
-  if (ids.size() == 1) return {PartsText(schema, "= $1::int"), {texts.front()}};
-  return {PartsText(schema, "= ANY($1::int[])"), {"{" + sql::Join(texts, ",") + "}"}};
-}
-
-// Adds the parts in `rows` (PartsQuery's) to the transforms in `out`
-// they belong to.
+// Adds the parts in `rows` (a PartsText statement's) to the transforms in
+// `out` they belong to.
 Status AddParts(const pg::Rows& rows, std::vector<Transform>& out) {
   std::map<int, Transform*> by_id;
   for (auto& t : out) by_id[t.id] = &t;
@@ -236,8 +216,14 @@ Status AddParts(const pg::Rows& rows, std::vector<Transform>& out) {
   return Status::OK();
 }
 
-// The statement loading the transforms rows `where` selects.
-std::string TransformsText(const std::string& schema, const std::string& where, bool lock) {
+// Loads the transforms `where` selects, with their parts, in one round
+// trip: `parts_filter` selects the same transforms' ids in the parts
+// statement (in place of `= ANY($1::int[])`), over the same `params`, so
+// neither statement waits for the other's answer. Each still reads its own
+// snapshot; parts of a transform the first did not see are ignored.
+Result<std::vector<Transform>> Load(pg::Connection& conn, const std::string& schema,
+                                    const std::string& where, const std::string& parts_filter,
+                                    const pg::Params& params, bool lock) {
   std::string text = sql::WithSchema(kSelectTransforms, schema) + where + " ORDER BY t.id";
   // NO KEY UPDATE: statements on one transform still wait for each other,
   // but not for the foreign-key checks (FOR KEY SHARE) of the workers'
@@ -246,52 +232,17 @@ std::string TransformsText(const std::string& schema, const std::string& where, 
   // statement holding one row and asking for the other (spec/engine.md
   // "Lock order").
   if (lock) text += " FOR NO KEY UPDATE OF t";
-  return text;
-}
-
-Result<std::vector<Transform>> RowsToTransforms(const pg::Rows& rows) {
+  // Both prepared: the workers load transforms in every staging batch and
+  // drain, and the texts vary only with the filters.
+  auto ran = conn.QueryPipelined({{text, params}, {PartsText(schema, parts_filter), params}});
+  if (!ran.ok()) return ran.status();
   std::vector<Transform> out;
-  for (size_t r = 0; r < rows.size(); ++r) {
-    auto t = RowToTransform(rows, r);
+  for (size_t r = 0; r < ran->front().size(); ++r) {
+    auto t = RowToTransform(ran->front(), r);
     if (!t.ok()) return t.status();
     out.push_back(std::move(t.value()));
   }
-  return out;
-}
-
-Result<std::vector<Transform>> Load(pg::Connection& conn, const std::string& schema,
-                                    const std::string& where, const pg::Params& params, bool lock) {
-  // Prepared, as the parts below: the workers load transforms in every
-  // staging batch and drain, and the text varies only with `where`.
-  auto rows = conn.QueryPrepared(TransformsText(schema, where, lock), params);
-  if (!rows.ok()) return rows.status();
-  auto out = RowsToTransforms(rows.value());
-  if (!out.ok() || out->empty()) return out;
-  std::vector<int> ids;
-  for (const auto& t : out.value()) ids.push_back(t.id);
-  const SqlWithParams query = PartsQuery(schema, ids, /*every=*/where.empty());
-  auto parts = conn.QueryPrepared(query.text, query.params);
-  if (!parts.ok()) return parts.status();
-  TRELLIS_RETURN_IF_ERROR(AddParts(parts.value(), out.value()));
-  return out;
-}
-
-// Load in one round trip, where the transforms are known by a condition
-// both statements can apply before either answers: `where` selects their
-// rows, `parts_filter` their ids in the parts statement (in place of
-// `= ANY($1::int[])`), over the same `params`. Each statement still reads
-// its own snapshot, as Load's two.
-Result<std::vector<Transform>> LoadInOneTrip(pg::Connection& conn, const std::string& schema,
-                                             const std::string& where,
-                                             const std::string& parts_filter,
-                                             const pg::Params& params, bool lock) {
-  const std::string text = TransformsText(schema, where, lock);
-  const std::string parts = PartsText(schema, parts_filter);
-  auto ran = conn.QueryPipelined({{text, params}, {parts, params}});
-  if (!ran.ok()) return ran.status();
-  auto out = RowsToTransforms(ran->front());
-  if (!out.ok() || out->empty()) return out;
-  TRELLIS_RETURN_IF_ERROR(AddParts(ran->back(), out.value()));
+  TRELLIS_RETURN_IF_ERROR(AddParts(ran->back(), out));
   return out;
 }
 
@@ -299,12 +250,17 @@ Result<std::vector<Transform>> LoadInOneTrip(pg::Connection& conn, const std::st
 
 Result<std::vector<Transform>> LoadTransforms(pg::Connection& conn, const std::string& schema,
                                               bool lock) {
-  return Load(conn, schema, "", {}, lock);
+  // No parameter at all: each staging batch loads every transform, and the
+  // one plan is made once per connection.
+  return Load(conn, schema, "", "IS NOT NULL", {}, lock);
 }
 
 Result<Transform> LoadTransform(pg::Connection& conn, const std::string& schema,
                                 const std::string& name, bool lock) {
-  auto all = Load(conn, schema, " WHERE t.target_name = $1", {name}, lock);
+  auto all = Load(
+      conn, schema, " WHERE t.target_name = $1",
+      sql::WithSchema("IN (SELECT id FROM {schema}.transforms WHERE target_name = $1)", schema),
+      {name}, lock);
   if (!all.ok()) return all.status();
   if (all->empty()) return Status::NotFound("no transform named " + sql::Ident(name));
   return std::move(all->front());
@@ -312,10 +268,8 @@ Result<Transform> LoadTransform(pg::Connection& conn, const std::string& schema,
 
 Result<Transform> LoadTransformById(pg::Connection& conn, const std::string& schema, int id,
                                     bool lock) {
-  // The id is known before the row is read: a drain loads its transform so
-  // at every claim.
-  auto all =
-      LoadInOneTrip(conn, schema, " WHERE t.id = $1::int", "= $1::int", {std::to_string(id)}, lock);
+  // A drain loads its transform so at every claim.
+  auto all = Load(conn, schema, " WHERE t.id = $1::int", "= $1::int", {std::to_string(id)}, lock);
   if (!all.ok()) return all.status();
   if (all->empty()) return Status::NotFound("no transform with id " + std::to_string(id));
   return std::move(all->front());
@@ -324,14 +278,14 @@ Result<Transform> LoadTransformById(pg::Connection& conn, const std::string& sch
 Result<std::vector<Transform>> LoadReadersOf(pg::Connection& conn, const std::string& schema,
                                              const std::string& table_schema,
                                              const std::string& table_name) {
-  // A drain of a stage loads them at every hop: one round trip.
+  // A drain of a stage loads them at every hop.
   const std::string readers = sql::WithSchema(R"sql(IN (
   SELECT i.transform_id FROM {schema}.transform_inputs i
   JOIN {schema}.sources s ON s.id = i.source_id
   WHERE s.schema_name = $1 AND s.table_name = $2))sql",
                                               schema);
-  return LoadInOneTrip(conn, schema, " WHERE t.id " + readers, readers, {table_schema, table_name},
-                       /*lock=*/false);
+  return Load(conn, schema, " WHERE t.id " + readers, readers, {table_schema, table_name},
+              /*lock=*/false);
 }
 
 }  // namespace trellis::catalog

@@ -8,6 +8,7 @@
 #include "catalog/model.h"
 #include "catalog/states.h"
 #include "drain/statement_unit.h"
+#include "pg/sqlstate.h"
 #include "plan/bind.h"
 #include "sql/quote.h"
 #include "sql/row_reader.h"
@@ -18,8 +19,6 @@ namespace {
 // How long the build's last step waits for its target's lock and the
 // transforms table's (AdvanceBuild).
 constexpr const char* kKeyLockTimeout = "200ms";
-// The SQLSTATE of a lock not granted within lock_timeout.
-constexpr const char* kLockNotAvailable = "55P03";
 
 // Enough sampled rows per range for even ranges, and at least this many in
 // all, so that the pages sampled are spread over the whole input.
@@ -150,7 +149,7 @@ Result<bool> AdvanceBuild(pg::Connection& conn, const std::string& schema, long 
             kKeyLockTimeout,
             sql::WithSchema("LOCK TABLE {schema}.transforms IN ROW EXCLUSIVE MODE; ", schema)});
     auto keyed = executor.Run(conn, schema, t.value(), add_key, RunOptions{.retrying = true});
-    if (!keyed.ok() && keyed.status().sqlstate == kLockNotAvailable) {
+    if (!keyed.ok() && pg::HasSqlState(keyed.status(), pg::kLockNotAvailable)) {
       // The target or the table is busy: the transaction rolls back as it
       // goes (the row free), and the step is tried again: no failed step,
       // no backoff.

@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <variant>
 #include <vector>
@@ -144,6 +145,11 @@ struct Correlation {
 };
 
 struct TransformStmt;
+
+// The prefix of every name Trellis gives (a hidden stage's target, a hidden
+// column, the engine's aliases). A definition may not use it, so no name a
+// user gives starts with it.
+inline constexpr std::string_view kReservedPrefix = "__trellis_";
 
 // The alias a subquery with a query of its own (WhereSubquery::body) reads
 // that query's hidden target by; the body's columns are `c<k>` (the

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "catalog/composite.h"
+#include "pg/sqlstate.h"
 #include "plan/bind.h"
 #include "plan/group_define_over_join.h"
 #include "plan/group_over_join.h"
@@ -55,7 +56,7 @@ Status LockTargets(pg::Connection& conn, const std::string& join_target,
     Status second = conn.Exec("LOCK TABLE " + group_target + " IN ACCESS EXCLUSIVE MODE" +
                               (last ? "" : " NOWAIT"));
     if (second.ok()) return conn.Exec("RELEASE SAVEPOINT trellis_alter_targets");
-    if (last || second.sqlstate != std::optional<std::string>("55P03")) return second;
+    if (last || !pg::HasSqlState(second, pg::kLockNotAvailable)) return second;
     TRELLIS_RETURN_IF_ERROR(conn.Exec("ROLLBACK TO SAVEPOINT trellis_alter_targets"));
     const int pause_ms = std::min(kLongestPauseMs, 5 * attempt);
     TRELLIS_RETURN_IF_ERROR(

@@ -12,6 +12,7 @@
 #include "catalog/model.h"
 #include "catalog/states.h"
 #include "log/component_log.h"
+#include "pg/sqlstate.h"
 #include "plan/bind.h"
 #include "plan/key_sql.h"
 #include "sql/key_text.h"
@@ -302,7 +303,7 @@ Result<int> SyncRelations(pg::Connection& conn, const std::string& schema) {
       // round. A busy lock (lock_timeout) is the usual reason and passes;
       // anything else (a partition the engine's role does not own) needs
       // someone to act, and status lists the relation meanwhile.
-      if (done.sqlstate == std::optional<std::string>("55P03")) {
+      if (pg::HasSqlState(done, pg::kLockNotAvailable)) {
         logger->info("relation {} {} under a source: not applied yet ({})", event.node,
                      capture::ChangeName(event.change), done.message());
       } else if (warned.insert(event.node).second) {

@@ -10,6 +10,7 @@
 #include "catalog/migrations.h"
 #include "catalog/states.h"
 #include "grammar/render.h"
+#include "pg/sqlstate.h"
 #include "plan/bind.h"
 #include "plan/define_statement.h"
 #include "plan/expression_check.h"
@@ -215,9 +216,6 @@ Result<int> DefineOver(pg::Connection& conn, const std::string& schema,
 
 namespace {
 
-// The SQLSTATE of a lock not granted without waiting (NOWAIT).
-constexpr const char* kLockBusy = "55P03";
-
 // One attempt of Define in a transaction of its own: first the locks of
 // `lock_first`, then every part. Appends the inputs of each part it
 // reached to `reached`.
@@ -261,7 +259,7 @@ Result<std::string> Define(pg::Connection& conn, const std::string& schema,
     std::vector<std::string> reached;
     Status defined = DefineOnce(conn, schema, stmt, lock_first, reached);
     if (defined.ok()) return grammar::RenderQualified(stmt.target);
-    if (defined.sqlstate != std::optional<std::string>(kLockBusy)) return defined;
+    if (!pg::HasSqlState(defined, pg::kLockNotAvailable)) return defined;
     const size_t before = lock_first.size();
     for (auto& oid : reached) {
       if (std::find(lock_first.begin(), lock_first.end(), oid) == lock_first.end()) {

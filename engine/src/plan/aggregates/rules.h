@@ -176,7 +176,7 @@ inline constexpr std::string_view kRowCountColumn = "__trellis_rows";
 
 // Hidden columns and the engine's aliases start with this; a definition may
 // not name a column or alias so.
-inline constexpr std::string_view kHiddenPrefix = "__trellis_";
+inline constexpr std::string_view kHiddenPrefix = grammar::kReservedPrefix;
 inline constexpr std::string_view kTargetAlias = "__trellis_t";
 inline constexpr std::string_view kDeltaAlias = "__trellis_d";
 inline constexpr std::string_view kChangeAlias = "__trellis_ch";
