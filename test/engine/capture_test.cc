@@ -2,6 +2,7 @@
 // outside Trellis) found and repaired.
 #include <catch2/catch.hpp>
 
+#include "catalog/states.h"
 #include "engine_fixture.h"
 #include "widgets.h"
 
@@ -131,4 +132,35 @@ TEST_CASE("the staging worker finds a disruption by itself", "[engine][capture]"
   f.Sql("ALTER TABLE widgets DISABLE TRIGGER trellis_trellis_capture_update");
   CHECK(AwaitStatus(*s, "a", "paused") == "paused");
   CHECK(s->ReadStatus("a")->paused_kind == "disruption");
+}
+
+TEST_CASE("a disruption under a transform compiled into stages names and counts the user's",
+          "[engine][capture]") {
+  EngineFixture f;
+  f.Sql(kWidgets);
+  auto s = f.OpenSession();
+  // The subquery's hidden grouping reads widgets, and so does the user's
+  // transform: two catalog rows, one transform the user knows.
+  REQUIRE(s->Apply("TRANSFORM pricey FROM widgets w SELECT w.name AS name "
+                   "WHERE w.price > (SELECT avg(v.price) FROM widgets v)",
+                   true)
+              .ok());
+  {
+    auto workers = trellis::BackgroundWorkers::Start(f.Options(), true, 2);
+    f.AwaitConverged(*s);
+  }
+  REQUIRE(f.Scalar("SELECT count(*) FROM trellis.transform_inputs i JOIN trellis.sources src "
+                   "ON src.id = i.source_id WHERE src.table_name = 'widgets'") == "2");
+  f.Sql("DROP TRIGGER trellis_trellis_capture_delete ON widgets");
+  const int source =
+      std::stoi(f.Scalar("SELECT id FROM trellis.sources WHERE table_name = 'widgets'"));
+  auto marked = trellis::catalog::MarkCaptureDisrupted(f.conn(), "trellis", source,
+                                                       "public.widgets", "a trigger is missing");
+  REQUIRE(marked.ok());
+  CHECK(marked.value() == std::vector<std::string>{"pricey"});
+  auto st = s->ReadStatus("pricey");
+  REQUIRE(st.ok());
+  CHECK(st->status == "paused");
+  CHECK_THAT(st->paused_reason.value_or(""), Catch::Contains("RESUME TRANSFORM pricey"));
+  CHECK_THAT(st->paused_reason.value_or(""), !Catch::Contains("__trellis_"));
 }

@@ -71,6 +71,32 @@ TEST_CASE("a source column dropped behind Trellis's back pauses the transform un
   CHECK(f.Differences("a", "SELECT id, price FROM widgets") == 0);
 }
 
+TEST_CASE("a schema change under a transform compiled into stages advises what it accepts",
+          "[engine][schema_change]") {
+  EngineFixture f;
+  f.Sql(kWidgets);
+  auto s = f.OpenSession();
+  // HAVING compiles into a hidden grouping and a projection over it, which
+  // ALTER TRANSFORM refuses: the advice names the user's transform and
+  // defining it again, never ALTER or the hidden stage.
+  REQUIRE(s->Apply("TRANSFORM busy FROM widgets SELECT active AS active, count(*) AS n "
+                   "GROUP BY active HAVING count(*) > 1",
+                   true)
+              .ok());
+  auto workers = trellis::BackgroundWorkers::Start(f.Options(), true, 2);
+  f.AwaitConverged(*s);
+  f.Sql("ALTER TABLE widgets DROP COLUMN active");
+  f.Sql("UPDATE widgets SET name = 'renamed' WHERE id = 1");  // a drain now fails
+  CHECK(AwaitStatus(*s, "busy", "paused") == "paused");
+  auto st = s->ReadStatus("busy");
+  REQUIRE(st.ok());
+  const std::string reason = st->paused_reason.value_or("");
+  CHECK_THAT(reason, Catch::Contains("DROP TRANSFORM busy and define it again"));
+  CHECK_THAT(reason, Catch::Contains("RESUME TRANSFORM busy"));
+  CHECK_THAT(reason, !Catch::Contains("ALTER TRANSFORM busy to match"));
+  CHECK_THAT(reason, !Catch::Contains("__trellis_"));
+}
+
 TEST_CASE("a schema change during the first build pauses it; RESUME builds it again",
           "[engine][schema_change]") {
   EngineFixture f;

@@ -1,5 +1,6 @@
 #include "catalog/states.h"
 
+#include <set>
 #include <stdexcept>
 
 #include "catalog/charges.h"
@@ -270,29 +271,36 @@ Result<std::vector<std::string>> MarkCaptureDisrupted(pg::Connection& conn,
                                                       const std::string& schema, int source_id,
                                                       const std::string& table,
                                                       const std::string& problem) {
+  // A hidden stage is named by its owner, the transform the user knows and
+  // resumes (catalog/parts.h), and counted once with it.
   auto changed = conn.Query(Render(R"sql(
-UPDATE {schema}.transforms SET
+WITH named AS (
+  SELECT t.id, coalesce(o.target_name, t.target_name) AS user_name
+  FROM {schema}.transforms t LEFT JOIN {schema}.transforms o ON o.id = t.owner_id
+  WHERE t.id IN (SELECT transform_id FROM {schema}.transform_inputs WHERE source_id = $1::int)
+)
+UPDATE {schema}.transforms AS t SET
   capture_disrupted = true,
   capture_failure = format('capture of %s was changed outside Trellis (%s), so writes made since '
                            'may be missing from the target; RESUME TRANSFORM %s reinstalls '
-                           'capture and rebuilds it', $2::text, $3::text, quote_ident(target_name)),
+                           'capture and rebuilds it', $2::text, $3::text, quote_ident(n.user_name)),
   capture_failed_at = now(),
-  paused_kind = CASE WHEN status = {state:paused} THEN paused_kind ELSE {kind:disruption} END,
-  paused_reason = CASE WHEN status = {state:paused} THEN paused_reason ELSE
+  paused_kind = CASE WHEN t.status = {state:paused} THEN t.paused_kind ELSE {kind:disruption} END,
+  paused_reason = CASE WHEN t.status = {state:paused} THEN t.paused_reason ELSE
     format('capture of %s was changed outside Trellis (%s), so writes made since may be missing '
            'from the target; RESUME TRANSFORM %s reinstalls capture and rebuilds it',
-           $2::text, $3::text, quote_ident(target_name)) END,
-  paused_at = CASE WHEN status = {state:paused} THEN paused_at ELSE now() END,
+           $2::text, $3::text, quote_ident(n.user_name)) END,
+  paused_at = CASE WHEN t.status = {state:paused} THEN t.paused_at ELSE now() END,
   status = {state:paused}
-WHERE id IN (SELECT transform_id FROM {schema}.transform_inputs WHERE source_id = $1::int)
-  AND NOT (status = {state:paused} AND capture_disrupted)
-RETURNING target_name)sql",
+FROM named n
+WHERE t.id = n.id AND NOT (t.status = {state:paused} AND t.capture_disrupted)
+RETURNING n.user_name)sql",
                                    schema),
                             {Id(source_id), table, problem});
   if (!changed.ok()) return changed.status();
-  std::vector<std::string> names;
-  for (size_t r = 0; r < changed->size(); ++r) names.push_back(changed->text(r, 0));
-  return names;
+  std::set<std::string> names;
+  for (size_t r = 0; r < changed->size(); ++r) names.insert(changed->text(r, 0));
+  return std::vector<std::string>(names.begin(), names.end());
 }
 
 Status RecordDefinition(pg::Connection& conn, const std::string& schema, int id,

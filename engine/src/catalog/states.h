@@ -109,8 +109,9 @@ std::string CatchUpDrainedSql(const std::string& schema, std::string_view alias)
 
 // Capture of source `source_id` (`table`) was changed outside Trellis
 // (`problem`): its readers are paused with kind disruption, or, when already
-// paused, marked so that their RESUME rebuilds. Returns the target names
-// changed (none when all were marked before).
+// paused, marked so that their RESUME rebuilds. Returns the names of the
+// transforms changed, as the user knows them (a hidden stage's owner, once;
+// none when all were marked before).
 [[nodiscard]] Result<std::vector<std::string>> MarkCaptureDisrupted(pg::Connection& conn,
                                                                     const std::string& schema,
                                                                     int source_id,

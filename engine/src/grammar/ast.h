@@ -205,6 +205,11 @@ struct WhereSubquery {
   // `from` then names (plan/derived_stages.h); until then `from` is the
   // alias alone. The fields above are written over its columns.
   std::vector<TransformStmt> body;
+  // How a message names it when not by `position` (SubqueryWords): a
+  // subquery the parser moved out of HAVING into the WHERE of the
+  // statement it reads HAVING as, whose position is in text the user never
+  // wrote ("the subquery in HAVING").
+  std::string named;
 
   bool operator==(const WhereSubquery&) const = default;
 };

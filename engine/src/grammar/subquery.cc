@@ -755,4 +755,9 @@ std::vector<std::pair<std::size_t, std::size_t>> SubqueryBrackets(const ExprSpan
   return out;
 }
 
+std::string SubqueryWords(const WhereSubquery& sq) {
+  if (!sq.named.empty()) return sq.named;
+  return "the subquery at position " + std::to_string(sq.position);
+}
+
 }  // namespace trellis::grammar

@@ -39,6 +39,10 @@ namespace trellis::grammar {
 std::variant<std::vector<WhereSubquery>, ParseError> ReadWhereSubqueries(
     const TokenCursor& cursor, const ExprSpan& where, const std::vector<std::string>& tables);
 
+// What a message calls subquery `sq`: "the subquery at position N", or
+// the name the parser gave it (WhereSubquery::named).
+std::string SubqueryWords(const WhereSubquery& sq);
+
 // The subqueries of a HAVING condition (TPC-H Q11's `sum(x) > (SELECT
 // sum(x) * 0.0001 FROM ...)`), read as ReadWhereSubqueries reads a WHERE's,
 // but aggregates outside them are the statement's, and each must be

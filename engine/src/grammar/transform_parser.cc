@@ -940,6 +940,13 @@ class TransformParser {
     }
     auto* outer = std::get_if<TransformStmt>(&std::get<Statement>(parsed));
     if (!outer) return cursor_.UnsupportedAt(position, "a subquery in HAVING it cannot read");
+    // Its subqueries are HAVING's, one per condition, in order: named as
+    // the user wrote them, never by a position in the text made here.
+    for (std::size_t k = 0; k < outer->subqueries.size(); ++k) {
+      outer->subqueries[k].named = outer->subqueries.size() == 1
+                                       ? "the subquery in HAVING"
+                                       : "subquery " + std::to_string(k + 1) + " in HAVING";
+    }
     outer->target = statement_.target;
     outer->with = statement_.with;
     outer->without_source_index = statement_.without_source_index;

@@ -2,6 +2,7 @@
 
 #include "grammar/derived.h"
 #include "grammar/render.h"
+#include "grammar/subquery.h"
 
 namespace trellis::plan {
 namespace {
@@ -57,7 +58,7 @@ DerivedStages CompileDerivedStages(const grammar::TransformStmt& stmt,
   for (auto& sq : out.owner.subqueries) {
     if (sq.body.empty()) continue;
     const std::size_t k = out.queries.size();
-    add(sq.body.front(), w, "the subquery at position " + std::to_string(sq.position));
+    add(sq.body.front(), w, grammar::SubqueryWords(sq));
     sq.from.table = hidden[k];
     sq.body.clear();
   }

@@ -1,7 +1,5 @@
 #include "plan/derived_stages_define.h"
 
-#include <cctype>
-
 #include "capture/row_security.h"
 #include "catalog/composite.h"
 #include "catalog/parts.h"
@@ -70,28 +68,9 @@ Status DefineDerivedStages(pg::Connection& conn, const std::string& schema,
     // any statement is, under the user's name; the user's transform shows,
     // and dumps, the statement as written.
     const grammar::TransformStmt& read = stmt.having_query.front();
-    Status defined = DefineParts(conn, schema, read, steps, kHavingGroupingWords);
-    if (!defined.ok()) {
-      // Its subqueries' positions are in the text the parser made, not the
-      // user's: each is named as the subquery in HAVING it is.
-      std::string message = defined.message();
-      for (std::size_t k = 0; k < read.subqueries.size(); ++k) {
-        const std::string made =
-            "the subquery at position " + std::to_string(read.subqueries[k].position);
-        const std::string written = read.subqueries.size() == 1
-                                        ? "the subquery in HAVING"
-                                        : "subquery " + std::to_string(k + 1) + " in HAVING";
-        for (std::size_t at = message.find(made); at != std::string::npos;
-             at = message.find(made, at + 1)) {
-          const std::size_t after = at + made.size();
-          if (after < message.size() && std::isdigit(static_cast<unsigned char>(message[after]))) {
-            continue;  // another position that starts alike
-          }
-          message.replace(at, made.size(), written);
-        }
-      }
-      return WithMessage(defined, std::move(message));
-    }
+    // Its subqueries are named as the subqueries in HAVING they are
+    // (grammar::WhereSubquery::named), its grouping by kHavingGroupingWords.
+    TRELLIS_RETURN_IF_ERROR(DefineParts(conn, schema, read, steps, kHavingGroupingWords));
     auto owner = catalog::LoadTransform(conn, schema, stmt.target.name);
     if (!owner.ok()) return owner.status();
     return catalog::RecordDefinition(conn, schema, owner->id, grammar::Render(stmt));

@@ -4,6 +4,7 @@
 #include "catalog/parts.h"
 #include "catalog/states.h"
 #include "grammar/render.h"
+#include "grammar/subquery.h"
 #include "plan/bind.h"
 #include "plan/group_define_over_join.h"
 #include "plan/subquery_stages.h"
@@ -14,9 +15,7 @@ namespace {
 
 // What hidden grouping `k` reads as in a refusal: the part of the statement
 // it comes from.
-std::string InUserWords(const grammar::WhereSubquery& sq) {
-  return "the subquery at position " + std::to_string(sq.position);
-}
+std::string InUserWords(const grammar::WhereSubquery& sq) { return grammar::SubqueryWords(sq); }
 
 // `status` with every hidden name replaced by the user's words for it.
 Status InUserTerms(Status status, const grammar::TransformStmt& stmt,
