@@ -11,7 +11,9 @@ defmodule Trellis.Status do
     * `:paused_kind` - why it is paused: `:operator` (a PAUSE TRANSFORM),
       `:disruption` (its capture was changed outside Trellis, see
       `Trellis.detect_capture_disruptions/1`), `:schema_change` (a column or
-      table it uses was dropped, renamed or changed; the reason names it),
+      table it uses was dropped, renamed or changed; the reason names it;
+      dropping or renaming a column it groups, joins or aggregates on makes
+      writes to the table fail instead, see the engine spec's "Capture"),
       `:failure` (it came to hold 1000 keys: its definition or target fails
       for far more than a few rows; fix the cause, then RESUME rebuilds it),
       or another kind later versions add; `nil` when not paused
