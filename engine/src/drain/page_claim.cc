@@ -1,0 +1,192 @@
+#include "drain/page_claim.h"
+
+#include "catalog/chains.h"
+#include "catalog/model.h"
+#include "catalog/states.h"
+#include "drain/path_chooser.h"
+#include "plan/bind.h"
+#include "sql/quote.h"
+#include "sql/row_reader.h"
+#include "workers/locks.h"
+
+namespace trellis::drain {
+namespace {
+
+template <typename Ids>
+std::string IntArray(const Ids& ids) {
+  std::vector<std::string> parts;
+  for (int id : ids) parts.push_back(std::to_string(id));
+  return "{" + sql::Join(parts, ",") + "}";
+}
+
+// A following claim's head takes only pages of the transforms that read
+// the target of one of `readers_of` (parameter $7), and none of a
+// transform those read, directly or not (drain/follow_through.h: the
+// order that keeps a recompute's recorded snapshot true).
+std::string FollowedClause(const std::string& schema, const ClaimScope& scope) {
+  if (!scope.readers_of) return "";
+  return "\n    AND p.transform_id IN (" + catalog::ReadersOfAnySql(schema, "$7::int[]") + ")" +
+         "\n    AND p.transform_id NOT IN (" + catalog::UpstreamOfAnySql(schema, "$7::int[]") + ")";
+}
+
+}  // namespace
+
+// Claims the oldest claimable page of a transform that is not paused, and
+// with it the next pages of the same transform, up to the limits: one
+// recompute then serves them all. When the transform's claimable backlog
+// (its pages from the oldest on, read without locks; at most twice a
+// claim's pages) holds more keys than a page, the claim takes about half of
+// it (pages whose running key count stays within half, and always the
+// oldest), so another idle drain takes the rest side by side; a stream of
+// small pages stays under that and still goes out in few transactions. The
+// pages taken are also capped by the delta rows they carry (the running
+// count in id order, as staging recorded it; the oldest page always goes,
+// even alone over the cap), so one delta statement never folds an unbounded
+// backlog of a few hot groups. A page staged before catalog step 16 has no
+// count and counts as the whole cap, so it goes with no other page that
+// carries delta rows: its count is unknown and may be the very backlog the
+// cap is for. Such pages exist only across the upgrade; the price is one
+// drain transaction per old page until they are gone. Only
+// the pages taken are locked (SKIP LOCKED: other drains take others); the
+// backlog is read unlocked so the pages left are free for them.
+//
+// The same statement then takes the transform's lock shared, if it can (a
+// rebuild's range holds it exclusively: `free` is false and the caller
+// leaves these pages for later instead of idling behind it), and, when it
+// did, the locks of the pages' key buckets, so two drains of the same keys
+// never interleave and an older snapshot can never overwrite a newer one.
+// The bucket locks are try-locks too (`buckets_free`): a drain that finds
+// one held by another drain (a long statement over a hot bucket) leaves
+// these pages for later and drains other transforms, where waiting for it
+// held every drain thread of the fleet behind one statement (bench/README.md
+// "Fleet soak", finding 3). A whole page (staging/whole_pages.h) has no
+// buckets: the rebuild that drains it takes the transform's lock
+// exclusively instead (drain/path_chooser.h). The locks it did get go with the rollback. The source
+// is read by later statements, whose snapshots come after these locks. One statement, not three:
+// each round trip is latency on every write (bench/README.md).
+std::string ClaimSql(const std::string& schema, const ClaimScope& scope) {
+  return catalog::StateSql(R"sql(
+WITH head AS (
+  SELECT p.id, p.transform_id FROM {schema}.pages p JOIN {schema}.transforms t ON t.id = p.transform_id
+  WHERE t.status <> {state:paused} AND t.key_indexed
+    AND (p.retry_at IS NULL OR p.retry_at <= now())
+    AND p.transform_id <> ALL($2::int[]))sql",
+                           schema) +
+         // Rendered apart, as read_by_others below is.
+         FollowedClause(schema, scope) +
+         catalog::StateSql(R"sql(
+  ORDER BY p.id LIMIT 1
+  FOR UPDATE OF p SKIP LOCKED
+), backlog AS (
+  SELECT q.id, sum(q.key_count) OVER w AS keys_through,
+         sum(coalesce(q.delta_count, $6::int)) OVER w AS deltas_through
+  FROM (SELECT p.id, p.key_count, p.delta_count FROM {schema}.pages p, head h
+        WHERE p.transform_id = h.transform_id AND p.id >= h.id
+          AND (p.retry_at IS NULL OR p.retry_at <= now())
+        ORDER BY p.id LIMIT 2 * $3::int) AS q
+  WINDOW w AS (ORDER BY q.id)
+), share AS (
+  SELECT CASE WHEN max(keys_through) > $5::int
+              THEN least($4::int, ceil(max(keys_through) / 2.0)) ELSE $4::int END AS keys
+  FROM backlog
+), claimed AS (
+  SELECT p.id, p.transform_id, p.buckets, p.key_count, coalesce(p.delta_count, 0) AS delta_count,
+         p.attempts, p.whole FROM {schema}.pages p
+  WHERE p.id IN (SELECT b.id FROM backlog b, share s
+                 WHERE b.id = (SELECT id FROM head)
+                    OR (b.keys_through <= s.keys AND b.deltas_through <= $6::int)
+                 ORDER BY b.id LIMIT $3::int)
+    AND (p.retry_at IS NULL OR p.retry_at <= now())
+  FOR UPDATE OF p SKIP LOCKED
+), picked AS (
+  SELECT transform_id, array_agg(id ORDER BY id) AS ids, count(*) AS pages,
+         sum(key_count) AS keys, sum(delta_count) AS delta_rows,
+         ARRAY(SELECT DISTINCT b FROM claimed, unnest(buckets) AS b ORDER BY b) AS buckets,
+         max(attempts) AS attempts, bool_or(whole) AS whole
+  FROM claimed GROUP BY transform_id
+), shared AS MATERIALIZED (
+  SELECT picked.*,
+         pg_try_advisory_xact_lock_shared()sql" +
+                               workers::TransformLockSpace() + R"sql(, transform_id) AS free
+  FROM picked
+)
+SELECT transform_id, ids, pages, keys, attempts, free, delta_rows, whole,
+       CASE WHEN free THEN
+         (SELECT coalesce(bool_and(pg_try_advisory_xact_lock()sql" +
+                               workers::BucketLockSpace() + ", s.transform_id * " +
+                               std::to_string(workers::kBuckets) + R"sql( + b)), true)
+          FROM (SELECT b FROM unnest(s.buckets) AS b ORDER BY b) AS sorted)
+       END AS buckets_free,)sql",
+                           schema) +
+         // Asked in the claim's snapshot, so a reader defined before this
+         // drain began is always seen: its wake is never left to a cached
+         // list's next refresh. Appended rendered (a schema's name may hold
+         // braces the template would read as slots).
+         "\n       " + catalog::ReadByOthersSql(schema, "s.transform_id") +
+         " AS read_by_others\nFROM shared s";
+}
+
+pg::Params ClaimParams(const std::string& schema, const ClaimScope& scope) {
+  pg::Params params = {schema,
+                       IntArray(scope.skip),
+                       std::to_string(kMaxPagesPerClaim),
+                       std::to_string(kKeysPerClaim),
+                       std::to_string(kSplitClaimAboveKeys),
+                       std::to_string(kDeltaRowsPerClaim)};
+  if (scope.readers_of) params.push_back(IntArray(*scope.readers_of));
+  return params;
+}
+
+Result<std::optional<PageClaim>> ReadClaim(const pg::Rows& rows) {
+  if (rows.empty()) return std::optional<PageClaim>();
+  sql::RowReader row(rows, 0);
+  PageClaim claim;
+  claim.transform_id = row.Int(0);
+  claim.page_ids = row.Text(1);
+  claim.pages = row.Int64(2);
+  claim.keys = row.Int64(3);
+  claim.retrying = row.Int64(4) != 0;
+  claim.delta_rows = row.Int64(6);
+  claim.whole = row.Bool(7);
+  claim.free = row.Bool(5) && row.OptionalText(8) == std::optional<std::string>("t");
+  claim.read_by_others = row.Bool(9);
+  if (!row.status().ok()) return row.status();
+  return std::optional<PageClaim>(std::move(claim));
+}
+
+Result<AppliedClaim> ApplyClaim(pg::Connection& conn, const std::string& schema,
+                                const PageClaim& claim, UnitExecutor& executor) {
+  auto transform = catalog::LoadTransformById(conn, schema, claim.transform_id);
+  if (!transform.ok()) return transform.status();
+  AppliedClaim applied{ClaimOutcome::kApplied, std::move(transform.value()), Status::OK()};
+  auto plan = plan::Bind(applied.transform, schema);
+  if (!plan.ok()) return plan.status();
+  // The batch's path: deltas, a recompute of its units, or a rebuild
+  // (drain/path_chooser.h).
+  auto batch = ChooseBatch(conn, schema, *plan.value(), applied.transform, claim.page_ids,
+                           claim.keys, claim.delta_rows, claim.whole);
+  if (!batch.ok()) return batch.status();
+  if (batch->busy) {
+    applied.outcome = ClaimOutcome::kBusy;
+    return applied;
+  }
+  auto ran = executor.Run(conn, schema, applied.transform, *batch->unit,
+                          RunOptions{.retrying = claim.retrying});
+  if (!ran.ok()) return ran.status();
+  switch (ran->outcome) {
+    case UnitOutcome::kApplied:
+      break;
+    case UnitOutcome::kCharged:
+    case UnitOutcome::kPaused:
+      applied.outcome = ClaimOutcome::kFailed;
+      break;
+    case UnitOutcome::kPauseAlone:
+      applied.outcome = ClaimOutcome::kPauseAlone;
+      applied.error = ran->error;
+      return applied;
+  }
+  TRELLIS_RETURN_IF_ERROR(RecordBatch(conn, schema, *plan.value(), batch.value(), ran.value()));
+  return applied;
+}
+
+}  // namespace trellis::drain
