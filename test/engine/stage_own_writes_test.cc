@@ -106,7 +106,8 @@ TEST_CASE("a reader's pages a drain cannot take free commit with its writes for 
   REQUIRE(holder.value()->Exec("BEGIN").ok());
   REQUIRE(holder.value()
               ->Exec("SELECT pg_advisory_xact_lock(" + trellis::workers::TransformLockSpace() +
-                     ", (SELECT id FROM trellis.transforms WHERE target_name = 'down'))")
+                         ", (SELECT id FROM trellis.transforms WHERE target_name = 'down'))",
+                     {"trellis"})
               .ok());
   const auto drained = DrainOnce(f);
   CHECK(drained.outcome == trellis::drain::PageOutcome::kDrained);
