@@ -2,7 +2,11 @@
 // transform's target, appended (a first build's range) or recomputed in
 // place (a rebuild's, optionally of some columns). A failing range is cut
 // at its middle key while the executor narrows a data error; its failing
-// parts become jobs of their own that wait for a retry.
+// parts become jobs of their own that wait for a retry. A kind built as
+// one range (a GROUP BY) has no middle key: its failing rebuild is cut into
+// its unit keys instead (plan::BuildPlan::EveryUnitKeySql), narrowed as a
+// drain's batch is, so a group that fails is charged (quarantined or held)
+// and every other group written; a first build is not cut.
 #pragma once
 
 #include <optional>
@@ -39,6 +43,8 @@ class RangeUnit final : public Unit {
 
  private:
   plan::KeyRange range() const { return plan::KeyRange{job_.lo, job_.hi}; }
+  // Parts of a range no key range can cut: its unit keys, halved.
+  Result<std::vector<std::unique_ptr<Unit>>> SplitByUnitKeys(pg::Connection& conn);
   // A part of this unit: the same job, over `part` of its range.
   std::unique_ptr<RangeUnit> Part(plan::KeyRange part) const;
 

@@ -50,6 +50,15 @@ constexpr std::string_view kSampleGroups = R"sql(SELECT b FROM (
   ) AS k
 ) AS s WHERE n % $2::bigint = 0 ORDER BY n LIMIT $3::bigint)sql";
 
+// Every group the source makes now and every group the target holds, each
+// once: the units a failing rebuild is narrowed over (a group the source
+// no longer makes is recomputed away).
+constexpr std::string_view kEveryGroup = R"sql(SELECT k::text FROM (
+  SELECT {source_key} AS k FROM {source_table} AS {alias} WHERE {where}
+  UNION
+  SELECT {target_key} FROM {target} AS t
+) AS keys ORDER BY 1)sql";
+
 // The planner's row estimate of the source: only a progress figure here.
 constexpr std::string_view kEstimateRows =
     "SELECT greatest(c.reltuples, 0)::bigint FROM pg_class c WHERE c.oid = {source}::regclass";
@@ -607,6 +616,15 @@ Bound GroupPlan::SampleBoundaries(double percent, long per_boundary, long count)
                              {"alias", sql::Ident(alias_)},
                              {"where", shape_.where ? "(" + *shape_.where + ")" : "true"}}),
       {std::to_string(percent), std::to_string(per_boundary), std::to_string(count)}};
+}
+
+std::string GroupPlan::EveryUnitKeySql() const {
+  return Render(kEveryGroup, {{"source_key", sql::KeyText(GroupKeyExprs(target_key()))},
+                              {"source_table", source_table_},
+                              {"alias", sql::Ident(alias_)},
+                              {"where", shape_.where ? "(" + *shape_.where + ")" : "true"},
+                              {"target_key", sql::KeyText(KeyNames(target_key(), "t"))},
+                              {"target", target()}});
 }
 
 std::string GroupPlan::KeyInputsSql() const {

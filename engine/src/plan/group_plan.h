@@ -156,6 +156,9 @@ class GroupPlan final : public TransformPlan {
   // definition side (builds do not use it).
   Bound SampleBoundaries(double percent, long per_boundary, long count) const override;
   std::string EstimateKeysSql() const override;
+  // Every group of the source and of the target: a failing rebuild goes by
+  // groups, so one failing group is quarantined and the others written.
+  std::string EveryUnitKeySql() const override;
   // A failing group is recorded by its key: the input values are the key's
   // values by target column (a group has many rows; its key names them).
   std::string KeyInputsSql() const override;

@@ -160,6 +160,12 @@ class BuildPlan : public virtual PlanTarget {
   // build is one statement over the whole input (a GROUP BY: ranges of
   // group keys could not use an index), which is then one range, never cut.
   virtual const RangePlan* Ranges() const { return nullptr; }
+  // For a kind built as one range: every unit key the target holds or its
+  // input makes now (each once, a key literal per row), so a rebuild that
+  // fails for one unit can be narrowed to it key by key as a drain's batch
+  // is (drain/range_unit.h). Empty when the kind offers none: its failing
+  // rebuild waits for a retry whole.
+  virtual std::string EveryUnitKeySql() const { return {}; }
 };
 
 // Self-check and status (drain/self_check_*.h, reads/status.h).
