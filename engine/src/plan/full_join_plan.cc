@@ -40,6 +40,17 @@ constexpr std::string_view kSampleValues = R"sql(SELECT b FROM (
   FROM {table} AS {alias} TABLESAMPLE SYSTEM ($1::float8)
 ) s WHERE n % $2::bigint = 0 ORDER BY n LIMIT $3::bigint)sql";
 
+// Every join value a's rows, b's rows and the target hold, each once: the
+// units a failing rebuild is narrowed over (a value no side holds any more
+// is recomputed away).
+constexpr std::string_view kEveryValue = R"sql(SELECT k::text FROM (
+  SELECT {a_value} AS k FROM {a_table} AS {a_alias}
+  UNION
+  SELECT {b_value} FROM {b_table} AS {b_alias}
+  UNION
+  SELECT {target_value} FROM {target} AS t
+) AS units ORDER BY 1)sql";
+
 std::string InputColumn(const catalog::Input& input, const std::string& column) {
   return sql::Ident(input.alias) + "." + sql::Ident(column);
 }
@@ -213,6 +224,19 @@ std::string FullJoinPlan::TargetRowGone() const {
   const std::string match = "ROW(" + sql::Join(KeyExprs(key), ", ") + ")::text = ROW(" +
                             sql::Join(KeyNames(key, "__trellis_t"), ", ") + ")::text";
   return "NOT EXISTS (SELECT 1 FROM " + FromClause() + " WHERE " + WhereAmong(match, where()) + ")";
+}
+
+std::string FullJoinPlan::EveryUnitKeySql() const {
+  const catalog::Input& a = inputs()[kA];
+  const catalog::Input& b = inputs()[kB];
+  return Render(kEveryValue, {{"a_value", JoinValueText(a, AColumns(inputs()))},
+                              {"a_table", InputTable(a)},
+                              {"a_alias", sql::Ident(a.alias)},
+                              {"b_value", JoinValueText(b, BColumns(inputs()))},
+                              {"b_table", InputTable(b)},
+                              {"b_alias", sql::Ident(b.alias)},
+                              {"target_value", sql::KeyText(KeyNames(unit_key(), "t"))},
+                              {"target", target()}});
 }
 
 Bound FullJoinPlan::SampleBoundaries(double percent, long per_boundary, long count) const {

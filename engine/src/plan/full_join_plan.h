@@ -35,6 +35,9 @@ class FullJoinPlan final : public FanOutJoinPlan {
   // One build statement over the whole join: ranges of a join value would
   // scan both tables once each.
   const RangePlan* Ranges() const override { return nullptr; }
+  // Every join value of a, b and the target: a failing rebuild goes by
+  // join values, so the one that fails is charged and the others written.
+  std::string EveryUnitKeySql() const override;
   // Join values sampled from a's side.
   Bound SampleBoundaries(double percent, long per_boundary, long count) const override;
   // A failing unit is recorded without its inputs: they are the rows of two
