@@ -87,9 +87,11 @@ std::string ReadByOthersSql(const std::string& schema, const std::string& transf
                          schema);
 }
 
-std::string ReadersOfAnySql(const std::string& schema, const std::string& ids_expr) {
+std::string SoleReadersOfAnySql(const std::string& schema, const std::string& ids_expr) {
   return sql::WithSchema("SELECT e.down FROM (" + std::string(kEdges) + ") e WHERE e.up = ANY(" +
-                             ids_expr + ") AND e.down <> e.up",
+                             ids_expr +
+                             ") AND e.down <> e.up AND (SELECT count(*) FROM "
+                             "{schema}.transform_inputs x WHERE x.transform_id = e.down) = 1",
                          schema);
 }
 

@@ -41,10 +41,12 @@ Result<std::vector<std::string>> ReadersOf(pg::Connection& conn, const std::stri
 // cached set, nothing to refresh.
 std::string ReadByOthersSql(const std::string& schema, const std::string& transform_id_expr);
 
-// A SQL query of the ids of the transforms that read the target of any of
-// the transforms `ids_expr` holds (an SQL int[] expression, e.g. "$7"), for
-// a drain that follows its writes into the next stages (drain/follow_through.h).
-std::string ReadersOfAnySql(const std::string& schema, const std::string& ids_expr);
+// A SQL query of the ids of the transforms whose one input is the target
+// of any of the transforms `ids_expr` holds (an SQL int[] expression, e.g.
+// "$7"), for a drain that follows its writes into the next stages
+// (drain/follow_through.h, which says why a reader of two inputs is not
+// followed).
+std::string SoleReadersOfAnySql(const std::string& schema, const std::string& ids_expr);
 
 // A SQL query of the ids of every transform whose target the transforms
 // `ids_expr` holds read, directly or through others (their upstreams, to

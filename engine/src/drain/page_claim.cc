@@ -19,13 +19,13 @@ std::string IntArray(const Ids& ids) {
   return "{" + sql::Join(parts, ",") + "}";
 }
 
-// A following claim's head takes only pages of the transforms that read
-// the target of one of `readers_of` (parameter $7), and none of a
-// transform those read, directly or not (drain/follow_through.h: the
-// order that keeps a recompute's recorded snapshot true).
+// A following claim's head takes only pages of the transforms whose one
+// input is the target of one of `readers_of` (parameter $7), and none of a
+// transform those read, directly or not (drain/follow_through.h: the rules
+// that keep a recompute's inputs and recorded snapshot true).
 std::string FollowedClause(const std::string& schema, const ClaimScope& scope) {
   if (!scope.readers_of) return "";
-  return "\n    AND p.transform_id IN (" + catalog::ReadersOfAnySql(schema, "$7::int[]") + ")" +
+  return "\n    AND p.transform_id IN (" + catalog::SoleReadersOfAnySql(schema, "$7::int[]") + ")" +
          "\n    AND p.transform_id NOT IN (" + catalog::UpstreamOfAnySql(schema, "$7::int[]") + ")";
 }
 
