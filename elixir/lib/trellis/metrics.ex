@@ -88,10 +88,6 @@ defmodule Trellis.Metrics do
       worker at once because another transform reads their target and the
       drain left its writes to staging, so the next stage starts without
       waiting for staging's poll
-    * `trellis_stages_followed_total` - claims of a next stage's pages that
-      a drain applied in its own transaction right after staging its
-      writes for that stage, so the write went through the stage with no
-      commit, wake-up or claim of its own (trigger capture)
     * `trellis_remote_wakes_total{role}` - wake-ups of the handle's workers
       that another handle's commit sent through PostgreSQL's LISTEN/NOTIFY:
       `role="drain"` when another handle's staging made pages,

@@ -36,10 +36,6 @@ struct EngineMetrics {
   // readers in its own transaction (staging::StageOwnWrites), so no staging
   // batch and no wake were needed for them.
   std::atomic<uint64_t> stage_writes_staged{0};
-  // Claims of the readers' pages a drain then applied in the same
-  // transaction (drain/follow_through.h): a stage reached with no commit,
-  // wake or claim transaction of its own.
-  std::atomic<uint64_t> stages_followed{0};
   // Wake-ups of this process's workers, by role, that another process's
   // commit sent (LISTEN/NOTIFY: pages staged there, for the drains here; a
   // stage drained there, for the staging worker here).

@@ -87,23 +87,6 @@ std::string ReadByOthersSql(const std::string& schema, const std::string& transf
                          schema);
 }
 
-std::string SoleReadersOfAnySql(const std::string& schema, const std::string& ids_expr) {
-  return sql::WithSchema("SELECT e.down FROM (" + std::string(kEdges) + ") e WHERE e.up = ANY(" +
-                             ids_expr +
-                             ") AND e.down <> e.up AND (SELECT count(*) FROM "
-                             "{schema}.transform_inputs x WHERE x.transform_id = e.down) = 1",
-                         schema);
-}
-
-std::string UpstreamOfAnySql(const std::string& schema, const std::string& ids_expr) {
-  return sql::WithSchema("WITH RECURSIVE edge AS (" + std::string(kEdges) +
-                             "), upstream(id) AS (SELECT e.up FROM edge e WHERE e.down = ANY(" +
-                             ids_expr +
-                             ") AND e.up <> e.down UNION SELECT e.up FROM edge e JOIN upstream u "
-                             "ON e.down = u.id WHERE e.up <> e.down) SELECT id FROM upstream",
-                         schema);
-}
-
 Result<std::vector<std::pair<std::string, std::string>>> PendingTargetKey(
     pg::Connection& conn, const std::string& schema, const std::string& relid) {
   auto rows = conn.Query(sql::WithSchema(R"sql(

@@ -41,19 +41,6 @@ Result<std::vector<std::string>> ReadersOf(pg::Connection& conn, const std::stri
 // cached set, nothing to refresh.
 std::string ReadByOthersSql(const std::string& schema, const std::string& transform_id_expr);
 
-// A SQL query of the ids of the transforms whose one input is the target
-// of any of the transforms `ids_expr` holds (an SQL int[] expression, e.g.
-// "$7"), for a drain that follows its writes into the next stages
-// (drain/follow_through.h, which says why a reader of two inputs is not
-// followed).
-std::string SoleReadersOfAnySql(const std::string& schema, const std::string& ids_expr);
-
-// A SQL query of the ids of every transform whose target the transforms
-// `ids_expr` holds read, directly or through others (their upstreams, to
-// any depth). A drain that followed its writes into those transforms may
-// not drain these in the same transaction (drain/follow_through.h says why).
-std::string UpstreamOfAnySql(const std::string& schema, const std::string& ids_expr);
-
 // The primary key a transform's target will have, for `relid` when it is a
 // transform's target whose first build has not made the key yet: (name,
 // type) of each key column, in key order. Empty when `relid` is no target.

@@ -82,22 +82,16 @@ Result<bool> DrainWorker::Step(pg::Connection& conn) {
       // pages were made in the drain's transaction; or else the capture
       // rows it committed wait for staging, which starts on them now (the
       // commit notified the staging worker of other ports too).
-      // The stages after it, followed in the same transaction, count as
-      // drains of their own (drain/follow_through.h).
       if (page->read_by_others && page->staged_own_writes > 0) {
         metrics.stage_writes_staged.fetch_add(static_cast<uint64_t>(page->staged_own_writes),
                                               std::memory_order_relaxed);
-      }
-      if (page->read_by_others && (page->staged_own_writes == 0 || page->followed_staging_left)) {
+      } else if (page->read_by_others) {
         NudgeRole("staging");
         metrics.stage_wakes.fetch_add(1, std::memory_order_relaxed);
       }
-      metrics.stages_followed.fetch_add(static_cast<uint64_t>(page->followed_claims),
-                                        std::memory_order_relaxed);
-      metrics.pages_drained.fetch_add(static_cast<uint64_t>(page->pages + page->followed_pages),
+      metrics.pages_drained.fetch_add(static_cast<uint64_t>(page->pages),
                                       std::memory_order_relaxed);
-      metrics.keys_drained.fetch_add(static_cast<uint64_t>(page->keys + page->followed_keys),
-                                     std::memory_order_relaxed);
+      metrics.keys_drained.fetch_add(static_cast<uint64_t>(page->keys), std::memory_order_relaxed);
       return true;
     case PageOutcome::kFailed:
       metrics.pages_failed.fetch_add(static_cast<uint64_t>(page->pages), std::memory_order_relaxed);
