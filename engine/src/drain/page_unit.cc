@@ -74,6 +74,14 @@ std::vector<std::unique_ptr<Unit>> HalveKeys(const plan::TransformPlan& plan,
   return out;
 }
 
+std::vector<std::unique_ptr<Unit>> CutIntoKeys(const plan::TransformPlan& plan,
+                                               std::vector<std::string> keys) {
+  if (keys.size() != 1) return HalveKeys(plan, keys);
+  std::vector<std::unique_ptr<Unit>> parts;
+  parts.push_back(std::make_unique<KeysUnit>(plan, std::move(keys)));
+  return parts;
+}
+
 Result<long> PagesUnit::Apply(pg::Connection& conn) {
   // Each page statement's one parameter is a list of page ids, whose keys
   // and delta rows the planner cannot see: a plan made for one batch's ids
@@ -145,11 +153,7 @@ Result<std::vector<std::unique_ptr<Unit>>> PagesUnit::Split(pg::Connection& conn
   if (!keys.ok()) return keys.status();
   std::vector<std::string> all;
   for (size_t r = 0; r < keys->size(); ++r) all.push_back(keys->text(r, 0));
-  std::vector<std::unique_ptr<Unit>> parts;
-  // One key: the part is that key, so the failure names it.
-  if (all.size() == 1) parts.push_back(std::make_unique<KeysUnit>(plan_, all));
-  if (all.size() < 2) return parts;
-  return HalveKeys(plan_, all);
+  return CutIntoKeys(plan_, std::move(all));
 }
 
 Status PagesUnit::Complete(pg::Connection& conn) {

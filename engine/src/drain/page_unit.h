@@ -71,4 +71,10 @@ class KeysUnit final : public Unit {
 std::vector<std::unique_ptr<Unit>> HalveKeys(const plan::TransformPlan& plan,
                                              const std::vector<std::string>& keys);
 
+// The parts a unit over `keys` is cut into when it fails: their halves, or
+// for one key that key alone, so the failure is charged to it; none for
+// no key.
+std::vector<std::unique_ptr<Unit>> CutIntoKeys(const plan::TransformPlan& plan,
+                                               std::vector<std::string> keys);
+
 }  // namespace trellis::drain

@@ -62,10 +62,7 @@ Result<std::vector<std::unique_ptr<Unit>>> RangeUnit::SplitByUnitKeys(pg::Connec
   std::vector<std::string> all;
   all.reserve(keys->size());
   for (size_t r = 0; r < keys->size(); ++r) all.push_back(keys->text(r, 0));
-  // One key: the part is that key, so the failure is charged to it.
-  if (all.size() == 1) out.push_back(std::make_unique<KeysUnit>(plan_, all));
-  if (all.size() < 2) return out;
-  return HalveKeys(plan_, all);
+  return CutIntoKeys(plan_, std::move(all));
 }
 
 Result<std::vector<std::unique_ptr<Unit>>> RangeUnit::Split(pg::Connection& conn) {

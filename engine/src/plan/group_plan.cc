@@ -63,6 +63,11 @@ constexpr std::string_view kEveryGroup = R"sql(SELECT k::text FROM (
 constexpr std::string_view kEstimateRows =
     "SELECT greatest(c.reltuples, 0)::bigint FROM pg_class c WHERE c.oid = {source}::regclass";
 
+// The WHERE bracketed, or "true" when the statement has none.
+std::string WhereOrTrue(const aggregates::GroupShape& shape) {
+  return shape.where ? "(" + *shape.where + ")" : "true";
+}
+
 // The key expressions bracketed, so `::text` applies to the whole of each.
 std::vector<std::string> GroupKeyExprs(const std::vector<KeyColumn>& key) {
   std::vector<std::string> out;
@@ -610,19 +615,18 @@ std::string GroupPlan::AddKeySql() const {
 }
 
 Bound GroupPlan::SampleBoundaries(double percent, long per_boundary, long count) const {
-  return Bound{
-      Render(kSampleGroups, {{"key_text", sql::KeyText(GroupKeyExprs(target_key()))},
-                             {"source_table", source_table_},
-                             {"alias", sql::Ident(alias_)},
-                             {"where", shape_.where ? "(" + *shape_.where + ")" : "true"}}),
-      {std::to_string(percent), std::to_string(per_boundary), std::to_string(count)}};
+  return Bound{Render(kSampleGroups, {{"key_text", sql::KeyText(GroupKeyExprs(target_key()))},
+                                      {"source_table", source_table_},
+                                      {"alias", sql::Ident(alias_)},
+                                      {"where", WhereOrTrue(shape_)}}),
+               {std::to_string(percent), std::to_string(per_boundary), std::to_string(count)}};
 }
 
 std::string GroupPlan::EveryUnitKeySql() const {
   return Render(kEveryGroup, {{"source_key", sql::KeyText(GroupKeyExprs(target_key()))},
                               {"source_table", source_table_},
                               {"alias", sql::Ident(alias_)},
-                              {"where", shape_.where ? "(" + *shape_.where + ")" : "true"},
+                              {"where", WhereOrTrue(shape_)},
                               {"target_key", sql::KeyText(KeyNames(target_key(), "t"))},
                               {"target", target()}});
 }
@@ -651,7 +655,7 @@ std::string GroupPlan::DefinitionQuerySql() const {
   return Render("SELECT {visible} FROM {from} WHERE {where}{grouping}",
                 {{"visible", sql::Join(visible_, ", ")},
                  {"from", FromClause()},
-                 {"where", shape_.where ? "(" + *shape_.where + ")" : "true"},
+                 {"where", WhereOrTrue(shape_)},
                  {"grouping", grouping}});
 }
 
